@@ -1,0 +1,2 @@
+def main() -> None:  # placeholder until the CLI module lands
+    pass

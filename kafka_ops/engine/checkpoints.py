@@ -1,0 +1,245 @@
+"""Text checkpoints and small metadata files of a log dir.
+
+* Offset checkpoints (recovery-point, log-start, replication, cleaner) and ``leader-epoch-checkpoint``:
+  ``<version>\\n<count>\\n<entries>`` (server-common/.../CheckpointFile.java; OffsetCheckpointFile.java,
+  LeaderEpochCheckpointFile.java). Errors mirror the broker's: "Unrecognised version", "Expected N entries
+  but found only M", malformed line.
+* ``meta.properties``: Java properties (MetaProperties.java): version, cluster.id, broker.id (v0, ZK) or
+  node.id (v1, KRaft), directory.id.
+* ``partition.metadata``: ``version: 0\\ntopic_id: <uuid>`` (PartitionMetadataFile.java).
+* ``.kafka_cleanshutdown``: empty up to 3.6; since 3.7 (KAFKA-15582) JSON ``{"version":0,"brokerEpoch":N}``
+  (CleanShutdownFileHandler.java: unknown fields ignored, any parse error reads as "no epoch").
+* ``quorum-state`` (KRaft): JSON (FileQuorumStateStore.java / QuorumStateData).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass, field
+
+from kafka_ops.engine.errors import EngineError, FormatError, os_error
+
+RECOVERY_POINT = "recovery-point-offset-checkpoint"
+LOG_START = "log-start-offset-checkpoint"
+REPLICATION = "replication-offset-checkpoint"
+CLEANER = "cleaner-offset-checkpoint"
+LEADER_EPOCH = "leader-epoch-checkpoint"
+META_PROPERTIES = "meta.properties"
+PARTITION_METADATA = "partition.metadata"
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+QUORUM_STATE = "quorum-state"
+OFFSET_CHECKPOINTS = (RECOVERY_POINT, LOG_START, REPLICATION, CLEANER)
+
+
+def _read_text(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as exc:
+        raise os_error(path, exc) from exc
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FormatError(path, "not UTF-8 text", exc.start) from exc
+
+
+_JAVA_INT = re.compile(r"[+-]?[0-9]+")
+
+
+def _java_int(path: str, line: str, what: str) -> int:
+    # Integer.parseInt: no surrounding blanks allowed
+    if not _JAVA_INT.fullmatch(line):
+        raise FormatError(path, f"malformed {what} line {line!r}")
+    return int(line)
+
+
+def _parse_checkpoint(path: str, text: str, fields: int) -> list[list[str]]:
+    """``CheckpointFile.CheckpointReadBuffer.read``: an empty file, or one with only a version line,
+    holds no entries; every further line must be an entry (a blank line is malformed)."""
+    lines = re.split(r"\r\n|\r|\n", text)
+    if lines and lines[-1] == "":
+        lines.pop()  # BufferedReader.readLine does not return the empty string after a final newline
+    if not lines:
+        return []
+    version = _java_int(path, lines[0], "version")
+    if version != 0:
+        raise FormatError(path, f"Unrecognised version:{version}, expected version: 0")
+    if len(lines) < 2:
+        return []
+    expected = _java_int(path, lines[1], "entry count")
+    entries = []
+    for i, line in enumerate(lines[2:], start=3):
+        parts = line.split()
+        if len(parts) != fields or line != line.strip():
+            raise FormatError(path, f"malformed line {i}: {line!r}")
+        entries.append(parts)
+    if len(entries) != expected:
+        raise FormatError(path, f"Expected [{expected}] entries but found only [{len(entries)}]")
+    return entries
+
+
+def read_offset_checkpoint(path: str) -> dict[tuple[str, int], int]:
+    """``topic partition offset`` entries -> {(topic, partition): offset}."""
+    out: dict[tuple[str, int], int] = {}
+    for topic, part, off in _parse_checkpoint(path, _read_text(path), 3):
+        try:
+            out[(topic, int(part))] = int(off)
+        except ValueError as exc:
+            raise FormatError(path, f"malformed entry {topic} {part} {off}") from exc
+    return out
+
+
+def read_leader_epoch_checkpoint(path: str) -> list[tuple[int, int]]:
+    out = []
+    for epoch, start in _parse_checkpoint(path, _read_text(path), 2):
+        try:
+            out.append((int(epoch), int(start)))
+        except ValueError as exc:
+            raise FormatError(path, f"malformed entry {epoch} {start}") from exc
+    return out
+
+
+def encode_offset_checkpoint(entries: dict[tuple[str, int], int]) -> str:
+    lines = ["0", str(len(entries))] + [f"{t} {p} {o}" for (t, p), o in sorted(entries.items())]
+    return "\n".join(lines) + "\n"
+
+
+def encode_leader_epoch_checkpoint(entries: list[tuple[int, int]]) -> str:
+    return "\n".join(["0", str(len(entries))] + [f"{e} {s}" for e, s in entries]) + "\n"
+
+
+def parse_properties(text: str) -> dict[str, str]:
+    """Java ``Properties.load`` for the subset brokers write and operators edit (comments, =, :, escapes)."""
+    props: dict[str, str] = {}
+    logical = ""
+    for raw in text.splitlines():
+        line = raw.strip() if not logical else raw.lstrip()
+        if not logical and (not line or line[0] in "#!"):
+            continue
+        if line.endswith("\\") and not line.endswith("\\\\"):
+            logical += line[:-1]
+            continue
+        logical += line
+        key, value = _split_property(logical)
+        props[key] = value
+        logical = ""
+    if logical:
+        key, value = _split_property(logical)
+        props[key] = value
+    return props
+
+
+def _split_property(line: str) -> tuple[str, str]:
+    i = 0
+    key = []
+    while i < len(line):
+        c = line[i]
+        if c == "\\" and i + 1 < len(line):
+            key.append(line[i + 1])
+            i += 2
+            continue
+        if c in "=: \t":
+            break
+        key.append(c)
+        i += 1
+    rest = line[i:].lstrip(" \t")
+    if rest[:1] in ("=", ":"):
+        rest = rest[1:].lstrip(" \t")
+    return "".join(key), rest.replace("\\\\", "\\")
+
+
+def read_properties(path: str) -> dict[str, str]:
+    return parse_properties(_read_text(path))
+
+
+@dataclass(slots=True)
+class MetaProperties:
+    path: str
+    version: int | None
+    cluster_id: str | None
+    node_id: int | None  # node.id (v1) or broker.id (v0)
+    directory_id: str | None
+    raw: dict[str, str] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "version": self.version,
+            "cluster_id": self.cluster_id,
+            "node_id": self.node_id,
+            "directory_id": self.directory_id,
+        }
+
+
+def read_meta_properties(path: str) -> MetaProperties:
+    props = read_properties(path)
+    try:
+        version = int(props["version"]) if "version" in props else None
+        node = props.get("node.id", props.get("broker.id"))
+        node_id = int(node) if node is not None else None
+    except ValueError as exc:
+        raise FormatError(path, f"malformed value: {exc}") from exc
+    if version is None:
+        raise FormatError(path, "no 'version' property")
+    return MetaProperties(path, version, props.get("cluster.id"), node_id, props.get("directory.id"), props)
+
+
+def read_partition_metadata(path: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for i, line in enumerate(_read_text(path).splitlines(), start=1):
+        if not line.strip():
+            continue
+        if ":" not in line:
+            raise FormatError(path, f"malformed line {i}: {line!r}")
+        k, v = line.split(":", 1)
+        out[k.strip()] = v.strip()
+    if out.get("version") != "0" or "topic_id" not in out:
+        raise FormatError(path, "expected 'version: 0' and 'topic_id'")
+    return out
+
+
+@dataclass(slots=True)
+class CleanShutdown:
+    path: str
+    present: bool
+    broker_epoch: int | None = None  # 3.7+
+    format: str = "absent"  # absent | empty (<=3.6) | json (>=3.7) | unparsable
+
+
+def read_clean_shutdown(log_dir: str) -> CleanShutdown:
+    path = os.path.join(log_dir, CLEAN_SHUTDOWN)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except FileNotFoundError:
+        return CleanShutdown(path, False)
+    except OSError as exc:
+        raise os_error(path, exc) from exc
+    if not raw.strip():
+        return CleanShutdown(path, True, None, "empty")
+    try:
+        doc = json.loads(raw)
+        return CleanShutdown(path, True, int(doc["brokerEpoch"]), "json")
+    except (ValueError, KeyError, TypeError):
+        # CleanShutdownFileHandler.read() logs and returns an empty epoch; the marker still counts
+        return CleanShutdown(path, True, None, "unparsable")
+
+
+def read_quorum_state(path: str) -> dict[str, object]:
+    try:
+        doc = json.loads(_read_text(path))
+    except ValueError as exc:
+        raise FormatError(path, f"not JSON: {exc}") from exc
+    if not isinstance(doc, dict):
+        raise FormatError(path, "quorum-state is not a JSON object")
+    return doc
+
+
+def safe(fn, *args):  # type: ignore[no-untyped-def]
+    """Call a reader; return (value, None) or (None, EngineError)."""
+    try:
+        return fn(*args), None
+    except EngineError as exc:
+        return None, exc

@@ -1,0 +1,425 @@
+"""A log dir as the broker will find it at its next start: partitions, segments, markers, checkpoints.
+
+The scan is cheap by default: one ``stat`` per file and two small reads per index (its first and last
+slot), which is all the broker itself looks at before recovery (``LogSegment.readMaxTimestampAndOffsetSoFar``
+reads the time index's last slot; ``readNextOffset`` starts from the offset index's last slot). Reading whole
+``.log`` files is a separate, explicit step (:func:`next_offset`, :func:`recovery_scan`).
+
+Predictions, each from Kafka's source (storage/.../log/):
+* which segments the next start re-reads: none after a clean shutdown; otherwise every segment from the one
+  holding the recovery point on (``LogLoader.recoverLog`` with ``LogSegments.values(recoveryPoint, MAX)``,
+  which starts at ``floorKey(recoveryPoint)``), plus any segment whose ``.index`` is missing
+  (``LogSegment.sanityCheck`` -> NoSuchFileException -> ``recoverSegment``, LogLoader.loadSegmentFiles).
+* the timestamp time retention compares (``LogSegment.largestTimestamp``): the time index's last slot when
+  >= 0, else the ``.log``'s mtime. A recovered segment's time index is rebuilt from the batches
+  (``LogSegment.recover``), so its value comes from the log. A missing ``.timeindex`` with an ``.index``
+  present is created empty (``resize(0)``) and the mtime is used.
+"""
+
+from __future__ import annotations
+
+import os
+import stat as statmod
+from dataclasses import dataclass, field
+
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.indexes import IndexTail, read_index_tail
+from kafka_ops.engine.layout import (
+    METADATA_TOPIC,
+    REMOTE_INDEX_CACHE,
+    ROOT_FILES,
+    PartitionName,
+    parse_kraft_snapshot,
+    parse_partition_dir,
+    parse_segment_file,
+)
+from kafka_ops.engine.records import BatchScanner, LogBuffer, Tail
+
+# Where the retention timestamp of a segment comes from (public values: they appear in reports).
+TS_TIME_INDEX = "time_index"  # last slot of the .timeindex
+TS_ZERO_PADDING = "zero_padding"  # last slot of an untrimmed, zero-padded .timeindex: 0
+TS_MTIME = "mtime"  # empty time index (or a negative last slot): the .log's last-modified time
+TS_MTIME_NO_TIMEINDEX = "mtime_missing_timeindex"  # .timeindex missing, .index present: created empty
+TS_LOG = "log"  # the segment will be recovered: rebuilt from the batches' max timestamps
+TS_UNREADABLE = "unreadable"  # the .timeindex cannot be read
+
+
+@dataclass(slots=True)
+class FileInfo:
+    path: str
+    size: int
+    mtime_ms: int
+    mode: int
+    uid: int
+    gid: int
+    is_dir: bool = False
+
+    @classmethod
+    def of(cls, path: str, st: os.stat_result) -> FileInfo:
+        return cls(
+            path, st.st_size, int(st.st_mtime_ns // 1_000_000), statmod.S_IMODE(st.st_mode), st.st_uid,
+            st.st_gid, statmod.S_ISDIR(st.st_mode),
+        )  # fmt: skip
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "mtime_ms": self.mtime_ms,
+            "mode": f"{self.mode:04o}",
+            "uid": self.uid,
+            "gid": self.gid,
+        }
+
+
+@dataclass(slots=True)
+class Segment:
+    base_offset: int
+    dir: str
+    log: FileInfo | None = None
+    index: FileInfo | None = None
+    timeindex: FileInfo | None = None
+    txnindex: FileInfo | None = None
+    snapshot: FileInfo | None = None
+    active: bool = False
+    offset_tail: IndexTail | None = None
+    time_tail: IndexTail | None = None
+    errors: list[EngineError] = field(default_factory=list)
+
+    @property
+    def files(self) -> list[FileInfo]:
+        return [
+            f for f in (self.log, self.index, self.timeindex, self.txnindex, self.snapshot) if f is not None
+        ]
+
+    @property
+    def offset_index_padded(self) -> bool:
+        """Last slot (0, 0) with more than one slot: an untrimmed preallocated offset index."""
+        t = self.offset_tail
+        return bool(t and t.entry_count > 1 and t.last == (self.base_offset, 0))
+
+    @property
+    def time_index_padded(self) -> bool:
+        """Last slot (0, 0): zero padding (no real time entry has timestamp 0 at relative offset 0)."""
+        t = self.time_tail
+        return bool(t and t.entry_count >= 1 and t.last == (0, self.base_offset))
+
+    def retention_timestamp(self, will_recover: bool) -> tuple[int | None, str]:
+        """``LogSegment.largestTimestamp()`` as the broker will compute it after its next start.
+
+        Returns (value, source). ``value`` is None when it can only be known by reading the log (TS_LOG)
+        or the index is unreadable; see :func:`log_max_timestamp` for the former.
+        """
+        if will_recover or self.index is None:
+            return None, TS_LOG
+        if self.timeindex is None:
+            return (self.log.mtime_ms if self.log else None), TS_MTIME_NO_TIMEINDEX
+        if self.time_tail is None:
+            return None, TS_UNREADABLE
+        if self.time_tail.entry_count == 0 or self.time_tail.last is None:
+            return (self.log.mtime_ms if self.log else None), TS_MTIME
+        ts = self.time_tail.last[0]
+        if self.time_index_padded:
+            return 0, TS_ZERO_PADDING
+        if ts >= 0:
+            return ts, TS_TIME_INDEX
+        return (self.log.mtime_ms if self.log else None), TS_MTIME
+
+
+@dataclass(slots=True)
+class Partition:
+    path: str
+    name: PartitionName
+    segments: list[Segment] = field(default_factory=list)
+    leftovers: list[FileInfo] = field(default_factory=list)  # .deleted / .cleaned / .swap
+    orphan_indexes: list[FileInfo] = field(default_factory=list)  # index without its .log: deleted at load
+    kraft_snapshots: list[tuple[int, int, str, FileInfo]] = field(default_factory=list)
+    other_files: list[FileInfo] = field(default_factory=list)
+    dir_info: FileInfo | None = None
+    leader_epochs: list[tuple[int, int]] | None = None
+    topic_id: str | None = None
+    errors: list[EngineError] = field(default_factory=list)
+
+    @property
+    def topic(self) -> str:
+        return self.name.topic
+
+    @property
+    def partition(self) -> int:
+        return self.name.partition
+
+    @property
+    def size(self) -> int:
+        return sum(s.log.size for s in self.segments if s.log)
+
+
+@dataclass(slots=True)
+class LogDir:
+    path: str
+    exists: bool = True
+    info: FileInfo | None = None
+    meta: ckpt.MetaProperties | None = None
+    clean_shutdown: ckpt.CleanShutdown | None = None
+    checkpoints: dict[str, dict[tuple[str, int], int] | None] = field(default_factory=dict)
+    partitions: list[Partition] = field(default_factory=list)
+    fatal_dirs: list[FileInfo] = field(default_factory=list)  # dirs that stop the broker (lost+found)
+    skipped_dirs: list[FileInfo] = field(default_factory=list)  # remote-log-index-cache, __cluster_metadata-0
+    root_files: list[FileInfo] = field(default_factory=list)
+    errors: list[EngineError] = field(default_factory=list)
+
+    @property
+    def recovery_points(self) -> dict[tuple[str, int], int]:
+        return self.checkpoints.get(ckpt.RECOVERY_POINT) or {}
+
+    def segment_count(self) -> int:
+        return sum(len(p.segments) for p in self.partitions)
+
+
+def _stat(path: str, errors: list[EngineError]) -> FileInfo | None:
+    try:
+        return FileInfo.of(path, os.stat(path))
+    except OSError as exc:
+        errors.append(os_error(path, exc))
+        return None
+
+
+def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> Partition:
+    part = Partition(path, name)
+    part.dir_info = _stat(path, part.errors)
+    try:
+        entries = list(os.scandir(path))
+    except OSError as exc:
+        part.errors.append(os_error(path, exc))
+        return part
+    segs: dict[int, Segment] = {}
+    for e in entries:
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError as exc:
+            part.errors.append(os_error(e.path, exc))
+            continue
+        fi = FileInfo.of(e.path, st)
+        if fi.is_dir:
+            part.other_files.append(fi)
+            continue
+        parsed = parse_segment_file(e.name)
+        if parsed is not None:
+            if parsed.leftover:
+                part.leftovers.append(fi)
+                continue
+            seg = segs.get(parsed.base_offset)
+            if seg is None:
+                seg = segs[parsed.base_offset] = Segment(parsed.base_offset, path)
+            setattr(seg, parsed.suffix[1:], fi)
+            continue
+        if e.name == ckpt.LEADER_EPOCH:
+            try:
+                part.leader_epochs = ckpt.read_leader_epoch_checkpoint(e.path)
+            except EngineError as exc:
+                part.errors.append(exc)
+            continue
+        if e.name == ckpt.PARTITION_METADATA:
+            try:
+                part.topic_id = ckpt.read_partition_metadata(e.path).get("topic_id")
+            except EngineError as exc:
+                part.errors.append(exc)
+            continue
+        snap = parse_kraft_snapshot(e.name)
+        if snap is not None:
+            part.kraft_snapshots.append((*snap, fi))
+            continue
+        part.other_files.append(fi)
+    # Producer snapshots are named by offset but are not segment files; split them out.
+    ordered = sorted(segs.values(), key=lambda s: s.base_offset)
+    for seg in ordered:
+        if seg.log is None:
+            if seg.index or seg.timeindex or seg.txnindex:
+                part.orphan_indexes.extend(f for f in (seg.index, seg.timeindex, seg.txnindex) if f)
+            continue
+        part.segments.append(seg)
+    for seg in ordered:
+        if seg.log is None and seg.snapshot is not None:
+            part.other_files.append(seg.snapshot)
+    if part.segments:
+        part.segments[-1].active = True
+    if read_tails:
+        for seg in part.segments:
+            read_segment_tails(seg)
+    part.kraft_snapshots.sort()
+    return part
+
+
+def read_segment_tails(seg: Segment) -> None:
+    """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads)."""
+    if seg.index is not None:
+        try:
+            seg.offset_tail = read_index_tail(seg.index.path, "offset", seg.base_offset, seg.index.size)
+        except EngineError as exc:
+            seg.errors.append(exc)
+    if seg.timeindex is not None:
+        try:
+            seg.time_tail = read_index_tail(seg.timeindex.path, "time", seg.base_offset, seg.timeindex.size)
+        except EngineError as exc:
+            seg.errors.append(exc)
+
+
+def scan_log_dir(path: str, read_tails: bool = True) -> LogDir:
+    """Scan one ``log.dirs`` entry. Never raises for what it finds; problems go to ``errors``."""
+    ld = LogDir(os.path.abspath(path))
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        ld.exists = False
+        return ld
+    except OSError as exc:
+        ld.errors.append(os_error(path, exc))
+        return ld
+    ld.info = FileInfo.of(ld.path, st)
+    if not ld.info.is_dir:
+        ld.errors.append(EngineError(ld.path, "not a directory"))
+        return ld
+    try:
+        entries = sorted(os.scandir(path), key=lambda e: e.name)
+    except OSError as exc:
+        ld.errors.append(os_error(path, exc))
+        return ld
+    for e in entries:
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError as exc:
+            ld.errors.append(os_error(e.path, exc))
+            continue
+        fi = FileInfo.of(e.path, st)
+        if not fi.is_dir:
+            ld.root_files.append(fi)
+            continue
+        if e.name == REMOTE_INDEX_CACHE:
+            ld.skipped_dirs.append(fi)
+            continue
+        name = parse_partition_dir(e.name)
+        if name is None:
+            ld.fatal_dirs.append(fi)
+            continue
+        if name.topic == METADATA_TOPIC:
+            ld.skipped_dirs.append(fi)
+            # The KRaft metadata log is read by the raft layer, not LogManager; still scan it for dumps.
+        ld.partitions.append(scan_partition(e.path, name, read_tails))
+    root = {f.path.rsplit("/", 1)[-1] for f in ld.root_files}
+    meta_path = os.path.join(ld.path, ckpt.META_PROPERTIES)
+    if ckpt.META_PROPERTIES in root:
+        try:
+            ld.meta = ckpt.read_meta_properties(meta_path)
+        except EngineError as exc:
+            ld.errors.append(exc)
+    try:
+        ld.clean_shutdown = ckpt.read_clean_shutdown(ld.path)
+    except EngineError as exc:
+        ld.errors.append(exc)
+    for name in ckpt.OFFSET_CHECKPOINTS:
+        if name not in root:
+            ld.checkpoints[name] = None
+            continue
+        try:
+            ld.checkpoints[name] = ckpt.read_offset_checkpoint(os.path.join(ld.path, name))
+        except EngineError as exc:
+            ld.checkpoints[name] = None
+            ld.errors.append(exc)
+    return ld
+
+
+def known_root_file(name: str) -> bool:
+    return name in ROOT_FILES or name.endswith(".tmp")
+
+
+def recovered_segments(part: Partition, clean_shutdown: bool, recovery_point: int | None) -> list[Segment]:
+    """Segments the next start re-reads, rebuilding their indexes (``LogLoader.recoverLog``).
+
+    ``recovery_point`` None means the checkpoint has no entry (or is unreadable): the broker uses 0.
+    A segment with a missing ``.index`` is recovered even after a clean shutdown.
+    """
+    out = [s for s in part.segments if s.index is None]
+    if clean_shutdown or not part.segments:
+        return out
+    rp = recovery_point or 0
+    floor = None
+    for s in part.segments:
+        if s.base_offset <= rp:
+            floor = s.base_offset
+    start = floor if floor is not None else part.segments[0].base_offset
+    extra = [s for s in part.segments if s.base_offset >= start and s.index is not None]
+    return sorted(out + extra, key=lambda s: s.base_offset)
+
+
+def log_max_timestamp(seg: Segment) -> int:
+    """Largest batch max timestamp in the ``.log`` (what recovery rebuilds), -1 if none."""
+    if seg.log is None:
+        return -1
+    best = -1
+    with LogBuffer.open(seg.log.path) as buf:
+        for b in BatchScanner(buf, verify_crc=False):
+            if b.max_timestamp > best:
+                best = b.max_timestamp
+    return best
+
+
+def next_offset(seg: Segment) -> int:
+    """``LogSegment.readNextOffset``: scan from the offset index's last entry to the end of the log."""
+    if seg.log is None:
+        return seg.base_offset
+    start = 0
+    if seg.offset_tail and seg.offset_tail.last and not seg.offset_index_padded:
+        start = max(0, seg.offset_tail.last[1])
+    nxt = seg.base_offset
+    with LogBuffer.open(seg.log.path) as buf:
+        if start >= buf.size:
+            start = 0
+        scanner = BatchScanner(buf, start=start, verify_crc=False)
+        for b in scanner:
+            nxt = b.next_offset
+        if (
+            scanner.tail is not None
+            and scanner.tail.kind == "corrupt"
+            and start > 0
+            and nxt == seg.base_offset
+        ):
+            # the index pointed somewhere odd: fall back to a full scan
+            scanner = BatchScanner(buf, verify_crc=False)
+            for b in scanner:
+                nxt = b.next_offset
+    return nxt
+
+
+@dataclass(slots=True)
+class RecoveryResult:
+    """What ``LogSegment.recover`` will do to one segment."""
+
+    segment: Segment
+    valid_bytes: int
+    tail: Tail | None
+    batches: int
+    records: int
+    max_timestamp: int
+    last_offset: int | None
+    bytes_read: int
+
+
+def recovery_scan(seg: Segment) -> RecoveryResult:
+    """Re-read a segment as recovery does: CRC every batch, stop and truncate at the first invalid one."""
+    assert seg.log is not None
+    batches = records = 0
+    max_ts = -1
+    last = None
+    with LogBuffer.open(seg.log.path) as buf:
+        scanner = BatchScanner(buf, verify_crc=True)
+        for b in scanner:
+            if not b.crc_valid:
+                break
+            batches += 1
+            records += b.records_count or 0
+            if b.max_timestamp > max_ts:
+                max_ts = b.max_timestamp
+            last = b.last_offset
+        return RecoveryResult(
+            seg, scanner.valid_bytes, scanner.tail, batches, records, max_ts, last, buf.size
+        )

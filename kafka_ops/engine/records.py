@@ -1,0 +1,556 @@
+"""Record batches as they lie in a ``.log`` segment: magic v0/v1 message sets and v2 record batches.
+
+The scan follows Kafka's own iteration and recovery rules exactly, so that what we call a torn or
+corrupt tail is what the broker will truncate:
+
+* ``FileLogInputStream.nextBatch()`` (clients/.../record/FileLogInputStream.java): stop when at most
+  ``HEADER_SIZE_UP_TO_MAGIC`` (17) bytes remain; a size field below ``RECORD_OVERHEAD_V0`` (14) is a
+  ``CorruptRecordException``; a batch that runs past the end of the file ends the iteration (a torn tail).
+* ``LogSegment.recover()`` (storage/.../log/LogSegment.java): every batch is ``ensureValid()``-ed
+  (size >= 61 and CRC-32C for v2, CRC-32 for v0/v1); at the first invalid batch the segment is truncated
+  to the bytes validated so far (``log.truncateTo(validBytes)``).
+
+v2 layout: DefaultRecordBatch.java (61-byte header, CRC-32C over bytes [21, end)); records: DefaultRecord.java.
+v0/v1 layout: LegacyRecord.java (CRC-32 over magic..end); every shallow message is a batch
+(AbstractLegacyRecordBatch), a compressed one wraps an inner message set.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from kafka_ops.engine import compression
+from kafka_ops.engine.binary import Truncated, read_varint, read_varlong
+from kafka_ops.engine.crc import crc32, crc32c
+from kafka_ops.engine.errors import EngineError, os_error
+
+LOG_OVERHEAD = 12  # offset int64 + size int32 (Records.LOG_OVERHEAD)
+HEADER_SIZE_UP_TO_MAGIC = 17  # Records.HEADER_SIZE_UP_TO_MAGIC
+RECORD_OVERHEAD_V0 = (
+    14  # LegacyRecord.RECORD_OVERHEAD_V0: crc 4 + magic 1 + attrs 1 + key len 4 + value len 4
+)
+RECORD_OVERHEAD_V1 = 22  # + timestamp 8
+RECORD_BATCH_OVERHEAD = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
+
+NO_TIMESTAMP = -1
+NO_PRODUCER_ID = -1
+
+# DefaultRecordBatch attribute bits
+COMPRESSION_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG = 0x10
+CONTROL_FLAG = 0x20
+DELETE_HORIZON_FLAG = 0x40
+
+# ControlRecordType.java
+CONTROL_TYPES = {
+    0: "ABORT",
+    1: "COMMIT",
+    2: "LEADER_CHANGE",
+    3: "SNAPSHOT_HEADER",
+    4: "SNAPSHOT_FOOTER",
+    5: "KRAFT_VERSION",
+    6: "KRAFT_VOTERS",
+}
+
+_V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+_LOG_HEADER = struct.Struct(">qib")  # offset, size, (partition leader epoch skipped) ... magic at 16
+_LEGACY_V0 = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
+_LEGACY_V1 = struct.Struct(">qiIbbq")  # + timestamp
+_I64_I32 = struct.Struct(">qi")
+_I32 = struct.Struct(">i")
+_I16_I16 = struct.Struct(">hh")
+_I16_I32 = struct.Struct(">hi")
+
+
+@dataclass(slots=True)
+class Batch:
+    """One batch (v2) or one shallow message (v0/v1), with every header field."""
+
+    position: int
+    base_offset: int
+    last_offset: int
+    size: int  # bytes on disk, LOG_OVERHEAD included
+    magic: int
+    crc: int
+    crc_valid: bool
+    attributes: int
+    partition_leader_epoch: int = -1
+    base_timestamp: int = NO_TIMESTAMP
+    max_timestamp: int = NO_TIMESTAMP
+    producer_id: int = NO_PRODUCER_ID
+    producer_epoch: int = -1
+    base_sequence: int = -1
+    records_count: int | None = 1
+    control_type: str | None = None
+    coordinator_epoch: int | None = None
+
+    @property
+    def codec(self) -> str:
+        return compression.CODECS.get(self.attributes & COMPRESSION_MASK, f"unknown({self.attributes & 7})")
+
+    @property
+    def codec_id(self) -> int:
+        return self.attributes & COMPRESSION_MASK
+
+    @property
+    def timestamp_type(self) -> str:
+        if self.magic == 0:
+            return "NoTimestampType"
+        return "LogAppendTime" if self.attributes & TIMESTAMP_TYPE_MASK else "CreateTime"
+
+    @property
+    def is_transactional(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & TRANSACTIONAL_FLAG)
+
+    @property
+    def is_control(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & CONTROL_FLAG)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return self.magic >= 2 and bool(self.attributes & DELETE_HORIZON_FLAG)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        # KAFKA-8522: when bit 6 is set, the base timestamp field holds the delete horizon.
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence < 0:
+            return -1
+        # DefaultRecordBatch.incrementSequence wraps at Integer.MAX_VALUE
+        delta = self.last_offset - self.base_offset
+        return (self.base_sequence + delta) % (2**31) if delta >= 0 else -1
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "position": self.position,
+            "base_offset": self.base_offset,
+            "last_offset": self.last_offset,
+            "count": self.records_count,
+            "magic": self.magic,
+            "crc": self.crc,
+            "crc_valid": self.crc_valid,
+            "codec": self.codec,
+            "timestamp_type": self.timestamp_type,
+            "is_transactional": self.is_transactional,
+            "is_control": self.is_control,
+            "control_type": self.control_type,
+            "coordinator_epoch": self.coordinator_epoch,
+            "producer_id": self.producer_id,
+            "producer_epoch": self.producer_epoch,
+            "base_sequence": self.base_sequence,
+            "last_sequence": self.last_sequence,
+            "partition_leader_epoch": self.partition_leader_epoch,
+            "base_timestamp": self.base_timestamp,
+            "max_timestamp": self.max_timestamp,
+            "delete_horizon_ms": self.delete_horizon_ms,
+            "size": self.size,
+        }
+
+
+@dataclass(slots=True)
+class Record:
+    offset: int
+    timestamp: int
+    key: bytes | None
+    value: bytes | None
+    headers: list[tuple[str, bytes | None]] = field(default_factory=list)
+    sequence: int = -1
+    size: int = 0
+
+
+@dataclass(slots=True)
+class Tail:
+    """Where a scan stopped before the end of the file, and what Kafka's recovery would do with it."""
+
+    position: int  # first byte that recovery would truncate (validBytes)
+    truncated_bytes: int  # file size - position
+    reason: str
+    kind: str  # "torn" (partial batch / short tail), "corrupt" (bad size/CRC/format)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "position": self.position,
+            "truncated_bytes": self.truncated_bytes,
+            "reason": self.reason,
+            "kind": self.kind,
+        }
+
+
+class RecordError(Exception):
+    """Records inside a batch could not be decoded."""
+
+
+class LogBuffer:
+    """A read-only view of a ``.log`` (or KRaft ``.checkpoint``) file, or of bytes already in memory.
+
+    Files are mapped with ``ACCESS_READ`` (never writable) or read whole when mapping is impossible.
+    """
+
+    def __init__(self, data: bytes | bytearray | memoryview | mmap.mmap, path: str = "<bytes>") -> None:
+        self.path = path
+        self._data = data
+        self.view = memoryview(data)
+        self.size = len(self.view)
+
+    @classmethod
+    def open(cls, path: str | os.PathLike[str]) -> LogBuffer:
+        p = os.fspath(path)
+        try:
+            with open(p, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    return cls(b"", p)
+                try:
+                    data: bytes | mmap.mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):
+                    data = f.read()
+        except OSError as exc:
+            raise os_error(p, exc) from exc
+        return cls(data, p)
+
+    def close(self) -> None:
+        self.view.release()
+        if isinstance(self._data, mmap.mmap):
+            self._data.close()
+
+    def __enter__(self) -> LogBuffer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class BatchScanner:
+    """Iterates the batches of a log buffer from ``start``; after iteration ``tail`` says how it ended.
+
+    ``verify_crc=False`` skips checksum computation (``crc_valid`` is then True); a batch that fails
+    validation ends the scan, exactly as it ends Kafka's recovery.
+    """
+
+    def __init__(self, buf: LogBuffer, start: int = 0, end: int | None = None, verify_crc: bool = True):
+        self.buf = buf
+        self.start = start
+        self.end = buf.size if end is None else min(end, buf.size)
+        self.verify_crc = verify_crc
+        self.tail: Tail | None = None
+        self.valid_bytes = start  # position up to which every batch was valid (recovery's validBytes)
+
+    def _stop(self, pos: int, reason: str, kind: str) -> None:
+        self.tail = Tail(pos, self.buf.size - pos, reason, kind)
+
+    def __iter__(self) -> Iterator[Batch]:
+        view = self.buf.view
+        end = self.end
+        pos = self.start
+        verify = self.verify_crc
+        unpack_v2 = _V2_HEADER.unpack_from
+        unpack_head = _I64_I32.unpack_from
+        while True:
+            if pos >= end - HEADER_SIZE_UP_TO_MAGIC:
+                if pos < end:
+                    self._stop(pos, f"{end - pos} trailing bytes, too few for a batch header", "torn")
+                break
+            offset, length = unpack_head(view, pos)
+            if length < RECORD_OVERHEAD_V0:
+                self._stop(
+                    pos,
+                    f"record size {length} is smaller than the minimum record overhead ({RECORD_OVERHEAD_V0})",
+                    "corrupt",
+                )
+                break
+            batch_end = pos + LOG_OVERHEAD + length
+            if batch_end > end:
+                self._stop(
+                    pos,
+                    f"batch at offset {offset} needs {LOG_OVERHEAD + length} bytes, {end - pos} remain (torn write)",
+                    "torn",
+                )
+                break
+            magic = view[pos + 16]
+            if magic >= 2:
+                if length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
+                    self._stop(
+                        pos,
+                        f"record batch size {length + LOG_OVERHEAD} is smaller than the minimum "
+                        f"allowed overhead {RECORD_BATCH_OVERHEAD}",
+                        "corrupt",
+                    )
+                    break
+                (
+                    base_offset,
+                    _len,
+                    ple,
+                    _magic,
+                    crc,
+                    attrs,
+                    last_delta,
+                    base_ts,
+                    max_ts,
+                    pid,
+                    pepoch,
+                    base_seq,
+                    count,
+                ) = unpack_v2(view, pos)
+                ok = crc32c(view[pos + 21 : batch_end]) == crc if verify else True
+                if not ok:
+                    self._stop(
+                        pos, f"CRC-32C mismatch in batch at offset {base_offset} (stored {crc})", "corrupt"
+                    )
+                    yield Batch(
+                        pos, base_offset, base_offset + last_delta, LOG_OVERHEAD + length, magic, crc, False,
+                        attrs & 0xFFFF, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
+                    )  # fmt: skip
+                    break
+                if magic > 2:
+                    self._stop(pos, f"unknown magic {magic}", "corrupt")
+                    break
+                batch = Batch(
+                    pos, base_offset, base_offset + last_delta, LOG_OVERHEAD + length, magic, crc, True,
+                    attrs & 0xFFFF, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
+                )  # fmt: skip
+                if attrs & CONTROL_FLAG:
+                    _fill_control(view, batch, batch_end)
+            else:
+                batch = self._legacy(view, pos, batch_end, offset, length, magic)
+                if batch is None:
+                    break
+                if not batch.crc_valid:
+                    self._stop(
+                        pos, f"CRC-32 mismatch in message at offset {offset} (stored {batch.crc})", "corrupt"
+                    )
+                    yield batch
+                    break
+            pos = batch_end
+            self.valid_bytes = pos
+            yield batch
+
+    def _legacy(
+        self, view: memoryview, pos: int, batch_end: int, offset: int, length: int, magic: int
+    ) -> Batch | None:
+        if magic == 1:
+            if length < RECORD_OVERHEAD_V1:
+                self._stop(pos, f"message size {length} is smaller than the v1 overhead", "corrupt")
+                return None
+            _o, _l, crc, _m, attrs, ts = _LEGACY_V1.unpack_from(view, pos)
+        else:
+            _o, _l, crc, _m, attrs = _LEGACY_V0.unpack_from(view, pos)
+            ts = NO_TIMESTAMP
+        ok = crc32(view[pos + 16 : batch_end]) == crc if self.verify_crc else True
+        batch = Batch(pos, offset, offset, LOG_OVERHEAD + length, magic, crc, ok, attrs & 0xFF)
+        batch.base_timestamp = ts
+        batch.max_timestamp = ts
+        if ok and attrs & COMPRESSION_MASK:
+            try:
+                inner = list(_legacy_inner(view[pos:batch_end], magic, attrs, ts))
+                batch.records_count = len(inner)
+                if inner:
+                    batch.base_offset = inner[0].offset
+            except compression.CodecUnavailable:
+                batch.records_count = None
+            except (RecordError, ValueError, OSError, EOFError):
+                batch.records_count = None
+        return batch
+
+
+def _fill_control(view: memoryview, batch: Batch, batch_end: int) -> None:
+    """Read the control record's type (and a transaction marker's coordinator epoch).
+
+    Control batches are never compressed by the broker; a compressed one is left undecoded.
+    """
+    if batch.codec_id != 0 or (batch.records_count or 0) < 1:
+        return
+    try:
+        rec = next(_iter_v2_records(view[batch.position + RECORD_BATCH_OVERHEAD : batch_end], batch, 1))
+    except (StopIteration, RecordError):
+        return
+    if rec.key is not None and len(rec.key) >= 4:
+        _ver, ctype = _I16_I16.unpack_from(rec.key, 0)
+        batch.control_type = CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})")
+        if ctype in (0, 1) and rec.value is not None and len(rec.value) >= 6:
+            batch.coordinator_epoch = _I16_I32.unpack_from(rec.value, 0)[1]
+
+
+def iter_records(buf: LogBuffer, batch: Batch) -> Iterator[Record]:
+    """Decode the records of one batch (decompressing when needed).
+
+    Raises ``RecordError`` on malformed records and ``compression.CodecUnavailable`` when the codec's
+    optional library is missing.
+    """
+    view = buf.view[batch.position : batch.position + batch.size]
+    if batch.magic >= 2:
+        body: bytes | memoryview = view[RECORD_BATCH_OVERHEAD:]
+        if batch.codec_id:
+            try:
+                body = compression.decompress(batch.codec_id, body)
+            except compression.CodecUnavailable:
+                raise
+            except Exception as exc:  # codec libraries raise their own types
+                raise RecordError(f"cannot decompress {batch.codec} batch: {exc}") from exc
+        yield from _iter_v2_records(body, batch, batch.records_count or 0)
+    else:
+        if batch.codec_id:
+            yield from _legacy_inner(view, batch.magic, batch.attributes, batch.max_timestamp)
+        else:
+            yield _legacy_record(view, 0)[0]
+
+
+def _iter_v2_records(body: bytes | memoryview, batch: Batch, count: int) -> Iterator[Record]:
+    pos = 0
+    log_append = bool(batch.attributes & TIMESTAMP_TYPE_MASK)
+    n = len(body)
+    try:
+        for _ in range(count):
+            start = pos
+            length, pos = read_varint(body, pos)
+            rec_end = pos + length
+            if length < 0 or rec_end > n:
+                raise RecordError(f"record at byte {start} of the batch runs past its end")
+            pos += 1  # attributes (unused)
+            ts_delta, pos = read_varlong(body, pos)
+            off_delta, pos = read_varint(body, pos)
+            klen, pos = read_varint(body, pos)
+            key = None
+            if klen >= 0:
+                key = bytes(body[pos : pos + klen])
+                pos += klen
+            vlen, pos = read_varint(body, pos)
+            value = None
+            if vlen >= 0:
+                value = bytes(body[pos : pos + vlen])
+                pos += vlen
+            hcount, pos = read_varint(body, pos)
+            if hcount < 0:
+                raise RecordError(f"invalid negative header count {hcount}")
+            headers = []
+            for _h in range(hcount):
+                hk, pos = read_varint(body, pos)
+                if hk < 0:
+                    raise RecordError("invalid negative header key size")
+                hkey = bytes(body[pos : pos + hk]).decode("utf-8", "replace")
+                pos += hk
+                hv, pos = read_varint(body, pos)
+                hval = None
+                if hv >= 0:
+                    hval = bytes(body[pos : pos + hv])
+                    pos += hv
+                headers.append((hkey, hval))
+            if pos != rec_end:
+                raise RecordError(
+                    f"record at byte {start} of the batch: size {length} does not match its fields"
+                )
+            seq = -1
+            if batch.base_sequence >= 0:
+                seq = (batch.base_sequence + off_delta) % (2**31)
+            yield Record(
+                batch.base_offset + off_delta,
+                batch.max_timestamp if log_append else batch.base_timestamp + ts_delta,
+                key,
+                value,
+                headers,
+                seq,
+                rec_end - start,
+            )
+            pos = rec_end
+    except (Truncated, ValueError) as exc:
+        raise RecordError(f"truncated or malformed record: {exc or 'truncated'}") from exc
+
+
+def _legacy_record(view: bytes | memoryview, pos: int) -> tuple[Record, int]:
+    """Parse one legacy message (offset, size, crc, magic, attrs, [ts], key, value) at ``pos``."""
+    try:
+        offset, size = _I64_I32.unpack_from(view, pos)
+        magic = view[pos + 16]
+        p = pos + 18
+        ts = NO_TIMESTAMP
+        if magic == 1:
+            ts = struct.unpack_from(">q", view, p)[0]
+            p += 8
+        (klen,) = _I32.unpack_from(view, p)
+        p += 4
+        key = None
+        if klen >= 0:
+            key = bytes(view[p : p + klen])
+            p += klen
+        (vlen,) = _I32.unpack_from(view, p)
+        p += 4
+        value = None
+        if vlen >= 0:
+            value = bytes(view[p : p + vlen])
+            p += vlen
+    except struct.error as exc:
+        raise RecordError("truncated legacy message") from exc
+    end = pos + LOG_OVERHEAD + size
+    if p > end or end > len(view):
+        raise RecordError("legacy message fields run past its size")
+    return Record(offset, ts, key, value, [], -1, LOG_OVERHEAD + size), end
+
+
+def _legacy_inner(view: bytes | memoryview, magic: int, attrs: int, wrapper_ts: int) -> Iterator[Record]:
+    """Inner messages of a compressed legacy wrapper (AbstractLegacyRecordBatch.DeepRecordsIterator)."""
+    wrapper, _ = _legacy_record(view, 0)
+    if wrapper.value is None:
+        return
+    try:
+        inner = compression.decompress(attrs & COMPRESSION_MASK, wrapper.value)
+    except compression.CodecUnavailable:
+        raise
+    except Exception as exc:
+        raise RecordError(f"cannot decompress legacy wrapper: {exc}") from exc
+    records = []
+    pos = 0
+    while pos + LOG_OVERHEAD <= len(inner):
+        rec, pos = _legacy_record(inner, pos)
+        records.append(rec)
+    if magic >= 1 and records:
+        # v1 inner offsets are relative: absoluteBase = wrapperOffset - lastInnerRelativeOffset
+        base = wrapper.offset - records[-1].offset
+        for r in records:
+            r.offset += base
+            if attrs & TIMESTAMP_TYPE_MASK:
+                r.timestamp = wrapper_ts
+    yield from records
+
+
+def scan_file(path: str | os.PathLike[str], verify_crc: bool = True) -> tuple[list[Batch], Tail | None, int]:
+    """Read every batch of a file. Returns (batches, tail, file size)."""
+    with LogBuffer.open(path) as buf:
+        scanner = BatchScanner(buf, verify_crc=verify_crc)
+        batches = list(scanner)
+        return batches, scanner.tail, buf.size
+
+
+def batch_at(buf: LogBuffer, position: int) -> Batch | None:
+    """The batch starting exactly at ``position`` if one is valid there (used to verify index entries)."""
+    if position < 0 or position + HEADER_SIZE_UP_TO_MAGIC >= buf.size:
+        return None
+    scanner = BatchScanner(buf, start=position, verify_crc=False)
+    for batch in scanner:
+        return batch
+    return None
+
+
+__all__ = [
+    "CONTROL_TYPES",
+    "Batch",
+    "BatchScanner",
+    "EngineError",
+    "LogBuffer",
+    "Record",
+    "RecordError",
+    "Tail",
+    "batch_at",
+    "iter_records",
+    "scan_file",
+]
