@@ -78,7 +78,7 @@ def encode_snapshot(entries: list[ProducerEntry]) -> bytes:
             e.timestamp,
             e.coordinator_epoch,
             e.current_txn_first_offset,
-        )  # fmt: skip
+        )
         for e in entries
     )
     return struct.pack(">hI", 1, crc32c(body)) + body
