@@ -110,7 +110,10 @@ def dump(
                 if format is OutputFormat.json:
                     out.write(json.dumps(ev, default=str) + "\n")
                 continue
-            if ev["type"] == "tail" or (ev["type"] == "index_issue" and ev.get("severity") == "error"):
+            if ev["type"] == "tail":
+                errors += 1
+                typer.echo(f"kafka-ops: {ev['file']}: at byte {ev['position']}: {ev['message']}", err=True)
+            elif ev["type"] == "index_issue" and ev.get("severity") == "error":
                 errors += 1
             if format is OutputFormat.json:
                 out.write(json.dumps(ev, default=str) + "\n")

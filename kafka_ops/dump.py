@@ -249,6 +249,10 @@ def dump_small_file(path: str) -> Iterator[Event]:
                 "kind": "quorum_state",
                 "state": ckpt.read_quorum_state(path),
             }
+        elif name == ".lock" or name.endswith(".tmp"):
+            # .lock: LogManager's file lock; *.tmp: a checkpoint write that was interrupted (CheckpointFile)
+            kind = "lock" if name == ".lock" else "interrupted_checkpoint_write"
+            yield {"type": "file", "file": path, "kind": kind, "size": os.path.getsize(path)}
         elif name.endswith(".properties"):
             yield {
                 "type": "file",

@@ -265,26 +265,26 @@ class _Host:
             key, value = offset_commit_record("billing-consumers", "orders", i % 3, 100 + i, ts + i * 1000)
             off = w.next_offset
             w.append(build_batch(off, [NewRecord(key, value, ts + i * 1000)]), off, off, ts + i * 1000)
-        markers = 20000 if flood else 20
+        # Transactional offset commits, each followed by its COMMIT marker...
         pid = 50_000
         t = ts + 60_000
-        for i in range(markers):
-            if i % 500 == 0 or not flood:
-                key, value = offset_commit_record("dedup-consumer-group", "events", i % 4, i, t)
-                off = w.next_offset
-                w.append(
-                    build_batch(
-                        off,
-                        [NewRecord(key, value, t)],
-                        producer_id=pid + i % 8,
-                        producer_epoch=2,
-                        base_sequence=0,
-                        transactional=True,
-                    ),
-                    off,
-                    off,
-                    t,
-                )
+        for i in range(20):
+            key, value = offset_commit_record("dedup-consumer-group", "events", i % 4, i, t)
+            off = w.next_offset
+            batch = build_batch(
+                off,
+                [NewRecord(key, value, t)],
+                producer_id=pid + i % 8,
+                producer_epoch=2,
+                base_sequence=i,
+                transactional=True,
+            )
+            w.append(batch, off, off, t)
+            off = w.next_offset
+            w.append(control_batch(off, True, pid + i % 8, 2, t), off, off, t)
+            t += 50
+        # ...then what the cleaner leaves of weeks of them: the offsets are compacted away, the markers stay.
+        for i in range(20000 if flood else 0):
             off = w.next_offset
             w.append(control_batch(off, True, pid + i % 8, 2, t), off, off, t)
             t += 50
