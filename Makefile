@@ -23,8 +23,13 @@ test: lint
 
 demo: venv
 	rm -rf $(DEMO)
-	$(BIN)/kafka-ops simulate $(DEMO) --fail all
-	$(BIN)/kafka-ops dump $(DEMO)/data/kafka-1 --max-index-entries 3 | head -n 40
+	@# the broker user owns the simulated log dirs (as root: a system user 'kafka' is created if missing)
+	@if [ "$$(id -u)" = 0 ]; then id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kafka; fi
+	$(BIN)/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
+	-$(BIN)/kafka-ops audit --server-properties $(DEMO)/etc/kafka/server.properties \
+	  --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --topic-configs $(DEMO)/etc/kafka/topic-configs.json \
+	  --broker-log $(DEMO)/var/log/kafka/server.log --broker-log $(DEMO)/var/log/kafka/log-cleaner.log \
+	  --broker-state stopped --broker-user $$( [ "$$(id -u)" = 0 ] && echo kafka || id -un )
 
 bench: venv
 	$(BIN)/python benchmarks/bench_engine.py

@@ -46,13 +46,26 @@ def _read_text(path: str) -> str:
 
 
 _JAVA_INT = re.compile(r"[+-]?[0-9]+")
+# Java's "\\s" (ASCII whitespace only): OffsetCheckpointFile / LeaderEpochCheckpointFile split entry lines
+# with Pattern.compile("\\s+").split(line), which keeps a leading empty field and drops trailing ones.
+_JAVA_WS = re.compile(r"[ \t\n\x0b\f\r]+")
+_INT_BITS = {32: "int", 64: "long"}
 
 
-def _java_int(path: str, line: str, what: str) -> int:
-    # Integer.parseInt: no surrounding blanks allowed
+def _java_int(path: str, line: str, what: str, bits: int = 32) -> int:
+    """``Integer.parseInt`` / ``Long.parseLong``: ASCII digits with an optional sign, no blanks, in range.
+
+    CheckpointFile.toInt turns a NumberFormatException (out of range included) into "Malformed line".
+    """
     if not _JAVA_INT.fullmatch(line):
         raise FormatError(path, f"malformed {what} line {line!r}")
-    return int(line)
+    try:
+        value = int(line)
+    except ValueError:  # more digits than Python converts (sys.int_info.str_digits_check_threshold)
+        value = 2**bits
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        raise FormatError(path, f"malformed {what} line {line!r}: out of {_INT_BITS[bits]} range")
+    return value
 
 
 def _parse_checkpoint(path: str, text: str, fields: int) -> list[list[str]]:
@@ -71,8 +84,10 @@ def _parse_checkpoint(path: str, text: str, fields: int) -> list[list[str]]:
     expected = _java_int(path, lines[1], "entry count")
     entries = []
     for i, line in enumerate(lines[2:], start=3):
-        parts = line.split()
-        if len(parts) != fields or line != line.strip():
+        parts = _JAVA_WS.split(line)
+        while parts and parts[-1] == "":
+            parts.pop()  # String.split drops trailing empty strings: trailing blanks are accepted
+        if len(parts) != fields:  # a leading blank gives an empty first field, as in Java
             raise FormatError(path, f"malformed line {i}: {line!r}")
         entries.append(parts)
     if len(entries) != expected:
@@ -81,24 +96,22 @@ def _parse_checkpoint(path: str, text: str, fields: int) -> list[list[str]]:
 
 
 def read_offset_checkpoint(path: str) -> dict[tuple[str, int], int]:
-    """``topic partition offset`` entries -> {(topic, partition): offset}."""
+    """``topic partition offset`` entries -> {(topic, partition): offset}.
+
+    OffsetCheckpointFile.Formatter.fromString: ``Integer.parseInt(partition)``, ``Long.parseLong(offset)``.
+    """
     out: dict[tuple[str, int], int] = {}
     for topic, part, off in _parse_checkpoint(path, _read_text(path), 3):
-        try:
-            out[(topic, int(part))] = int(off)
-        except ValueError as exc:
-            raise FormatError(path, f"malformed entry {topic} {part} {off}") from exc
+        out[(topic, _java_int(path, part, "partition", 32))] = _java_int(path, off, "offset", 64)
     return out
 
 
 def read_leader_epoch_checkpoint(path: str) -> list[tuple[int, int]]:
-    out = []
-    for epoch, start in _parse_checkpoint(path, _read_text(path), 2):
-        try:
-            out.append((int(epoch), int(start)))
-        except ValueError as exc:
-            raise FormatError(path, f"malformed entry {epoch} {start}") from exc
-    return out
+    """LeaderEpochCheckpointFile.Formatter.fromString: ``Integer.parseInt(epoch)``, ``Long.parseLong(start)``."""
+    return [
+        (_java_int(path, epoch, "epoch", 32), _java_int(path, start, "start offset", 64))
+        for epoch, start in _parse_checkpoint(path, _read_text(path), 2)
+    ]
 
 
 def encode_offset_checkpoint(entries: dict[tuple[str, int], int]) -> str:
@@ -222,8 +235,9 @@ def read_clean_shutdown(log_dir: str) -> CleanShutdown:
     try:
         doc = json.loads(raw)
         return CleanShutdown(path, True, int(doc["brokerEpoch"]), "json")
-    except (ValueError, KeyError, TypeError):
-        # CleanShutdownFileHandler.read() logs and returns an empty epoch; the marker still counts
+    except (ValueError, KeyError, TypeError, OverflowError, RecursionError):
+        # CleanShutdownFileHandler.read() catches every Exception, logs it and returns an empty epoch;
+        # the marker still counts. (OverflowError: brokerEpoch Infinity/1e400; RecursionError: deep nesting.)
         return CleanShutdown(path, True, None, "unparsable")
 
 
@@ -232,6 +246,8 @@ def read_quorum_state(path: str) -> dict[str, object]:
         doc = json.loads(_read_text(path))
     except ValueError as exc:
         raise FormatError(path, f"not JSON: {exc}") from exc
+    except RecursionError as exc:  # json raises it for deeply nested arrays/objects
+        raise FormatError(path, "not JSON: nested too deeply") from exc
     if not isinstance(doc, dict):
         raise FormatError(path, "quorum-state is not a JSON object")
     return doc

@@ -31,7 +31,8 @@ def available(codec: int) -> bool:
     return codec in (0, 1) or (_cramjam is not None and codec in (2, 3, 4))
 
 
-def decompress(codec: int, data: bytes | memoryview) -> bytes:
+def decompress(codec: int, data: bytes | memoryview, magic: int = 2) -> bytes:
+    """Decompress a batch body (v2) or a legacy wrapper's value (``magic`` 0/1)."""
     if codec == 0:
         return bytes(data)
     if codec == 1:
@@ -43,8 +44,66 @@ def decompress(codec: int, data: bytes | memoryview) -> bytes:
     if codec == 2:
         return _snappy_decompress(bytes(data))
     if codec == 3:
-        return bytes(_cramjam.lz4.decompress(bytes(data)))
+        raw = bytes(data)
+        if magic == 0:
+            # Kafka 0.8/0.9 producers wrote a wrong LZ4 frame-descriptor checksum (HC byte) and Kafka
+            # ignores it for magic v0 (Lz4Compression.wrapForInput -> new Lz4BlockInputStream(...,
+            # ignoreFlagDescriptorChecksum = messageVersion == MAGIC_VALUE_V0)); the LZ4 library checks
+            # it, so put the correct byte in first.
+            raw = _lz4_fix_header_checksum(raw)
+        return bytes(_cramjam.lz4.decompress(raw))
     return bytes(_cramjam.zstd.decompress(bytes(data)))
+
+
+_P1, _P2, _P3, _P4, _P5 = 2654435761, 2246822519, 3266489917, 668265263, 374761393
+_M32 = 0xFFFFFFFF
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (32 - r))) & _M32
+
+
+def xxh32(data: bytes, seed: int = 0) -> int:
+    """XXH32 (the LZ4 frame format's checksum), pure Python: only used on a few header bytes."""
+    n = len(data)
+    i = 0
+    if n >= 16:
+        v = [(seed + _P1 + _P2) & _M32, (seed + _P2) & _M32, seed & _M32, (seed - _P1) & _M32]
+        while i + 16 <= n:
+            for j in range(4):
+                lane = int.from_bytes(data[i : i + 4], "little")
+                v[j] = (_rotl((v[j] + lane * _P2) & _M32, 13) * _P1) & _M32
+                i += 4
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M32
+    else:
+        h = (seed + _P5) & _M32
+    h = (h + n) & _M32
+    while i + 4 <= n:
+        h = (h + int.from_bytes(data[i : i + 4], "little") * _P3) & _M32
+        h = (_rotl(h, 17) * _P4) & _M32
+        i += 4
+    while i < n:
+        h = (h + data[i] * _P5) & _M32
+        h = (_rotl(h, 11) * _P1) & _M32
+        i += 1
+    h ^= h >> 15
+    h = (h * _P2) & _M32
+    h ^= h >> 13
+    h = (h * _P3) & _M32
+    h ^= h >> 16
+    return h
+
+
+def _lz4_fix_header_checksum(data: bytes) -> bytes:
+    """Rewrite the frame descriptor's HC byte: ``(xxh32(FLG..last descriptor byte) >> 8) & 0xFF``."""
+    if len(data) < 7:
+        return data  # too short for a frame header: let the library report it
+    flg = data[4]
+    desc_end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)  # content size, dictionary id
+    if desc_end >= len(data):
+        return data
+    hc = (xxh32(data[4:desc_end]) >> 8) & 0xFF
+    return data[:desc_end] + bytes([hc]) + data[desc_end + 1 :]
 
 
 def _snappy_decompress(data: bytes) -> bytes:

@@ -214,12 +214,14 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
             setattr(seg, parsed.suffix[1:], fi)
             continue
         if e.name == ckpt.LEADER_EPOCH:
+            part.other_files.append(fi)
             try:
                 part.leader_epochs = ckpt.read_leader_epoch_checkpoint(e.path)
             except EngineError as exc:
                 part.errors.append(exc)
             continue
         if e.name == ckpt.PARTITION_METADATA:
+            part.other_files.append(fi)
             try:
                 part.topic_id = ckpt.read_partition_metadata(e.path).get("topic_id")
             except EngineError as exc:

@@ -390,6 +390,13 @@ def iter_records(buf: LogBuffer, batch: Batch) -> Iterator[Record]:
     """
     view = buf.view[batch.position : batch.position + batch.size]
     if batch.magic >= 2:
+        # DefaultRecordBatch.iterator(): count 0 -> no records (the body is not even decompressed);
+        # RecordIterator(): a negative count is an InvalidRecordException.
+        count = batch.records_count or 0
+        if count == 0:
+            return
+        if count < 0:
+            raise RecordError(f"Found invalid record count {count} in magic v{batch.magic} batch")
         body: bytes | memoryview = view[RECORD_BATCH_OVERHEAD:]
         if batch.codec_id:
             try:
@@ -398,7 +405,7 @@ def iter_records(buf: LogBuffer, batch: Batch) -> Iterator[Record]:
                 raise
             except Exception as exc:  # codec libraries raise their own types
                 raise RecordError(f"cannot decompress {batch.codec} batch: {exc}") from exc
-        yield from _iter_v2_records(body, batch, batch.records_count or 0)
+        yield from _iter_v2_records(body, batch, count, exact=True)
     else:
         if batch.codec_id:
             yield from _legacy_inner(view, batch.magic, batch.attributes, batch.max_timestamp)
@@ -406,12 +413,16 @@ def iter_records(buf: LogBuffer, batch: Batch) -> Iterator[Record]:
             yield _legacy_record(view, 0)[0]
 
 
-def _iter_v2_records(body: bytes | memoryview, batch: Batch, count: int) -> Iterator[Record]:
+def _iter_v2_records(
+    body: bytes | memoryview, batch: Batch, count: int, exact: bool = False
+) -> Iterator[Record]:
+    """``exact``: bytes left after the declared count are an error, as in RecordIterator.next()
+    (DefaultRecordBatch.java: "Incorrect declared batch size, records still remaining in file")."""
     pos = 0
     log_append = bool(batch.attributes & TIMESTAMP_TYPE_MASK)
     n = len(body)
     try:
-        for _ in range(count):
+        for i in range(count):
             start = pos
             length, pos = read_varint(body, pos)
             rec_end = pos + length
@@ -453,6 +464,10 @@ def _iter_v2_records(body: bytes | memoryview, batch: Batch, count: int) -> Iter
             seq = -1
             if batch.base_sequence >= 0:
                 seq = (batch.base_sequence + off_delta) % (2**31)
+            if exact and i == count - 1 and rec_end != n:
+                raise RecordError(
+                    f"Incorrect declared batch size, {n - rec_end} bytes remain after {count} records"
+                )
             yield Record(
                 batch.base_offset + off_delta,
                 batch.max_timestamp if log_append else batch.base_timestamp + ts_delta,
@@ -489,7 +504,7 @@ def _legacy_record(view: bytes | memoryview, pos: int) -> tuple[Record, int]:
         if vlen >= 0:
             value = bytes(view[p : p + vlen])
             p += vlen
-    except struct.error as exc:
+    except (struct.error, IndexError) as exc:  # IndexError: the magic byte itself lies past the end
         raise RecordError("truncated legacy message") from exc
     end = pos + LOG_OVERHEAD + size
     if p > end or end > len(view):
@@ -498,12 +513,21 @@ def _legacy_record(view: bytes | memoryview, pos: int) -> tuple[Record, int]:
 
 
 def _legacy_inner(view: bytes | memoryview, magic: int, attrs: int, wrapper_ts: int) -> Iterator[Record]:
-    """Inner messages of a compressed legacy wrapper (AbstractLegacyRecordBatch.DeepRecordsIterator)."""
+    """Inner messages of a compressed legacy wrapper (AbstractLegacyRecordBatch.DeepRecordsIterator).
+
+    Kafka's rules: zstd is invalid in a legacy wrapper, a null wrapper value and a wrapper without inner
+    messages are InvalidRecordExceptions, an inner message cut short at the end of the decompressed stream
+    ends the iteration silently (DataLogInputStream.nextBatch returns null), and a v1 wrapper offset of 0
+    (librdkafka) means the inner offsets are used as they are.
+    """
+    codec = attrs & COMPRESSION_MASK
+    if codec == compression.CODEC_IDS["zstd"]:
+        raise RecordError(f"invalid compression type zstd in a magic v{magic} wrapper message")
     wrapper, _ = _legacy_record(view, 0)
     if wrapper.value is None:
-        return
+        raise RecordError(f"Found invalid compressed record set with null value (magic = {magic})")
     try:
-        inner = compression.decompress(attrs & COMPRESSION_MASK, wrapper.value)
+        inner = compression.decompress(codec, wrapper.value, magic)
     except compression.CodecUnavailable:
         raise
     except Exception as exc:
@@ -511,11 +535,29 @@ def _legacy_inner(view: bytes | memoryview, magic: int, attrs: int, wrapper_ts: 
     records = []
     pos = 0
     while pos + LOG_OVERHEAD <= len(inner):
+        (size,) = _I32.unpack_from(inner, pos + 8)
+        if size < RECORD_OVERHEAD_V0:
+            raise RecordError(
+                f"Record size {size} is less than the minimum record overhead ({RECORD_OVERHEAD_V0})"
+            )
+        if pos + LOG_OVERHEAD + size > len(inner):
+            break
         rec, pos = _legacy_record(inner, pos)
         records.append(rec)
-    if magic >= 1 and records:
+    if not records:
+        raise RecordError("Found invalid compressed record set with no inner records")
+    if magic >= 1:
         # v1 inner offsets are relative: absoluteBase = wrapperOffset - lastInnerRelativeOffset
-        base = wrapper.offset - records[-1].offset
+        last_inner = records[-1].offset
+        if wrapper.offset == 0:
+            base = 0
+        elif wrapper.offset < last_inner:
+            raise RecordError(
+                f"Found invalid wrapper offset in compressed v1 message set, wrapper offset "
+                f"'{wrapper.offset}' is less than the last inner message offset '{last_inner}' and it is not zero."
+            )
+        else:
+            base = wrapper.offset - last_inner
         for r in records:
             r.offset += base
             if attrs & TIMESTAMP_TYPE_MASK:

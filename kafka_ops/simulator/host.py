@@ -396,7 +396,8 @@ class _Host:
             # KAFKA-10207: the trim on roll failed (e.g. Permission denied in RandomAccessFile.setLength,
             # swallowed by closeQuietly): the rolled segment keeps full-size, zero-padded indexes.
             (_k, w) = rolled[0]
-            base = w.segment_bases[-2]
+            # below the recovery point even after an unclean stop, so that recovery does not rebuild it
+            base = w.segment_bases[max(0, len(w.segment_bases) - 3)]
             for suffix, entry in ((".timeindex", TIME_ENTRY), (".index", OFFSET_ENTRY)):
                 p = os.path.join(w.path, segment_file_name(base, suffix))
                 st = os.stat(p)

@@ -1,0 +1,171 @@
+"""The audit as a library: gather facts, run every check, return the report (a JSON-ready dict).
+
+Standard library only, so that the same code runs on a bare broker host (shipped by the Ansible role) and in
+the Spark job. The CLI validates the report against the pydantic models (kafka_ops.models) and renders it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_ops import __version__
+from kafka_ops.checks import load_all
+from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
+from kafka_ops.facts.collect import (
+    AuditOptions,
+    HostFacts,
+    LogDirFacts,
+    PartitionFacts,
+    gather,
+    iter_partitions,
+)
+
+REPORT_SCHEMA_VERSION = 1
+# Recovery throughput per recovery thread, from seed 002's broker log: "Completed load of log monitor-2 with
+# 1 log segments ... in 18507 ms" after re-reading 886,339,595 bytes: about 48 MB/s.
+RECOVERY_BYTES_PER_S = 48_000_000
+
+# What a check needs, and why it is skipped without it
+INPUT_REASONS = {
+    "broker_user": "the broker user is unknown (give --broker-user, or a unit with User=)",
+    "systemd_unit": "no systemd unit (give --systemd-unit)",
+    "kafka_version": "the Kafka version is unknown (give --kafka-version)",
+    "log_dirs": "no log dirs (give --log-dir or --server-properties)",
+    "logs": "no broker logs (give --broker-log)",
+    "topic_configs": "no topic configs (give --topic-configs)",
+    "broker_stopped": "the broker is running: this is only decided for a stopped broker",
+}
+
+
+@dataclass
+class AuditContext:
+    """What every check is given besides its subject: host facts and the audit's own settings."""
+
+    host: HostFacts
+    partition_checks: list[CheckSpec] = field(default_factory=list)
+    on_partition: Callable[[PartitionFacts], None] | None = None
+
+    @property
+    def now_ms(self) -> int:
+        return self.host.now_ms
+
+    def recovery_seconds(self, nbytes: int, partitions: int = 1) -> float:
+        threads = max(
+            1, min(self.host.configs.server_int("num.recovery.threads.per.data.dir", 1), partitions)
+        )
+        return nbytes / (RECOVERY_BYTES_PER_S * threads)
+
+
+def _missing(spec: CheckSpec, h: HostFacts) -> str | None:
+    for need in spec.needs:
+        if need == "broker_stopped":
+            if h.broker_state == "running":
+                return INPUT_REASONS[need]
+        elif need == "broker_user":
+            if h.identity is None:
+                return h.skipped_inputs.get("broker_user", INPUT_REASONS[need])
+        elif need == "systemd_unit":
+            if h.unit is None:
+                return h.skipped_inputs.get("systemd_unit", INPUT_REASONS[need])
+        elif need == "kafka_version":
+            if h.kafka_version is None:
+                return h.skipped_inputs.get("kafka_version", INPUT_REASONS[need])
+        elif not h.has(need):
+            return h.skipped_inputs.get(need, INPUT_REASONS.get(need, f"input {need} is missing"))
+    return None
+
+
+def _stamp(f: Finding, h: HostFacts, log_dir: str | None) -> Finding:
+    f.host = f.host or h.host
+    f.log_dir = f.log_dir or log_dir
+    return f
+
+
+def update_aggregate(ctx: AuditContext, pf: PartitionFacts) -> None:
+    agg = pf.log_dir.agg
+    agg.partitions += 1
+    agg.segments += len(pf.part.segments)
+    agg.files += sum(len(s.files) for s in pf.part.segments)
+    size = pf.part.size
+    agg.log_bytes += size
+    agg.largest_partition_bytes = max(agg.largest_partition_bytes, size)
+    if pf.will_recover:
+        recovered = [s for s in pf.part.segments if s.base_offset in pf.will_recover]
+        agg.recover_segments += len(recovered)
+        agg.recover_bytes += sum(s.log.size for s in recovered if s.log)
+        agg.rebuild_index_segments += sum(1 for s in recovered if s.index is None)
+
+
+def run_audit(opts: AuditOptions, progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
+    """Audit a host. ``progress(log_dir, done, total)`` is called after each partition."""
+    checks = load_all()
+    h = gather(opts)
+    ctx = AuditContext(h)
+    findings: list[Finding] = []
+    skipped: list[dict[str, str]] = [{"input": k, "reason": v} for k, v in sorted(h.skipped_inputs.items())]
+    runnable: dict[str, CheckSpec] = {}
+    for cid, spec in checks.items():
+        why = _missing(spec, h)
+        if why is None:
+            runnable[cid] = spec
+        else:
+            skipped.append({"check": cid, "reason": why})
+    by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
+    errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
+    for ldf in h.log_dirs:
+        names = getattr(ldf, "_partition_names", [])
+        for i, pf in enumerate(iter_partitions(h, ldf), start=1):
+            update_aggregate(ctx, pf)
+            for spec in by_scope["partition"]:
+                findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, pf))
+            errors.extend(e.to_dict() for e in pf.errors)
+            if progress is not None:
+                progress(ldf.path, i, len(names))
+        for spec in by_scope["logdir"]:
+            findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, ldf))
+        errors.extend(e.to_dict() for e in ldf.scan.errors)
+    for spec in by_scope["host"]:
+        findings.extend(_stamp(f, h, None) for f in spec.run(ctx, h))
+    findings.sort(
+        key=lambda f: (-SEVERITY_RANK[f.severity], f.check, f.log_dir or "", f.path or "", f.segment or -1)
+    )
+    counts = {s: 0 for s in SEVERITY_RANK}
+    for f in findings:
+        counts[f.severity] += 1
+    return {
+        "schema_version": REPORT_SCHEMA_VERSION,
+        "version": __version__,
+        "host": h.host,
+        "generated_at": dt.datetime.fromtimestamp(h.now_ms / 1000, tz=dt.UTC).isoformat(),
+        "broker_state": h.broker_state,
+        "kafka_version": ".".join(map(str, h.kafka_version)) if h.kafka_version else None,
+        "inputs": {k: v.to_dict() for k, v in sorted(h.inputs.items())},
+        "skipped": skipped,
+        "checks_run": sorted(runnable),
+        "summary": counts,
+        "log_dirs": [log_dir_summary(ctx, ldf) for ldf in h.log_dirs],
+        "findings": [f.to_dict() for f in findings],
+        "errors": errors,
+    }
+
+
+def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
+    a = ldf.agg
+    m = ldf.mount
+    return {
+        "path": ldf.path,
+        "exists": ldf.scan.exists,
+        "clean_shutdown": ldf.clean_shutdown,
+        "partitions": a.partitions,
+        "segments": a.segments,
+        "log_bytes": a.log_bytes,
+        "recover_segments": a.recover_segments,
+        "recover_bytes": a.recover_bytes,
+        "recover_estimate_s": round(ctx.recovery_seconds(a.recover_bytes, a.partitions), 1),
+        "free_bytes": m.free_bytes if m else None,
+        "total_bytes": m.total_bytes if m else None,
+        "mount_point": m.mount_point if m else None,
+    }

@@ -1,0 +1,76 @@
+"""Helpers shared by checks (not checks themselves): access decisions and segment timestamps."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+
+from kafka_ops.engine.logdir import TS_LOG, FileInfo, Segment, log_max_timestamp
+from kafka_ops.facts.access import Access, decide
+from kafka_ops.facts.collect import PartitionFacts, PathFacts
+from kafka_ops.facts.identity import Identity
+
+
+def access_for(
+    who: Identity,
+    f: FileInfo | PathFacts,
+    acl: list[tuple[int, int, int]] | None,
+    probe: dict[str, tuple[bool, bool]] | None = None,
+) -> Access:
+    """The broker user's access to a path: the kernel's own answer when it was probed, else computed."""
+    if probe and f.path in probe:
+        r, w = probe[f.path]
+        return Access(r, w, r if f.is_dir else False, "probe")
+    return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
+
+
+def owner_text(f: FileInfo | PathFacts) -> str:
+    import grp
+    import pwd
+
+    try:
+        u = pwd.getpwuid(f.uid).pw_name
+    except KeyError:
+        u = str(f.uid)
+    try:
+        g = grp.getgrgid(f.gid).gr_name
+    except KeyError:
+        g = str(f.gid)
+    return f"{u}:{g} mode {f.mode:04o}"
+
+
+def iso(ms: int | None) -> str:
+    if ms is None:
+        return "unknown"
+    try:
+        return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+
+
+def predicted_timestamp(pf: PartitionFacts, seg: Segment) -> tuple[int | None, str]:
+    """The largest timestamp the broker will use for retention after its next start."""
+    will_recover = seg.base_offset in pf.will_recover
+    value, source = seg.retention_timestamp(will_recover)
+    if source == TS_LOG:
+        rec = pf.recovery.get(seg.base_offset)
+        if rec is not None:
+            value = rec.max_timestamp if rec.max_timestamp >= 0 else (seg.log.mtime_ms if seg.log else None)
+        else:
+            value = real_timestamp(seg)
+    return value, source
+
+
+def real_timestamp(seg: Segment) -> int | None:
+    """The largest record timestamp really in the segment's ``.log`` (what a rebuilt time index would say)."""
+    if seg.log is None or not os.access(seg.log.path, os.R_OK):
+        return None
+    try:
+        ts = log_max_timestamp(seg)
+    except Exception:  # unreadable or corrupt: unknown
+        return None
+    return ts if ts >= 0 else None
+
+
+def segment_path(seg: Segment, suffix: str = ".log") -> str:
+    return os.path.join(seg.dir, f"{seg.base_offset:020d}{suffix}")

@@ -1,0 +1,40 @@
+"""SHUT001: the broker is stopped without a clean-shutdown marker: the next start recovers every unflushed segment."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.facts.collect import LogDirFacts
+
+
+@check(
+    "SHUT001",
+    severity="critical",
+    scope="logdir",
+    title="Stopped broker without .kafka_cleanshutdown: long recovery at next start",
+    incident="seed 002: an OOM kill / systemd SIGKILL left no marker; the broker spent hours rebuilding indexes",
+    needs=("broker_stopped",),
+)
+def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    if not ldf.scan.exists or ldf.clean_shutdown:
+        return
+    a = ldf.agg
+    secs = ctx.recovery_seconds(a.recover_bytes, a.partitions)
+    threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
+    yield run.finding(
+        f"log dir {ldf.path} has no .kafka_cleanshutdown and the broker is stopped: its last stop was not clean "
+        f"(SIGKILL, OOM kill or a stop timeout). At the next start LogLoader.recoverLog re-reads, CRC-checks and "
+        f"re-indexes every segment from the recovery point on: {a.recover_segments} segments, "
+        f"{human_bytes(a.recover_bytes)} in {a.partitions} partitions, about {human_ms(secs * 1000)} with "
+        f"num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the rate of seed 002's broker log).",
+        "Expect the start to take that long and do not kill the broker while it recovers (`kafka-ops logs --follow "
+        "server.log` shows the progress). Raise num.recovery.threads.per.data.dir (e.g. to the number of cores) "
+        "before starting to shorten it, and fix the stop path so it does not happen again: SYSD001, SYSD004.",
+        path=ldf.path,
+        details={
+            "recover_segments": a.recover_segments, "recover_bytes": a.recover_bytes,
+            "recover_estimate_s": round(secs, 1), "recovery_threads": threads,
+            "partitions": a.partitions,
+        },
+    )  # fmt: skip

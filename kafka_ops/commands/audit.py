@@ -1,0 +1,258 @@
+"""`kafka-ops audit`: the pre-deploy gate."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafka_ops.commands import app, fail
+
+
+class AuditFormat(StrEnum):
+    table = "table"
+    json = "json"
+    junit = "junit"
+    markdown = "markdown"
+
+
+class BrokerState(StrEnum):
+    auto = "auto"
+    running = "running"
+    stopped = "stopped"
+
+
+class Severity(StrEnum):
+    info = "info"
+    warning = "warning"
+    error = "error"
+    critical = "critical"
+
+
+_SPAN = re.compile(r"^(\d+)\s*(ms|s|m|min|h|d|w)?$")
+_SPAN_MS = {
+    "ms": 1,
+    "s": 1000,
+    "m": 60_000,
+    "min": 60_000,
+    "h": 3_600_000,
+    "d": 86_400_000,
+    "w": 604_800_000,
+    None: 3_600_000,
+}
+
+
+def parse_span(text: str) -> int:
+    """'24h', '7d', '90m', '3600s' -> milliseconds (a bare number is hours)."""
+    m = _SPAN.match(text.strip())
+    if not m:
+        raise ValueError(f"bad duration {text!r} (use e.g. 24h, 7d, 90m)")
+    return int(m.group(1)) * _SPAN_MS[m.group(2)]
+
+
+def parse_now(text: str) -> int:
+    """Epoch milliseconds, or an ISO 8601 time (UTC unless it says otherwise)."""
+    if text.isdigit():
+        return int(text)
+    try:
+        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise ValueError(f"bad time {text!r} (use epoch ms or ISO 8601, e.g. 2026-11-22T10:00:00Z)") from exc
+    if t.tzinfo is None:
+        t = t.replace(tzinfo=dt.UTC)
+    return int(t.timestamp() * 1000)
+
+
+def build_options(**kw: Any) -> Any:
+    """AuditOptions from CLI values (shared with `fleet audit` and `forecast`)."""
+    from kafka_ops.facts.collect import AuditOptions
+
+    try:
+        now_ms = parse_now(kw["now"]) if kw.get("now") else None
+        horizon_ms = parse_span(kw.get("horizon") or "24h")
+    except ValueError as exc:
+        fail(str(exc))
+    return AuditOptions(
+        log_dirs=[str(p) for p in kw.get("log_dir") or []],
+        server_properties=str(kw["server_properties"]) if kw.get("server_properties") else None,
+        broker_user=kw.get("broker_user"),
+        kafka_version=kw.get("kafka_version"),
+        topic_configs=str(kw["topic_configs"]) if kw.get("topic_configs") else None,
+        systemd_unit=str(kw["systemd_unit"]) if kw.get("systemd_unit") else None,
+        broker_state=str(kw.get("broker_state") or "auto"),
+        now_ms=now_ms,
+        horizon_ms=horizon_ms,
+        logs=[str(p) for p in kw.get("broker_log") or []],
+        probe_as_user=bool(kw.get("probe_as_user")),
+        deep=bool(kw.get("deep")),
+    )
+
+
+def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
+    """Run the audit with a progress bar on stderr while partitions are scanned."""
+    from kafka_ops.audit import run_audit
+    from kafka_ops.engine.errors import EngineError
+
+    try:
+        if not show:
+            return run_audit(opts)
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+        with Progress(
+            TextColumn("[bold]scanning[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+            console=Console(stderr=True), transient=True,
+        ) as bar:  # fmt: skip
+            tasks: dict[str, Any] = {}
+
+            def progress(log_dir: str, done: int, total: int) -> None:
+                if log_dir not in tasks:
+                    tasks[log_dir] = bar.add_task(log_dir, total=total)
+                bar.update(tasks[log_dir], completed=done)
+
+            return run_audit(opts, progress)
+    except EngineError as exc:
+        fail(str(exc))
+
+
+def gate(report: dict[str, Any], fail_on: str) -> int:
+    from kafka_ops.checks.base import at_least
+
+    failed = any(at_least(f["severity"], fail_on) for f in report["findings"])
+    code = 1 if failed else 0
+    report["gate"] = {"fail_on": fail_on, "passed": not failed, "exit_code": code}
+    return code
+
+
+def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) -> None:
+    from kafka_ops import render
+    from kafka_ops.models import validate
+
+    validate(report)  # the published schema is what we print
+    if fmt == "table" and output is None:
+        from rich.console import Console
+
+        render.to_table(report, Console(width=max(120, Console().width)))
+        return
+    text = {
+        "json": lambda: render.to_json(report),
+        "junit": lambda: render.to_junit(report, fail_on),
+        "markdown": lambda: render.to_markdown(report),
+        "table": lambda: render.to_markdown(report),
+    }[fmt]()
+    if output is None:
+        sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
+    else:
+        try:
+            output.write_text(text + "\n")
+        except OSError as exc:
+            fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
+
+
+LogDirOpt = Annotated[
+    list[Path] | None,
+    typer.Option("--log-dir", help="A log dir (repeatable); default: log.dirs of --server-properties."),
+]
+ServerPropsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--server-properties", help="Broker config (default /etc/kafka/server.properties when it exists)."
+    ),
+]
+BrokerUserOpt = Annotated[
+    str | None,
+    typer.Option("--broker-user", help="The user the broker runs as (default: User= of the systemd unit)."),
+]
+KafkaVersionOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--kafka-version",
+        help="Broker version (default: from the installation's kafka_*.jar or the broker log).",
+    ),
+]
+TopicConfigsOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--topic-configs", help="Topic overrides: `kafka-configs --describe --all` output, JSON or YAML."
+    ),
+]
+UnitOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--systemd-unit",
+        help="The broker's unit file (default: kafka.service in the unit dirs); drop-ins are read too.",
+    ),
+]
+StateOpt = Annotated[
+    BrokerState,
+    typer.Option(
+        "--broker-state", help="Whether the broker runs (auto: from /proc/locks and the process list)."
+    ),
+]
+NowOpt = Annotated[
+    str | None,
+    typer.Option("--now", help="The time to audit at (epoch ms or ISO 8601), for reproducible forecasts."),
+]
+HorizonOpt = Annotated[
+    str, typer.Option("--horizon", help="How far the retention forecast looks (e.g. 24h, 7d).")
+]
+LogsOpt = Annotated[
+    list[Path] | None, typer.Option("--broker-log", help="server.log / log-cleaner.log to read (repeatable).")
+]
+FailOnOpt = Annotated[
+    Severity, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")
+]
+
+
+@app.command()
+def audit(
+    log_dir: LogDirOpt = None,
+    server_properties: ServerPropsOpt = None,
+    broker_user: BrokerUserOpt = None,
+    kafka_version: KafkaVersionOpt = None,
+    topic_configs: TopicConfigsOpt = None,
+    systemd_unit: UnitOpt = None,
+    broker_state: StateOpt = BrokerState.auto,
+    now: NowOpt = None,
+    horizon: HorizonOpt = "24h",
+    broker_log: LogsOpt = None,
+    probe_as_user: Annotated[
+        bool,
+        typer.Option(
+            "--probe-as-user", help="Open every file as the broker user from a child process (root only)."
+        ),
+    ] = False,
+    deep: Annotated[
+        bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
+    ] = False,
+    format: Annotated[
+        AuditFormat, typer.Option("--format", "-f", help="table, json (the report), junit or markdown.")
+    ] = AuditFormat.table,
+    fail_on: FailOnOpt = Severity.critical,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+    ] = None,
+) -> None:
+    """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover
+    or refuse at its next start, why, and the exact fix.
+
+    Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or unreadable input.
+    """
+    opts = build_options(
+        log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
+        topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
+        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep,
+    )  # fmt: skip
+    if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
+        fail("no log dirs to audit: give --log-dir or --server-properties")
+    report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
+    if not report["log_dirs"]:
+        fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
+    code = gate(report, fail_on.value)
+    emit(report, format.value, fail_on.value, output)
+    raise typer.Exit(code)

@@ -1,0 +1,101 @@
+"""`kafka-ops simulate`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from kafka_ops.commands import app, fail
+
+
+@app.command()
+def simulate(
+    directory: Annotated[Path, typer.Argument(help="Where to write the simulated host (created).")],
+    failures: Annotated[
+        list[str] | None,
+        typer.Option("--fail", help="Plant a failure (repeatable): a name from --list-failures, or 'all'."),
+    ] = None,
+    list_failures: Annotated[
+        bool, typer.Option("--list-failures", help="List the failures that can be planted.")
+    ] = False,
+    running: Annotated[
+        bool,
+        typer.Option(
+            "--running", help="Leave the host as a running broker leaves it (no clean-shutdown marker)."
+        ),
+    ] = False,
+    log_dirs: Annotated[int, typer.Option("--log-dirs", min=1, help="Number of log dirs.")] = 2,
+    scale: Annotated[
+        float, typer.Option("--scale", min=0.01, help="Multiply record counts (1 = a few MB; 4000 ~ 10 GB).")
+    ] = 1.0,
+    segment_bytes: Annotated[
+        int, typer.Option("--segment-bytes", help="log.segment.bytes of the simulated broker.")
+    ] = 16 * 1024,
+    kafka_version: Annotated[
+        str,
+        typer.Option(
+            "--kafka-version",
+            help="Broker version the files imitate (>= 3.7 writes the JSON clean-shutdown marker).",
+        ),
+    ] = "3.7.0",
+    broker_user: Annotated[
+        str | None, typer.Option("--broker-user", help="chown the log dirs to this user (needs root).")
+    ] = None,
+    now_ms: Annotated[
+        int | None, typer.Option("--now-ms", help="Simulated current time, epoch ms (default: now).")
+    ] = None,
+    seed: Annotated[int, typer.Option("--seed")] = 7,
+) -> None:
+    """Write a broker host as a real broker leaves it: log dirs, segments of real v2 batches, indexes,
+    checkpoints, markers, server.properties, a systemd unit and broker logs, with the seeds' failures planted."""
+    import dataclasses
+    import time
+
+    from kafka_ops.simulator.host import Failures, HostSpec, default_topics, simulate_host
+
+    names = [f.name for f in dataclasses.fields(Failures)]
+    if list_failures:
+        for f in dataclasses.fields(Failures):
+            typer.echo(f.name)
+        raise typer.Exit()
+    chosen = Failures()
+    for name in failures or []:
+        if name == "all":
+            chosen = Failures.all()
+        elif name.replace("-", "_") in names:
+            setattr(chosen, name.replace("-", "_"), True)
+        else:
+            fail(f"unknown failure '{name}' (choose from: {', '.join(names)}, all)")
+    topics = default_topics()
+    for t in topics:
+        t.records_per_partition = max(1, int(t.records_per_partition * scale))
+    spec = HostSpec(
+        now_ms=now_ms if now_ms is not None else int(time.time() * 1000),
+        log_dirs=log_dirs,
+        topics=topics,
+        kafka_version=kafka_version,
+        segment_bytes=segment_bytes,
+        running=running,
+        failures=chosen,
+        seed=seed,
+    )
+    if broker_user:
+        import pwd
+
+        try:
+            pw = pwd.getpwnam(broker_user)
+        except KeyError:
+            fail(f"no such user: {broker_user}")
+        spec.broker_user = broker_user
+        spec.broker_uid, spec.broker_gid = pw.pw_uid, pw.pw_gid
+    try:
+        host = simulate_host(str(directory), spec)
+    except OSError as exc:
+        fail(f"{exc.filename or directory}: {(exc.strerror or str(exc)).lower()}")
+    typer.echo(f"simulated broker host in {host.root}")
+    typer.echo(f"  server.properties: {host.server_properties}")
+    typer.echo(f"  log dirs: {', '.join(host.log_dirs)}")
+    for name, paths in sorted(host.planted.items()):
+        typer.echo(f"  planted {name}: {', '.join(paths)}")

@@ -1,0 +1,456 @@
+"""Gather the facts of a broker host: inputs, host, log dirs, and (streamed) partitions.
+
+Everything here only reads. Partition facts are produced one partition at a time so that the audit's
+memory stays flat however many segments a host has.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+import socket
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.logdir import (
+    LogDir,
+    Partition,
+    RecoveryResult,
+    next_offset,
+    recovered_segments,
+    recovery_scan,
+    scan_log_dir,
+    scan_partition,
+)
+from kafka_ops.engine.records import BatchScanner, LogBuffer
+from kafka_ops.facts.access import read_acl
+from kafka_ops.facts.config import (
+    Configs,
+    TopicConfig,
+    parse_version,
+    read_server_properties,
+    read_topic_configs,
+)
+from kafka_ops.facts.identity import Identity, resolve
+from kafka_ops.facts.mounts import MountFacts, mem_total_bytes, mount_of, read_mountinfo
+from kafka_ops.facts.systemd import JvmFacts, UnitFacts, find_unit, jvm_from_env, load_unit
+
+DEFAULT_SERVER_PROPERTIES = "/etc/kafka/server.properties"
+HOUR_MS = 3600 * 1000
+
+
+@dataclass
+class AuditOptions:
+    log_dirs: list[str] = field(default_factory=list)
+    server_properties: str | None = None
+    broker_user: str | None = None
+    kafka_version: str | None = None
+    topic_configs: str | None = None
+    systemd_unit: str | None = None
+    broker_state: str = "auto"  # auto | running | stopped
+    now_ms: int | None = None
+    horizon_ms: int = 24 * HOUR_MS
+    logs: list[str] = field(default_factory=list)  # server.log / log-cleaner.log files
+    probe_as_user: bool = False
+    deep: bool = False  # CRC-verify every segment, not only those recovery will read
+    host: str | None = None
+
+
+@dataclass(slots=True)
+class Input:
+    value: object
+    source: str
+
+    def to_dict(self) -> dict[str, object]:
+        return {"value": self.value, "source": self.source}
+
+
+@dataclass(slots=True)
+class PathFacts:
+    path: str
+    uid: int
+    gid: int
+    mode: int
+    is_dir: bool
+    acl: list[tuple[int, int, int]] | None
+
+
+def path_facts(path: str) -> PathFacts | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    import stat as statmod
+
+    return PathFacts(
+        path, st.st_uid, st.st_gid, statmod.S_IMODE(st.st_mode), statmod.S_ISDIR(st.st_mode), read_acl(path)
+    )
+
+
+@dataclass
+class LogDirAggregate:
+    partitions: int = 0
+    segments: int = 0
+    files: int = 0
+    log_bytes: int = 0
+    recover_segments: int = 0
+    recover_bytes: int = 0  # what the next start re-reads (unclean stop, missing .index)
+    rebuild_index_segments: int = 0
+    retention_delete_bytes: int = 0  # what time/size retention deletes within the horizon
+    largest_partition_bytes: int = 0
+
+
+@dataclass
+class LogDirFacts:
+    path: str
+    configured: bool  # listed in log.dirs / --log-dir
+    scan: LogDir
+    parents: list[PathFacts] = field(default_factory=list)  # / ... parent of the log dir
+    self_path: PathFacts | None = None
+    mount: MountFacts | None = None
+    lock_held: bool | None = None
+    agg: LogDirAggregate = field(default_factory=LogDirAggregate)
+
+    @property
+    def clean_shutdown(self) -> bool:
+        return bool(self.scan.clean_shutdown and self.scan.clean_shutdown.present)
+
+
+@dataclass
+class PartitionFacts:
+    log_dir: LogDirFacts
+    part: Partition
+    config: TopicConfig
+    recovery_point: int | None
+    log_start: int | None
+    cleaner_offset: int | None
+    will_recover: list[int] = field(default_factory=list)  # segment base offsets the next start re-reads
+    recovery: dict[int, RecoveryResult] = field(default_factory=dict)  # deep scans of those segments
+    log_end_offset: int | None = None
+    first_timestamps: dict[int, int] = field(default_factory=dict)  # base offset -> first batch timestamp
+    control_run: tuple[int, int, int, int] | None = None  # (bytes, batches, start offset, segment base)
+    control_batches: int = 0
+    acls: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
+    probe: dict[str, tuple[bool, bool]] = field(default_factory=dict)  # path -> (readable, writable) as user
+    errors: list[EngineError] = field(default_factory=list)
+
+
+@dataclass
+class HostFacts:
+    host: str
+    now_ms: int
+    horizon_ms: int
+    options: AuditOptions
+    inputs: dict[str, Input] = field(default_factory=dict)
+    skipped_inputs: dict[str, str] = field(default_factory=dict)  # input -> why it is unknown
+    identity: Identity | None = None
+    kafka_version: tuple[int, ...] | None = None
+    configs: Configs = field(default_factory=Configs)
+    unit: UnitFacts | None = None
+    jvm: JvmFacts | None = None
+    mem_total: int | None = None
+    broker_state: str = "unknown"  # running | stopped | unknown
+    log_events: list[dict[str, object]] = field(default_factory=list)
+    log_dirs: list[LogDirFacts] = field(default_factory=list)
+    errors: list[EngineError] = field(default_factory=list)
+
+    def has(self, name: str) -> bool:
+        return name in self.inputs and self.inputs[name].value is not None
+
+
+def _version_from_install(unit: UnitFacts | None) -> tuple[str, str] | None:
+    """``libs/kafka_<scala>-<version>.jar`` next to the ExecStart script (or /opt/kafka)."""
+    candidates = []
+    if unit is not None:
+        for cmd in unit.lists.get("ExecStart", []):
+            exe = cmd.lstrip("-@+!").split()[0] if cmd.strip() else ""
+            if exe:
+                candidates.append(os.path.dirname(os.path.dirname(exe)))
+    candidates += ["/opt/kafka", "/usr/share/java/kafka", "/usr/local/kafka"]
+    for root in candidates:
+        for jar in sorted(
+            glob.glob(os.path.join(root, "libs", "kafka_*.jar"))
+            + glob.glob(os.path.join(root, "kafka_*.jar"))
+        ):
+            m = re.search(r"kafka_\d+\.\d+-(\d+\.\d+\.\d+[^/]*?)\.jar$", jar)
+            if m and "-test" not in jar and "-sources" not in jar:
+                return m.group(1), jar
+    return None
+
+
+_VERSION_LINE = re.compile(r"Kafka version\s*:\s*(\S+)")
+
+
+def _lock_held(log_dir: str) -> bool | None:
+    """Whether a process holds the POSIX lock on ``<log dir>/.lock`` (FileChannel.tryLock in LogManager):
+    read from /proc/locks, never by taking the lock."""
+    lock = os.path.join(log_dir, ".lock")
+    try:
+        st = os.stat(lock)
+        with open("/proc/locks") as f:
+            locks = f.read()
+    except OSError:
+        return None if os.path.exists(lock) else False
+    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    return any(line.split()[5] == dev for line in locks.splitlines() if len(line.split()) > 5)
+
+
+def _broker_process_running() -> bool:
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if b"kafka.Kafka" in f.read():
+                    return True
+        except OSError:
+            continue
+    return False
+
+
+def gather_host(opts: AuditOptions) -> HostFacts:
+    now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
+    h = HostFacts(opts.host or socket.gethostname(), now, opts.horizon_ms, opts)
+    h.inputs["now_ms"] = Input(now, "--now" if opts.now_ms is not None else "clock")
+
+    # server.properties
+    sp = opts.server_properties
+    sp_source = "--server-properties"
+    if sp is None and os.path.exists(DEFAULT_SERVER_PROPERTIES):
+        sp, sp_source = DEFAULT_SERVER_PROPERTIES, "default path"
+    if sp is not None:
+        h.configs.server = read_server_properties(sp)  # EngineError: the CLI says so in one line (exit 2)
+        h.configs.server_source = sp
+        h.inputs["server_properties"] = Input(sp, sp_source)
+    else:
+        h.skipped_inputs["server_properties"] = (
+            f"no --server-properties and {DEFAULT_SERVER_PROPERTIES} does not exist"
+        )
+
+    # log dirs
+    if opts.log_dirs:
+        h.inputs["log_dirs"] = Input([os.path.abspath(d) for d in opts.log_dirs], "--log-dir")
+    elif h.configs.log_dirs:
+        h.inputs["log_dirs"] = Input(h.configs.log_dirs, f"log.dirs in {sp}")
+    else:
+        h.skipped_inputs["log_dirs"] = "no --log-dir and no log.dirs in server.properties"
+
+    # topic configs
+    if opts.topic_configs:
+        h.configs.topics = read_topic_configs(opts.topic_configs)
+        h.configs.topics_source = opts.topic_configs
+        h.inputs["topic_configs"] = Input(opts.topic_configs, "--topic-configs")
+    else:
+        h.skipped_inputs["topic_configs"] = (
+            "no --topic-configs: topics use the broker defaults of server.properties"
+        )
+
+    # systemd unit
+    unit_path = opts.systemd_unit or find_unit()
+    if unit_path:
+        h.unit = load_unit(unit_path)
+        h.inputs["systemd_unit"] = Input(
+            unit_path, "--systemd-unit" if opts.systemd_unit else "found on host"
+        )
+        h.jvm = jvm_from_env(h.unit.environment)
+    else:
+        h.skipped_inputs["systemd_unit"] = "no --systemd-unit and no kafka.service in the systemd unit dirs"
+
+    # broker user
+    user, user_source = opts.broker_user, "--broker-user"
+    if user is None and h.unit is not None and h.unit.user:
+        user, user_source = h.unit.user, f"User= in {h.unit.path}"
+    if user is not None:
+        h.identity = resolve(user)
+        if h.identity is None:
+            h.skipped_inputs["broker_user"] = f"user '{user}' ({user_source}) does not exist on this host"
+        else:
+            h.inputs["broker_user"] = Input(h.identity.to_dict(), user_source)
+    else:
+        h.skipped_inputs["broker_user"] = "no --broker-user and no User= in the systemd unit"
+
+    # broker logs (for the version and the cleaner's state)
+    for path in opts.logs:
+        from kafka_ops.facts.logs import read_log_events
+
+        h.log_events.extend(read_log_events(path))
+    if opts.logs:
+        h.inputs["logs"] = Input(list(opts.logs), "--broker-log")
+
+    # Kafka version
+    if opts.kafka_version:
+        h.kafka_version = parse_version(opts.kafka_version)
+        h.inputs["kafka_version"] = Input(opts.kafka_version, "--kafka-version")
+    else:
+        found = _version_from_install(h.unit)
+        if found:
+            h.kafka_version = parse_version(found[0])
+            h.inputs["kafka_version"] = Input(found[0], found[1])
+        else:
+            versions = [e for e in h.log_events if e.get("kind") == "version"]
+            if versions:
+                h.kafka_version = parse_version(str(versions[-1]["version"]))
+                h.inputs["kafka_version"] = Input(versions[-1]["version"], str(versions[-1]["file"]))
+            else:
+                h.skipped_inputs["kafka_version"] = (
+                    "no --kafka-version, no kafka_*.jar found and no 'Kafka version' log line"
+                )
+
+    h.mem_total = mem_total_bytes()
+    return h
+
+
+def gather_log_dir(h: HostFacts, path: str, mounts: list[tuple[str, str, str]]) -> LogDirFacts:
+    scan = scan_log_dir(path, read_tails=False)
+    # partitions are streamed by iter_partitions(); keep only the names here
+    names = [(p.path, p.name) for p in scan.partitions]
+    scan.partitions = []
+    ldf = LogDirFacts(os.path.abspath(path), True, scan)
+    ldf._partition_names = names  # type: ignore[attr-defined]
+    parents = []
+    cur = os.path.dirname(os.path.abspath(path))
+    while True:
+        pf = path_facts(cur)
+        if pf is not None:
+            parents.append(pf)
+        if cur == "/":
+            break
+        cur = os.path.dirname(cur)
+    ldf.parents = list(reversed(parents))
+    ldf.self_path = path_facts(path) if scan.exists else None
+    if scan.exists:
+        ldf.mount = mount_of(path, mounts)
+        ldf.lock_held = _lock_held(path)
+    return ldf
+
+
+def determine_broker_state(h: HostFacts) -> None:
+    opt = h.options.broker_state
+    if opt in ("running", "stopped"):
+        h.broker_state = opt
+        h.inputs["broker_state"] = Input(opt, "--broker-state")
+        return
+    held = [d.lock_held for d in h.log_dirs if d.lock_held is not None]
+    if any(held):
+        h.broker_state, src = "running", "a process holds <log dir>/.lock (/proc/locks)"
+    elif _broker_process_running():
+        h.broker_state, src = "running", "a kafka.Kafka process is running"
+    elif held:
+        h.broker_state, src = "stopped", "no process holds <log dir>/.lock and no kafka.Kafka process runs"
+    else:
+        h.broker_state, src = "stopped", "no kafka.Kafka process runs on this host"
+    h.inputs["broker_state"] = Input(h.broker_state, src)
+
+
+def gather(opts: AuditOptions) -> HostFacts:
+    """Host and log-dir facts (partitions are streamed later by :func:`iter_partitions`)."""
+    h = gather_host(opts)
+    mounts = read_mountinfo()
+    dirs = h.inputs["log_dirs"].value if h.has("log_dirs") else []
+    for d in dirs:  # type: ignore[union-attr]
+        h.log_dirs.append(gather_log_dir(h, d, mounts))
+    determine_broker_state(h)
+    return h
+
+
+def _first_timestamp(path: str) -> int | None:
+    try:
+        with LogBuffer.open(path) as buf:
+            for b in BatchScanner(buf, verify_crc=False):
+                return b.base_timestamp if not b.has_delete_horizon else None
+    except EngineError:
+        return None
+    return None
+
+
+def _control_runs(pf: PartitionFacts) -> None:
+    """Longest run of consecutive control batches (bytes) in a compacted partition: what KAFKA-6854's cleaner
+    could not read past (LogCleaner.cleanInto grew its buffers while a read held only discarded batches)."""
+    best = (0, 0, -1, -1)
+    for seg in pf.part.segments:
+        run_bytes = run_batches = 0
+        run_start = -1
+        try:
+            with LogBuffer.open(seg.log.path) as buf:  # type: ignore[union-attr]
+                for b in BatchScanner(buf, verify_crc=False):
+                    if b.is_control:
+                        pf.control_batches += 1
+                        if run_batches == 0:
+                            run_start = b.base_offset
+                        run_bytes += b.size
+                        run_batches += 1
+                        if run_bytes > best[0]:
+                            best = (run_bytes, run_batches, run_start, seg.base_offset)
+                    else:
+                        run_bytes = run_batches = 0
+        except EngineError as exc:
+            pf.errors.append(exc)
+    pf.control_run = best if best[1] else None
+
+
+def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> PartitionFacts:  # type: ignore[no-untyped-def]
+    from kafka_ops.engine.logdir import read_segment_tails
+
+    part = scan_partition(path, name, read_tails=False)
+    key = (name.topic, name.partition)
+    cps = ldf.scan.checkpoints
+    pf = PartitionFacts(
+        ldf, part, h.configs.for_topic(name.topic),
+        (cps.get(ckpt.RECOVERY_POINT) or {}).get(key),
+        (cps.get(ckpt.LOG_START) or {}).get(key),
+        (cps.get(ckpt.CLEANER) or {}).get(key),
+    )  # fmt: skip
+    for seg in part.segments:
+        read_segment_tails(seg)
+        pf.errors.extend(seg.errors)
+    pf.errors.extend(part.errors)
+    for fi in [part.dir_info, *(f for s in part.segments for f in s.files), *part.leftovers]:
+        if fi is not None:
+            acl = read_acl(fi.path)
+            if acl:
+                pf.acls[fi.path] = acl
+    if h.broker_state != "running" and part.segments:
+        rec = recovered_segments(part, ldf.clean_shutdown, pf.recovery_point)
+        pf.will_recover = [s.base_offset for s in rec]
+        for seg in rec:
+            try:
+                pf.recovery[seg.base_offset] = recovery_scan(seg)
+            except EngineError as exc:
+                pf.errors.append(exc)
+    if h.options.deep:
+        for seg in part.segments:
+            if seg.base_offset not in pf.recovery and seg.log is not None:
+                try:
+                    pf.recovery[seg.base_offset] = recovery_scan(seg)
+                except EngineError as exc:
+                    pf.errors.append(exc)
+    if part.segments:
+        active = part.segments[-1]
+        try:
+            pf.log_end_offset = next_offset(active)
+        except EngineError as exc:
+            pf.errors.append(exc)
+        oldest = part.segments[0]
+        if oldest.log is not None and oldest.log.size:
+            ts = _first_timestamp(oldest.log.path)
+            if ts is not None:
+                pf.first_timestamps[oldest.base_offset] = ts
+    if pf.config.compacted:
+        _control_runs(pf)
+    if h.options.probe_as_user and h.identity is not None:
+        from kafka_ops.facts.probe import probe_paths
+
+        paths = [f.path for s in part.segments for f in s.files]
+        if part.dir_info:
+            paths.append(part.dir_info.path)
+        pf.probe = probe_paths(h.identity, paths)
+    return pf
+
+
+def iter_partitions(h: HostFacts, ldf: LogDirFacts) -> Iterator[PartitionFacts]:
+    for path, name in getattr(ldf, "_partition_names", []):
+        yield gather_partition(h, ldf, path, name)

@@ -1,0 +1,106 @@
+"""Events in the broker's own logs (server.log, log-cleaner.log), as structured facts.
+
+The patterns are Kafka's log statements (core/.../log/LogCleaner.scala, LogLoader.java, LogManager.scala,
+UnifiedLog, AppInfoParser); each event keeps the file, line number and timestamp of its line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from kafka_ops.engine.errors import EngineError, os_error
+
+_TS = re.compile(r"^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3})\]")
+PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("version", re.compile(r"Kafka version\s*:\s*(?P<version>\S+)")),
+    # LogCleaner: ShutdownableThread logs "Error due to" then "Stopped" when the cleaner thread dies
+    ("cleaner_error", re.compile(r"ERROR \[(?P<thread>kafka-log-cleaner-thread-\d+)\]: Error due to")),
+    ("cleaner_stopped", re.compile(r"INFO \[(?P<thread>kafka-log-cleaner-thread-\d+)\]: Stopped")),
+    (
+        "cleaner_exception",
+        re.compile(
+            r"(?P<exception>java\.lang\.\w+(?:Exception|Error)): (?P<detail>This log contains a message larger than maximum allowable size of (?P<size>\d+)\.?.*)"
+        ),
+    ),
+    # KIP-346 (2.1.0): the cleaner survives and marks the partition uncleanable
+    (
+        "uncleanable",
+        re.compile(
+            r"(?:Unexpected exception thrown when cleaning log|marking partition) .*?(?P<partition>[\w.-]+-\d+)"
+        ),
+    ),
+    # LogLoader / LogSegment: index rebuilds
+    (
+        "corrupt_index",
+        re.compile(r"Found a corrupted index file (?:corresponding to log file (?P<file>\S+) )?due to"),
+    ),
+    (
+        "missing_index",
+        re.compile(r"Could not find offset index file corresponding to log file (?P<file>\S+),"),
+    ),
+    # UnifiedLog retention with a zero timestamp (seed 000 after the fact)
+    (
+        "zero_timestamp_delete",
+        re.compile(r"(?:largestTime=0|largestRecordTimestamp=Some\(0\)|largestRecordTimestamp=0\b)"),
+    ),
+    (
+        "retention_delete",
+        re.compile(
+            r"(?:Found deletable segments with base offsets \[(?P<bases>[\d,]*)\] due to retention time|Deleting segment .* due to log retention time)"
+        ),
+    ),
+    # LogManager: unclean-shutdown recovery and its progress
+    (
+        "recovery_start",
+        re.compile(r"Recovering (?P<logs>\d+) logs from (?P<dir>\S+) since no clean shutdown file was found"),
+    ),
+    (
+        "recovery_skip",
+        re.compile(
+            r"Skipping recovery of (?P<logs>\d+) logs from (?P<dir>\S+) since clean shutdown file was found"
+        ),
+    ),
+    ("recovering_segment", re.compile(r"Recovering unflushed segment (?P<base>\d+)")),
+    (
+        "log_loaded",
+        re.compile(
+            r"Completed load of log (?P<log>\S+) with (?P<segments>\d+) (?:log )?segments.* in (?P<ms>\d+) ?ms"
+        ),
+    ),
+    ("logs_loaded", re.compile(r"Loaded (?P<logs>\d+) logs in (?P<ms>\d+) ?ms")),
+    ("log_dir_loaded", re.compile(r"\((?P<done>\d+)/(?P<total>\d+) completed in (?P<dir>\S+)\)")),
+    ("log_dir_failed", re.compile(r"Shutdown broker because all log dirs in (?P<dirs>.+) have failed")),
+    (
+        "permission_denied",
+        re.compile(r"(?P<file>/\S+) \(Permission denied\)|AccessDeniedException: (?P<file2>/\S+)"),
+    ),
+]
+
+
+def parse_line(line: str) -> list[dict[str, object]]:
+    out = []
+    ts = _TS.match(line)
+    for kind, pat in PATTERNS:
+        m = pat.search(line)
+        if m:
+            ev: dict[str, object] = {"kind": kind, "time": ts.group(1) if ts else None}
+            ev.update({k: v for k, v in m.groupdict().items() if v is not None})
+            out.append(ev)
+    return out
+
+
+def read_log_events(path: str) -> list[dict[str, object]]:
+    events: list[dict[str, object]] = []
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            for n, line in enumerate(f, start=1):
+                for ev in parse_line(line):
+                    ev["file"] = path
+                    ev["line"] = n
+                    events.append(ev)
+    except OSError as exc:
+        raise os_error(path, exc) from exc
+    return events
+
+
+__all__ = ["EngineError", "parse_line", "read_log_events"]

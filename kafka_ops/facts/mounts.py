@@ -1,0 +1,82 @@
+"""Mount points and free space of a path, from /proc/self/mountinfo (proc(5)) and statvfs."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class MountFacts:
+    path: str
+    mount_point: str
+    fstype: str
+    source: str
+    is_mount_point: bool  # the path itself is a mount point
+    on_root_fs: bool  # the path lives on the filesystem mounted at /
+    total_bytes: int | None
+    free_bytes: int | None  # available to unprivileged users (f_bavail)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path, "mount_point": self.mount_point, "fstype": self.fstype, "source": self.source,
+            "is_mount_point": self.is_mount_point, "on_root_fs": self.on_root_fs,
+            "total_bytes": self.total_bytes, "free_bytes": self.free_bytes,
+        }  # fmt: skip
+
+
+def _unescape(s: str) -> str:
+    # mountinfo escapes space, tab, newline and backslash as octal
+    out, i = [], 0
+    while i < len(s):
+        if s[i] == "\\" and i + 3 < len(s) and s[i + 1 : i + 4].isdigit():
+            out.append(chr(int(s[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(s[i])
+            i += 1
+    return "".join(out)
+
+
+def read_mountinfo(path: str = "/proc/self/mountinfo") -> list[tuple[str, str, str]]:
+    """[(mount point, fstype, source)] in mount order."""
+    out = []
+    try:
+        with open(path) as f:
+            for line in f:
+                left, _, right = line.partition(" - ")
+                fields = left.split()
+                rf = right.split()
+                if len(fields) >= 5 and len(rf) >= 2:
+                    out.append((_unescape(fields[4]), rf[0], _unescape(rf[1])))
+    except OSError:
+        pass
+    return out
+
+
+def mount_of(path: str, mounts: list[tuple[str, str, str]] | None = None) -> MountFacts:
+    real = os.path.realpath(path)
+    mounts = read_mountinfo() if mounts is None else mounts
+    best = ("/", "unknown", "unknown")
+    for mp, fstype, src in mounts:  # the last, longest matching mount wins (stacked mounts)
+        if real == mp or real.startswith(mp.rstrip("/") + "/") or mp == "/":
+            if len(mp) >= len(best[0]):
+                best = (mp, fstype, src)
+    total = free = None
+    try:
+        st = os.statvfs(real)
+        total, free = st.f_blocks * st.f_frsize, st.f_bavail * st.f_frsize
+    except OSError:
+        pass
+    return MountFacts(real, best[0], best[1], best[2], best[0] == real, best[0] == "/", total, free)
+
+
+def mem_total_bytes(path: str = "/proc/meminfo") -> int | None:
+    try:
+        with open(path) as f:
+            for line in f:
+                if line.startswith("MemTotal:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError):
+        pass
+    return None
