@@ -271,7 +271,7 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         else:
             h.inputs["broker_user"] = Input(h.identity.to_dict(), user_source)
     else:
-        h.skipped_inputs["broker_user"] = "no --broker-user and no User= in the systemd unit"
+        h.skipped_inputs["broker_user"] = "the broker user is unknown: no --broker-user and no User= in the systemd unit"
 
     # broker logs (for the version and the cleaner's state)
     for path in opts.logs:

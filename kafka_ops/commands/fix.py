@@ -1,0 +1,231 @@
+"""`kafka-ops fix ...`: dry run by default; `--apply` changes the host and writes an undo journal."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafka_ops.commands import app, fail
+from kafka_ops.commands.audit import (
+    BrokerState,
+    BrokerUserOpt,
+    KafkaVersionOpt,
+    LogDirOpt,
+    NowOpt,
+    ServerPropsOpt,
+    TopicConfigsOpt,
+    UnitOpt,
+    build_options,
+)
+
+fix_app = typer.Typer(
+    help="Remediate what the audit found. Dry run unless --apply; every change is journaled for `fix undo`.",
+    no_args_is_help=True,
+)
+app.add_typer(fix_app, name="fix")
+
+ApplyOpt = Annotated[bool, typer.Option("--apply", help="Make the changes (default: only print them).")]
+JournalOpt = Annotated[
+    Path | None,
+    typer.Option("--journal-dir", help="Where the undo journal goes (default /var/lib/kafka-ops/journal)."),
+]
+StateOpt = Annotated[
+    BrokerState,
+    typer.Option(
+        "--broker-state", help="Whether the broker runs (auto: from /proc/locks and the process list)."
+    ),
+]
+INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
+
+
+def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
+    from kafka_ops.fixes import FixError
+    from kafka_ops.fixes import apply as do_apply
+
+    if plan.refused:
+        fail(plan.refused)
+    for n in plan.notes:
+        typer.echo(f"note: {n}")
+    if not plan.actions:
+        typer.echo(f"fix {plan.fix}: nothing to change.")
+        return
+    verb = "applying" if apply else "would apply (dry run; add --apply)"
+    typer.echo(f"fix {plan.fix}: {verb} {len(plan.actions)} change(s):")
+    for a in plan.actions:
+        typer.echo(f"  {a.describe()}")
+    if not apply:
+        return
+    try:
+        journal = do_apply(plan, str(journal_dir) if journal_dir else None)
+    except (FixError, OSError) as exc:
+        fail(f"fix {plan.fix} stopped: {exc}; what was done is in the journal", code=1)
+    typer.echo(f"done. Undo with: kafka-ops fix undo {journal}")
+
+
+def _gather(**kw: Any) -> Any:
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts.collect import gather
+
+    opts = build_options(**kw)
+    try:
+        return gather(opts), opts
+    except EngineError as exc:
+        fail(str(exc))
+
+
+@fix_app.command("ownership")
+def ownership(
+    log_dir: LogDirOpt = None,
+    server_properties: ServerPropsOpt = None,
+    broker_user: BrokerUserOpt = None,
+    systemd_unit: UnitOpt = None,
+    group: Annotated[
+        str | None,
+        typer.Option("--group", help="Group to own the files (default: the broker user's primary group)."),
+    ] = None,
+    apply: ApplyOpt = False,
+    journal_dir: JournalOpt = None,
+) -> None:
+    """chown every file and dir of the log dirs to the broker user and give it read/write (dirs: traverse)."""
+    import grp
+
+    from kafka_ops.fixes import plan_ownership
+
+    h, _ = _gather(
+        log_dir=log_dir,
+        server_properties=server_properties,
+        broker_user=broker_user,
+        systemd_unit=systemd_unit,
+    )
+    if h.identity is None:
+        fail(h.skipped_inputs.get("broker_user", "the broker user is unknown: give --broker-user"))
+    gid = h.identity.gid
+    if group:
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            fail(f"no such group: {group}")
+    dirs = [d.path for d in h.log_dirs]
+    if not dirs:
+        fail("no log dirs: give --log-dir or --server-properties")
+    if h.broker_state == "running":
+        typer.echo(
+            "note: the broker is running; checkpoint .tmp files may come and go while this runs (cp-ansible #903)"
+        )
+    _print_and_apply(plan_ownership(dirs, h.identity.uid, gid), apply, journal_dir)
+
+
+@fix_app.command("systemd")
+def systemd(
+    log_dir: LogDirOpt = None,
+    server_properties: ServerPropsOpt = None,
+    systemd_unit: UnitOpt = None,
+    timeout_stop_sec: Annotated[
+        int | None,
+        typer.Option("--timeout-stop-sec", help="Use this stop timeout instead of the computed one."),
+    ] = None,
+    limit_nofile: Annotated[
+        int | None, typer.Option("--limit-nofile", help="Use this LimitNOFILE instead of the computed one.")
+    ] = None,
+    no_reload: Annotated[
+        bool, typer.Option("--no-reload", help="Do not run systemctl daemon-reload.")
+    ] = False,
+    apply: ApplyOpt = False,
+    journal_dir: JournalOpt = None,
+) -> None:
+    """Write a drop-in for the broker unit: the stop timeout a clean shutdown needs (SYSD001), SIGTERM as the
+    stop signal (SYSD002), LimitNOFILE (SYSD003); then systemctl daemon-reload."""
+    from kafka_ops.audit import run_audit
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.fixes import plan_systemd_dropin
+
+    opts = build_options(log_dir=log_dir, server_properties=server_properties, systemd_unit=systemd_unit)
+    try:
+        report = run_audit(opts)
+    except EngineError as exc:
+        fail(str(exc))
+    unit = report["inputs"].get("systemd_unit", {}).get("value")
+    if not unit:
+        fail("no systemd unit found: give --systemd-unit")
+    settings: dict[str, str] = {}
+    for f in report["findings"]:
+        d = f.get("details") or {}
+        if f["check"] == "SYSD001" and d.get("recommended_timeout_s"):
+            settings["TimeoutStopSec"] = f"{int(d['recommended_timeout_s'])}s"
+        if f["check"] == "SYSD002":
+            settings["KillSignal"] = "SIGTERM"
+        if f["check"] == "SYSD003" and d.get("recommended_nofile"):
+            settings["LimitNOFILE"] = str(int(d["recommended_nofile"]))
+    if timeout_stop_sec is not None:
+        settings["TimeoutStopSec"] = f"{timeout_stop_sec}s"
+    if limit_nofile is not None:
+        settings["LimitNOFILE"] = str(limit_nofile)
+    if not settings:
+        typer.echo(
+            "fix systemd: the unit already stops the broker cleanly (no SYSD001-SYSD003 finding); nothing to change."
+        )
+        return
+    _print_and_apply(plan_systemd_dropin(str(unit), settings, reload=not no_reload), apply, journal_dir)
+
+
+@fix_app.command("indexes")
+def indexes(
+    quarantine: Annotated[
+        Path,
+        typer.Option("--quarantine", help="Folder outside every log dir that receives the bad index files."),
+    ] = Path("/var/lib/kafka-ops/quarantine"),
+    log_dir: LogDirOpt = None,
+    server_properties: ServerPropsOpt = None,
+    topic_configs: TopicConfigsOpt = None,
+    kafka_version: KafkaVersionOpt = None,
+    broker_state: StateOpt = BrokerState.auto,
+    now: NowOpt = None,
+    apply: ApplyOpt = False,
+    journal_dir: JournalOpt = None,
+) -> None:
+    """With the broker stopped, move the index files of the segments the audit flags (IDX001-IDX004, RET001) to a
+    quarantine folder, so that the broker rebuilds them from the records at start. Never touches a .log."""
+    import datetime as dt
+
+    from kafka_ops.audit import run_audit
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.fixes import plan_quarantine_indexes
+
+    opts = build_options(
+        log_dir=log_dir, server_properties=server_properties, topic_configs=topic_configs,
+        kafka_version=kafka_version, broker_state=broker_state.value, now=now,
+    )  # fmt: skip
+    try:
+        report = run_audit(opts)
+    except EngineError as exc:
+        fail(str(exc))
+    if report["broker_state"] != "stopped":
+        fail("the broker is running: stop it first (index files are mapped by the running broker)")
+    segments = []
+    for f in report["findings"]:
+        if f["check"] in INDEX_CHECKS and f.get("segment") is not None and f.get("path"):
+            p = f["path"]
+            part_dir = os.path.dirname(p) if os.path.basename(p)[:1].isdigit() else p
+            segments.append((part_dir, int(f["segment"])))
+    stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+    plan = plan_quarantine_indexes(segments, str(quarantine / stamp), [d["path"] for d in report["log_dirs"]])
+    _print_and_apply(plan, apply, journal_dir)
+
+
+@fix_app.command("undo")
+def undo(journal: Annotated[Path, typer.Argument(help="A journal written by `fix ... --apply`.")]) -> None:
+    """Put back everything a fix changed, last change first."""
+    from kafka_ops.fixes import FixError
+    from kafka_ops.fixes import undo as do_undo
+
+    try:
+        done = do_undo(str(journal))
+    except (FixError, OSError) as exc:
+        fail(str(exc), code=1)
+    if not done:
+        typer.echo(f"{journal}: already undone (or empty); nothing to do.")
+    for line in done:
+        typer.echo(f"  {line}")

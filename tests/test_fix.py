@@ -1,0 +1,123 @@
+"""Fixes: dry run by default, --apply changes the host, a second run changes nothing, undo restores."""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import subprocess
+import sys
+
+import pytest
+
+from kafka_ops.simulator.host import Failures, HostSpec, simulate_host
+
+from .conftest import NOW_MS
+
+
+def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "kafka_ops.cli", *args], capture_output=True, text=True)
+
+
+@pytest.fixture(scope="module")
+def broker_user() -> str:
+    if os.geteuid() != 0:
+        pytest.skip("needs root to create users and chown")
+    name = "kopsfixuser"
+    try:
+        pwd.getpwnam(name)
+    except KeyError:
+        subprocess.run(
+            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name], check=True
+        )
+    yield name
+    subprocess.run(["userdel", name], check=False)
+
+
+def _tree_state(root: str) -> dict[str, tuple[int, int, int]]:
+    out = {}
+    for d, _dirs, files in os.walk(root):
+        for p in [d] + [os.path.join(d, f) for f in files]:
+            st = os.lstat(p)
+            out[p] = (st.st_uid, st.st_gid, st.st_mode & 0o7777)
+    return out
+
+
+def test_fix_ownership_dry_run_apply_idempotent_undo(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+    pw = pwd.getpwnam(broker_user)
+    host = simulate_host(
+        str(tmp_path / "h"),
+        HostSpec(
+            now_ms=NOW_MS,
+            broker_uid=pw.pw_uid,
+            broker_gid=pw.pw_gid,
+            failures=Failures(unreadable_timeindex=True),
+        ),
+    )
+    bad = host.planted["unreadable_timeindex"][0]
+    before = _tree_state(host.log_dirs[0]) | _tree_state(host.log_dirs[1])
+    args = ["fix", "ownership", "--server-properties", host.server_properties, "--broker-user", broker_user]
+    dry = run(*args)
+    assert dry.returncode == 0, dry.stderr
+    assert f"chown {pw.pw_uid}:{pw.pw_gid} {bad}" in dry.stdout and "dry run" in dry.stdout
+    assert (os.stat(bad).st_uid, os.stat(bad).st_gid) == (0, 0), "a dry run changes nothing"
+    journal_dir = tmp_path / "journal"
+    r = run(*args, "--apply", "--journal-dir", str(journal_dir))
+    assert r.returncode == 0, r.stderr
+    assert os.stat(bad).st_uid == pw.pw_uid
+    again = run(*args, "--apply", "--journal-dir", str(journal_dir))
+    assert "nothing to change" in again.stdout
+    journals = list(journal_dir.iterdir())
+    assert len(journals) == 1
+    doc = json.loads(journals[0].read_text())
+    assert doc["done"][0]["before"] == [0, 0]
+    u = run("fix", "undo", str(journals[0]))
+    assert u.returncode == 0, u.stderr
+    assert _tree_state(host.log_dirs[0]) | _tree_state(host.log_dirs[1]) == before
+    assert "already undone" in run("fix", "undo", str(journals[0])).stdout
+
+
+def test_fix_indexes_quarantines_both_indexes_and_never_a_log(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate_host(
+        str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(untrimmed_timeindex=True))
+    )
+    ti = host.planted["untrimmed_timeindex"][0]
+    part = os.path.dirname(ti)
+    logs_before = sorted(f for f in os.listdir(part) if f.endswith(".log"))
+    common = [
+        "fix", "indexes", "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
+        "--broker-state", "stopped", "--now", str(NOW_MS),
+    ]  # fmt: skip
+    inside = run(*common, "--quarantine", os.path.join(host.log_dirs[0], "q"))
+    assert inside.returncode == 2 and "would refuse to start" in inside.stderr
+    q = tmp_path / "quarantine"
+    r = run(*common, "--quarantine", str(q), "--apply", "--journal-dir", str(tmp_path / "j"))
+    assert r.returncode == 0, r.stderr
+    assert not os.path.exists(ti) and not os.path.exists(ti[: -len(".timeindex")] + ".index")
+    moved = sorted(p.name for p in q.rglob("*") if p.is_file())
+    assert moved == [os.path.basename(ti)[: -len(".timeindex")] + s for s in (".index", ".timeindex")]
+    assert sorted(f for f in os.listdir(part) if f.endswith(".log")) == logs_before
+    assert "nothing to change" in run(*common, "--quarantine", str(q), "--apply").stdout
+    running = run(*common[:-4], "--broker-state", "running", "--quarantine", str(q))
+    assert running.returncode == 2 and "stop it first" in running.stderr
+
+
+def test_fix_systemd_writes_a_dropin_with_the_given_timeout(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate_host(
+        str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(short_stop_timeout=True))
+    )
+    args = [
+        "fix", "systemd", "--server-properties", host.server_properties, "--systemd-unit", host.systemd_unit,
+        "--timeout-stop-sec", "420", "--no-reload",
+    ]  # fmt: skip
+    r = run(*args, "--apply", "--journal-dir", str(tmp_path / "j"))
+    assert r.returncode == 0, r.stderr
+    dropin = host.systemd_unit + ".d/kafka-ops.conf"
+    assert "TimeoutStopSec=420s" in open(dropin).read()
+    from kafka_ops.facts.systemd import load_unit
+
+    assert load_unit(host.systemd_unit).timeout_stop_s() == 420
+    assert "nothing to change" in run(*args, "--apply", "--journal-dir", str(tmp_path / "j")).stdout
+    journal = next((tmp_path / "j").iterdir())
+    assert run("fix", "undo", str(journal)).returncode == 0
+    assert not os.path.exists(dropin)
