@@ -116,7 +116,7 @@ def run_audit(opts: AuditOptions, progress: Callable[[str, int, int], None] | No
     by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
     errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
     for ldf in h.log_dirs:
-        names = getattr(ldf, "_partition_names", [])
+        names = ldf.scan.partition_names
         for i, pf in enumerate(iter_partitions(h, ldf), start=1):
             update_aggregate(ctx, pf)
             for spec in by_scope["partition"]:

@@ -163,6 +163,7 @@ class LogDir:
     clean_shutdown: ckpt.CleanShutdown | None = None
     checkpoints: dict[str, dict[tuple[str, int], int] | None] = field(default_factory=dict)
     partitions: list[Partition] = field(default_factory=list)
+    partition_names: list[tuple[str, PartitionName]] = field(default_factory=list)  # (path, name), all of them
     fatal_dirs: list[FileInfo] = field(default_factory=list)  # dirs that stop the broker (lost+found)
     skipped_dirs: list[FileInfo] = field(default_factory=list)  # remote-log-index-cache, __cluster_metadata-0
     root_files: list[FileInfo] = field(default_factory=list)
@@ -266,8 +267,11 @@ def read_segment_tails(seg: Segment) -> None:
             seg.errors.append(exc)
 
 
-def scan_log_dir(path: str, read_tails: bool = True) -> LogDir:
-    """Scan one ``log.dirs`` entry. Never raises for what it finds; problems go to ``errors``."""
+def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) -> LogDir:
+    """Scan one ``log.dirs`` entry. Never raises for what it finds; problems go to ``errors``.
+
+    ``partitions=False`` only lists the partition dirs (``partition_names``), for callers that stream them.
+    """
     ld = LogDir(os.path.abspath(path))
     try:
         st = os.stat(path)
@@ -288,7 +292,8 @@ def scan_log_dir(path: str, read_tails: bool = True) -> LogDir:
         return ld
     for e in entries:
         try:
-            st = e.stat(follow_symlinks=False)
+            # File.isDirectory follows symlinks (LogManager.loadLogs), so a symlinked partition dir is loaded
+            st = e.stat(follow_symlinks=True)
         except OSError as exc:
             ld.errors.append(os_error(e.path, exc))
             continue
@@ -306,7 +311,9 @@ def scan_log_dir(path: str, read_tails: bool = True) -> LogDir:
         if name.topic == METADATA_TOPIC:
             ld.skipped_dirs.append(fi)
             # The KRaft metadata log is read by the raft layer, not LogManager; still scan it for dumps.
-        ld.partitions.append(scan_partition(e.path, name, read_tails))
+        ld.partition_names.append((e.path, name))
+        if partitions:
+            ld.partitions.append(scan_partition(e.path, name, read_tails))
     root = {f.path.rsplit("/", 1)[-1] for f in ld.root_files}
     meta_path = os.path.join(ld.path, ckpt.META_PROPERTIES)
     if ckpt.META_PROPERTIES in root:

@@ -305,12 +305,9 @@ def gather_host(opts: AuditOptions) -> HostFacts:
 
 
 def gather_log_dir(h: HostFacts, path: str, mounts: list[tuple[str, str, str]]) -> LogDirFacts:
-    scan = scan_log_dir(path, read_tails=False)
-    # partitions are streamed by iter_partitions(); keep only the names here
-    names = [(p.path, p.name) for p in scan.partitions]
-    scan.partitions = []
+    # partitions are streamed by iter_partitions(): list their names only
+    scan = scan_log_dir(path, read_tails=False, partitions=False)
     ldf = LogDirFacts(os.path.abspath(path), True, scan)
-    ldf._partition_names = names  # type: ignore[attr-defined]
     parents = []
     cur = os.path.dirname(os.path.abspath(path))
     while True:
@@ -408,11 +405,12 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
         read_segment_tails(seg)
         pf.errors.extend(seg.errors)
     pf.errors.extend(part.errors)
-    for fi in [part.dir_info, *(f for s in part.segments for f in s.files), *part.leftovers]:
-        if fi is not None:
-            acl = read_acl(fi.path)
-            if acl:
-                pf.acls[fi.path] = acl
+    if h.identity is not None:  # ACLs only matter to the permission checks, which need the broker user
+        for fi in [part.dir_info, *(f for s in part.segments for f in s.files), *part.leftovers, *part.other_files]:
+            if fi is not None:
+                acl = read_acl(fi.path)
+                if acl:
+                    pf.acls[fi.path] = acl
     if h.broker_state != "running" and part.segments:
         rec = recovered_segments(part, ldf.clean_shutdown, pf.recovery_point)
         pf.will_recover = [s.base_offset for s in rec]
@@ -452,5 +450,5 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
 
 
 def iter_partitions(h: HostFacts, ldf: LogDirFacts) -> Iterator[PartitionFacts]:
-    for path, name in getattr(ldf, "_partition_names", []):
+    for path, name in ldf.scan.partition_names:
         yield gather_partition(h, ldf, path, name)
