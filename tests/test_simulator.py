@@ -111,7 +111,8 @@ def test_every_failure_is_planted_where_the_manifest_says(broken_host) -> None: 
         for d in broken_host.log_dirs
     }
     assert len(metas) == 2
-    manifest = json.load(open(os.path.join(broken_host.root, "host.json")))
+    with open(os.path.join(broken_host.root, "host.json")) as f:
+        manifest = json.load(f)
     assert manifest["planted"] == planted
 
 

@@ -32,6 +32,8 @@ def read_varint(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 28:
             raise ValueError("varint is longer than 5 bytes")
+    # ByteUtils.readUnsignedVarint accumulates in a Java int: bits past 32 of a 5th byte are dropped
+    result &= 0xFFFFFFFF
     return (result >> 1) ^ -(result & 1), pos
 
 
@@ -51,6 +53,8 @@ def read_varlong(buf: bytes | memoryview, pos: int) -> tuple[int, int]:
         shift += 7
         if shift > 63:
             raise ValueError("varlong is longer than 10 bytes")
+    # ByteUtils.readUnsignedVarlong accumulates in a Java long: bits past 64 of a 10th byte are dropped
+    result &= 0xFFFFFFFFFFFFFFFF
     return (result >> 1) ^ -(result & 1), pos
 
 

@@ -19,7 +19,8 @@ import os
 import re
 from dataclasses import dataclass, field
 
-from kafka_ops.engine.errors import EngineError, FormatError, os_error
+from kafka_ops.engine.errors import EngineError, FormatError
+from kafka_ops.engine.fileio import read_bytes
 
 RECOVERY_POINT = "recovery-point-offset-checkpoint"
 LOG_START = "log-start-offset-checkpoint"
@@ -34,11 +35,7 @@ OFFSET_CHECKPOINTS = (RECOVERY_POINT, LOG_START, REPLICATION, CLEANER)
 
 
 def _read_text(path: str) -> str:
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+    raw = read_bytes(path)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -223,13 +220,9 @@ class CleanShutdown:
 
 def read_clean_shutdown(log_dir: str) -> CleanShutdown:
     path = os.path.join(log_dir, CLEAN_SHUTDOWN)
-    try:
-        with open(path, "rb") as f:
-            raw = f.read()
-    except FileNotFoundError:
+    if not os.path.lexists(path):
         return CleanShutdown(path, False)
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+    raw = read_bytes(path)
     if not raw.strip():
         return CleanShutdown(path, True, None, "empty")
     try:

@@ -11,10 +11,12 @@ class EngineError(Exception):
 
     def __init__(self, path: str, reason: str, position: int | None = None) -> None:
         self.path = str(path)
-        self.reason = reason
+        self.reason = reason.replace("\n", " ")
         self.position = position
         where = f" at byte {position}" if position is not None else ""
-        super().__init__(f"{self.path}:{where} {reason}" if where else f"{self.path}: {reason}")
+        # one line, whatever the file is called
+        shown = self.path.replace("\n", "\\n").replace("\r", "\\r")
+        super().__init__(f"{shown}:{where} {self.reason}" if where else f"{shown}: {self.reason}")
 
     def to_dict(self) -> dict[str, object]:
         return {"file": self.path, "position": self.position, "error": self.reason}

@@ -18,10 +18,12 @@ Reads use plain ``read``: never ``mmap`` for writing, never ``RandomAccessFile``
 from __future__ import annotations
 
 import os
+import stat as statmod
 import struct
 from dataclasses import dataclass, field
 
 from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.fileio import read_bytes
 
 OFFSET_ENTRY = 8
 TIME_ENTRY = 12
@@ -81,11 +83,7 @@ class IndexFile:
 
 
 def _read(path: str, max_bytes: int | None = None) -> bytes:
-    try:
-        with open(path, "rb") as f:
-            return f.read() if max_bytes is None else f.read(max_bytes)
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+    return read_bytes(path, max_bytes)
 
 
 def base_offset_of(path: str) -> int:
@@ -165,11 +163,14 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
     st = _OFF if kind == "offset" else _TIME
     try:
         # os.pread on a raw fd: two small reads without a buffered file object (the audit's hot path)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
     except OSError as exc:
         raise os_error(path, exc) from exc
     try:
-        length = os.fstat(fd).st_size if size is None else size
+        fst = os.fstat(fd)
+        if not statmod.S_ISREG(fst.st_mode):
+            raise EngineError(path, "not a regular file")
+        length = fst.st_size if size is None else size
         n = length // es
         if n == 0:
             return IndexTail(path, kind, length, es, None, None)

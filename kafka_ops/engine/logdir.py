@@ -163,7 +163,9 @@ class LogDir:
     clean_shutdown: ckpt.CleanShutdown | None = None
     checkpoints: dict[str, dict[tuple[str, int], int] | None] = field(default_factory=dict)
     partitions: list[Partition] = field(default_factory=list)
-    partition_names: list[tuple[str, PartitionName]] = field(default_factory=list)  # (path, name), all of them
+    partition_names: list[tuple[str, PartitionName]] = field(
+        default_factory=list
+    )  # (path, name), all of them
     fatal_dirs: list[FileInfo] = field(default_factory=list)  # dirs that stop the broker (lost+found)
     skipped_dirs: list[FileInfo] = field(default_factory=list)  # remote-log-index-cache, __cluster_metadata-0
     root_files: list[FileInfo] = field(default_factory=list)

@@ -27,6 +27,7 @@ from kafka_ops.engine import compression
 from kafka_ops.engine.binary import Truncated, read_varint, read_varlong
 from kafka_ops.engine.crc import crc32, crc32c
 from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.fileio import open_regular
 
 LOG_OVERHEAD = 12  # offset int64 + size int32 (Records.LOG_OVERHEAD)
 HEADER_SIZE_UP_TO_MAGIC = 17  # Records.HEADER_SIZE_UP_TO_MAGIC
@@ -58,6 +59,9 @@ CONTROL_TYPES = {
 }
 
 _V2_HEADER = struct.Struct(">qiibIhiqqqhii")
+# The same 61 bytes with magic and attributes unsigned (as view[pos + 16] and ``attrs & 0xFFFF`` read them):
+# BatchScanner's hot path reads a whole header with this one unpack.
+_V2_HEADER_U = struct.Struct(">qiiBIHiqqqhii")
 _LOG_HEADER = struct.Struct(">qib")  # offset, size, (partition leader epoch skipped) ... magic at 16
 _LEGACY_V0 = struct.Struct(">qiIbb")  # offset, size, crc, magic, attributes
 _LEGACY_V1 = struct.Struct(">qiIbbq")  # + timestamp
@@ -208,7 +212,7 @@ class LogBuffer:
     def open(cls, path: str | os.PathLike[str]) -> LogBuffer:
         p = os.fspath(path)
         try:
-            with open(p, "rb") as f:
+            with open_regular(p) as f:
                 size = os.fstat(f.fileno()).st_size
                 if size == 0:
                     return cls(b"", p)
@@ -255,14 +259,29 @@ class BatchScanner:
         end = self.end
         pos = self.start
         verify = self.verify_crc
-        unpack_v2 = _V2_HEADER.unpack_from
+        unpack_v2 = _V2_HEADER_U.unpack_from
         unpack_head = _I64_I32.unpack_from
+        # Batch(...) costs a type call plus a non-inlined __init__ frame on CPython 3.11; calling the
+        # dataclass __init__ on object.__new__(Batch) builds the same object ~130 ns faster per batch.
+        new_batch = object.__new__
+        init_batch = Batch.__init__
+        short = end - HEADER_SIZE_UP_TO_MAGIC  # from here on, too few bytes remain for a batch header
+        whole = end - RECORD_BATCH_OVERHEAD  # up to here, a whole v2 header lies before ``end``
         while True:
-            if pos >= end - HEADER_SIZE_UP_TO_MAGIC:
+            if pos >= short:
                 if pos < end:
                     self._stop(pos, f"{end - pos} trailing bytes, too few for a batch header", "torn")
                 break
-            offset, length = unpack_head(view, pos)
+            # One unpack of the whole v2 header when it fits (its fields are only used when magic >= 2, and
+            # then it always fits: batch_end <= end and size >= 61); otherwise offset, size and magic only.
+            if pos <= whole:
+                (
+                    offset, length, ple, magic, crc, attrs, last_delta, base_ts, max_ts, pid, pepoch, base_seq,
+                    count,
+                ) = unpack_v2(view, pos)  # fmt: skip
+            else:
+                offset, length = unpack_head(view, pos)
+                magic = view[pos + 16]
             if length < RECORD_OVERHEAD_V0:
                 self._stop(
                     pos,
@@ -278,7 +297,6 @@ class BatchScanner:
                     "torn",
                 )
                 break
-            magic = view[pos + 16]
             if magic >= 2:
                 if length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:
                     self._stop(
@@ -288,37 +306,20 @@ class BatchScanner:
                         "corrupt",
                     )
                     break
-                (
-                    base_offset,
-                    _len,
-                    ple,
-                    _magic,
-                    crc,
-                    attrs,
-                    last_delta,
-                    base_ts,
-                    max_ts,
-                    pid,
-                    pepoch,
-                    base_seq,
-                    count,
-                ) = unpack_v2(view, pos)
-                ok = crc32c(view[pos + 21 : batch_end]) == crc if verify else True
-                if not ok:
-                    self._stop(
-                        pos, f"CRC-32C mismatch in batch at offset {base_offset} (stored {crc})", "corrupt"
-                    )
+                if verify and crc32c(view[pos + 21 : batch_end]) != crc:
+                    self._stop(pos, f"CRC-32C mismatch in batch at offset {offset} (stored {crc})", "corrupt")
                     yield Batch(
-                        pos, base_offset, base_offset + last_delta, LOG_OVERHEAD + length, magic, crc, False,
-                        attrs & 0xFFFF, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
+                        pos, offset, offset + last_delta, LOG_OVERHEAD + length, magic, crc, False,
+                        attrs, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
                     )  # fmt: skip
                     break
                 if magic > 2:
                     self._stop(pos, f"unknown magic {magic}", "corrupt")
                     break
-                batch = Batch(
-                    pos, base_offset, base_offset + last_delta, LOG_OVERHEAD + length, magic, crc, True,
-                    attrs & 0xFFFF, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
+                batch = new_batch(Batch)
+                init_batch(
+                    batch, pos, offset, offset + last_delta, LOG_OVERHEAD + length, magic, crc, True,
+                    attrs, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
                 )  # fmt: skip
                 if attrs & CONTROL_FLAG:
                     _fill_control(view, batch, batch_end)

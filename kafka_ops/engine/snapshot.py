@@ -12,7 +12,8 @@ import struct
 from dataclasses import asdict, dataclass
 
 from kafka_ops.engine.crc import crc32c
-from kafka_ops.engine.errors import FormatError, os_error
+from kafka_ops.engine.errors import FormatError
+from kafka_ops.engine.fileio import read_bytes
 
 _HEAD = struct.Struct(">hIi")
 _ENTRY = struct.Struct(">qhiqiqiq")
@@ -48,11 +49,7 @@ class ProducerSnapshot:
 
 
 def read_snapshot(path: str) -> ProducerSnapshot:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+    data = read_bytes(path)
     if len(data) < _HEAD.size:
         raise FormatError(path, f"producer snapshot is {len(data)} bytes, shorter than its 10-byte header", 0)
     version, crc, count = _HEAD.unpack_from(data, 0)

@@ -114,7 +114,10 @@ def verify_offset_index(idx: IndexFile, log: LogMap | None, active: bool) -> lis
     if log is None:
         return issues
     batches = log.batches
-    if not set(positions) <= batches.keys():
+    # One dict lookup per entry and C-level checks over the results; the Python loops run only on a problem.
+    found = list(map(batches.get, positions))
+    missing = None in found
+    if missing:
         for i, (o, p) in enumerate(real):
             if p not in batches:
                 if p >= log.size:
@@ -129,14 +132,15 @@ def verify_offset_index(idx: IndexFile, log: LogMap | None, active: bool) -> lis
                         i,
                         f"slot {i}: position {p} (offset {o}) is not a batch start",
                     )
-    for i, (o, p) in enumerate(real):
-        b = batches.get(p)
-        if b is not None and b[0] > o:
-            _limit(
-                issues, "offset_before_batch", i,
-                f"slot {i}: offset {o} points at the batch at position {p}, which starts at offset {b[0]}: "
-                "lookups of that offset would skip records",
-            )  # fmt: skip
+    if missing or any(map(operator.gt, map(operator.itemgetter(0), found), offsets)):
+        for i, (o, p) in enumerate(real):
+            b = batches.get(p)
+            if b is not None and b[0] > o:
+                _limit(
+                    issues, "offset_before_batch", i,
+                    f"slot {i}: offset {o} points at the batch at position {p}, which starts at offset {b[0]}: "
+                    "lookups of that offset would skip records",
+                )  # fmt: skip
     if log.end_offset is not None and offsets[-1] > log.end_offset:
         issues.append(
             IndexIssue(
