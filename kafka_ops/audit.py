@@ -22,6 +22,7 @@ from kafka_ops.facts.collect import (
     gather,
     iter_partitions,
 )
+from kafka_ops.forecast import HostForecast, for_check
 
 REPORT_SCHEMA_VERSION = 1
 # Recovery throughput per recovery thread, from seed 002's broker log: "Completed load of log monitor-2 with
@@ -47,6 +48,9 @@ class AuditContext:
     host: HostFacts
     partition_checks: list[CheckSpec] = field(default_factory=list)
     on_partition: Callable[[PartitionFacts], None] | None = None
+    cache: dict[str, Any] = field(
+        default_factory=dict
+    )  # per-audit state checks share (one partition at a time)
 
     @property
     def now_ms(self) -> int:
@@ -115,10 +119,17 @@ def run_audit(opts: AuditOptions, progress: Callable[[str, int, int], None] | No
             skipped.append({"check": cid, "reason": why})
     by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
     errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
+    host_forecast = HostForecast(
+        h.now_ms, h.horizon_ms
+    )  # the report's forecast section (no per-segment rows)
     for ldf in h.log_dirs:
         names = ldf.scan.partition_names
         for i, pf in enumerate(iter_partitions(h, ldf), start=1):
             update_aggregate(ctx, pf)
+            if pf.part.segments:
+                fc = for_check(ctx, pf)
+                host_forecast.add(fc)
+                ldf.agg.retention_delete_bytes += sum(s.size for s in fc.deletions())
             for spec in by_scope["partition"]:
                 findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, pf))
             errors.extend(e.to_dict() for e in pf.errors)
@@ -149,6 +160,7 @@ def run_audit(opts: AuditOptions, progress: Callable[[str, int, int], None] | No
         "log_dirs": [log_dir_summary(ctx, ldf) for ldf in h.log_dirs],
         "findings": [f.to_dict() for f in findings],
         "errors": errors,
+        "forecast": host_forecast.to_dict(),
     }
 
 
@@ -168,4 +180,5 @@ def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
         "free_bytes": m.free_bytes if m else None,
         "total_bytes": m.total_bytes if m else None,
         "mount_point": m.mount_point if m else None,
+        "retention_delete_bytes": a.retention_delete_bytes,
     }

@@ -56,6 +56,7 @@ class LogDirModel(BaseModel):
     free_bytes: int | None
     total_bytes: int | None
     mount_point: str | None
+    retention_delete_bytes: int = Field(0, description="Bytes time/size retention deletes within the horizon")
 
 
 class ErrorModel(BaseModel):
@@ -85,7 +86,9 @@ class ReportModel(BaseModel):
     findings: list[FindingModel]
     errors: list[ErrorModel]
     gate: GateModel | None = None
-    forecast: dict[str, Any] | None = None
+    forecast: dict[str, Any] | None = Field(
+        None, description="Retention forecast per topic over the horizon (kafka_ops.forecast.HostForecast)"
+    )
 
 
 def validate(report: dict[str, Any]) -> ReportModel:

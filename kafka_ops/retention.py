@@ -8,7 +8,9 @@ From core/src/main/scala/kafka/log/UnifiedLog.scala (snapshot 1eb7644):
   segment's base offset, or the log end offset for the last); a last segment that is empty is never deleted.
 * time: ``startMs - segment.largestTimestamp > retentionMs`` (strictly greater); ``retention.ms < 0`` disables it.
 * size: while ``size - retention.bytes`` leaves room, drop segments from the oldest (``diff - segmentSize >= 0``).
-* runs every ``log.retention.check.interval.ms`` (300000 by default, LogManager's scheduler).
+* runs every ``log.retention.check.interval.ms`` (300000 by default, LogManager.cleanupLogs) for topics without
+  ``compact``; topics with ``compact`` get retention from the cleaner thread (every ``log.cleaner.backoff.ms``):
+  callers pass the interval (kafka_ops.forecast.retention_schedule).
 
 The plan assumes no new data arrives (it forecasts what is on disk now) and that the high watermark is the log
 end offset (a leader in sync: the case in which deletions happen).
@@ -46,7 +48,7 @@ class Deletion:
         }  # fmt: skip
 
 
-def _next_check(t: int, now: int, interval: int) -> int:
+def next_check(t: int, now: int, interval: int) -> int:
     """The first retention check at or after ``t`` (checks run at now, now + interval, ...)."""
     if t <= now:
         return now
@@ -106,7 +108,7 @@ def plan(
             if s.timestamp is None:
                 break
             expires = s.timestamp + retention_ms + 1  # strictly greater than retention.ms
-            horizon_t = max(horizon_t, _next_check(expires, now_ms, check_interval_ms))
+            horizon_t = max(horizon_t, next_check(expires, now_ms, check_interval_ms))
             out.append(Deletion(s.base, horizon_t, "retention_ms", s.size, s.timestamp, s.source))
             i += 1
     return out

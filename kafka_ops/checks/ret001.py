@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check, human_ms
-from kafka_ops.checks.common import access_for, iso, predicted_timestamp, real_timestamp
+from kafka_ops.checks.common import iso, real_timestamp
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import PartitionFacts
-from kafka_ops.retention import SegView, plan
+from kafka_ops.forecast import for_check
 
 SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
 
@@ -24,54 +24,37 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     cfg = pf.config
     if not cfg.deletes or cfg.retention_ms < 0 or not pf.part.segments:
         return
-    who = ctx.host.identity
-    views: list[SegView] = []
-    real_views: list[SegView] = []
-    suspects = {}
-    for seg in pf.part.segments:
-        ts, source = predicted_timestamp(pf, seg)
-        if who is not None and seg.timeindex is not None and source not in ("log",):
-            # what the broker user can do with the file decides what the broker reads (seed 000)
-            a = access_for(who, seg.timeindex, pf.acls.get(seg.timeindex.path), pf.probe)
-            if not a.read:
-                ts, source = None, TS_UNREADABLE
-        real = ts
-        if source in SUSPECT:
-            real = real_timestamp(seg)
-            suspects[seg.base_offset] = (ts, source, real)
-        size = seg.log.size if seg.log else 0
-        views.append(SegView(seg.base_offset, size, 0 if source == TS_UNREADABLE else ts, source))
-        real_views.append(SegView(seg.base_offset, size, real, source))
+    # the one model of what the broker compares and when it deletes (kafka_ops.forecast / retention.plan)
+    fc = for_check(ctx, pf)
+    by_base = {s.base_offset: s for s in pf.part.segments}
+    suspects = {s.base: s for s in fc.segments if s.source in SUSPECT and s.delete_at is not None}
     if not suspects:
         return
-    common = dict(
-        now_ms=ctx.now_ms, retention_ms=cfg.retention_ms, retention_bytes=-1, deletes=True,
-        log_end=pf.log_end_offset,
-    )  # fmt: skip
-    predicted = {d.base: d for d in plan(views, **common)}
-    expected = {d.base: d for d in plan(real_views, **common)}
-    for base, (ts, source, real) in suspects.items():
-        d = predicted.get(base)
-        if d is None:
-            continue
+    real = {base: real_timestamp(by_base[base]) for base in suspects}
+    expected = fc.replan(real)  # the same plan had the broker used the records' own timestamps
+    for base, sf in suspects.items():
         e = expected.get(base)
-        if e is not None and e.at_ms <= d.at_ms:
+        if e is not None and e.at_ms <= sf.delete_at:
             continue  # deleted no earlier than its records warrant: not a loss
-        seg = next(s for s in pf.part.segments if s.base_offset == base)
-        size = seg.log.size if seg.log else 0
+        seg = by_base[base]
+        source, at = sf.source, sf.delete_at
+        size = sf.size
+        rec = real[base]
         when = (
-            "at the next retention check"
-            if d.at_ms <= ctx.now_ms
-            else f"at {iso(d.at_ms)} (in {human_ms(d.at_ms - ctx.now_ms)})"
+            "at the first retention check after the next start"
+            if at <= ctx.now_ms
+            else f"at {iso(at)} (in {human_ms(at - ctx.now_ms)})"
         )
+        if sf.held_by is not None:
+            when += f", together with the older segments before it (the first to expire is {sf.held_by})"
         should = (
-            f"its newest record is from {iso(real)}"
-            if real is not None
+            f"its newest record is from {iso(rec)}"
+            if rec is not None
             else "its records could not be read to compare"
         )
         if e is not None:
             should += f" and it should be deleted at {iso(e.at_ms)}"
-        elif real is not None:
+        elif rec is not None:
             should += " and it should not be deleted yet"
         cause = {
             TS_ZERO_PADDING: "its .timeindex is zero-padded (an untrimmed, preallocated index: the trim on roll failed "
@@ -94,8 +77,8 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             partition=pf.part.partition,
             segment=base,
             details={
-                "timestamp_source": source, "broker_timestamp": ts if source != TS_UNREADABLE else None,
-                "records_max_timestamp": real, "deleted_at_ms": d.at_ms,
+                "timestamp_source": source, "broker_timestamp": sf.timestamp if source != TS_UNREADABLE else None,
+                "records_max_timestamp": rec, "deleted_at_ms": at,
                 "expected_deletion_ms": e.at_ms if e else None, "bytes": size,
             },
         )  # fmt: skip

@@ -63,9 +63,15 @@ class TopicConfig:
     topic: str
     values: dict[str, str]
     sources: dict[str, str]  # property -> "default" | "server.properties" | "topic"
+    invalid: dict[str, str] = field(default_factory=dict)  # properties whose value is not a number
 
     def int(self, key: str) -> int:
-        return int(self.values[key])
+        try:
+            return int(self.values[key])
+        except ValueError:
+            # a value the broker would reject at startup: compute with Kafka's default and say so
+            self.invalid[key] = self.values[key]
+            return int(TOPIC_DEFAULTS[key])
 
     @property
     def retention_ms(self) -> int:

@@ -296,6 +296,9 @@ class _Host:
         name = "user-state"
         self.topic_configs[name] = {"cleanup.policy": "compact,delete", "retention.ms": str(7 * DAY)}
         w = self._writer(name, 0)
+        w.cfg.segment_ms = (
+            1 << 60
+        )  # the cleaner's output segment never rolls by time: old and new records share it
         old = self.now - 120 * DAY
         for i in range(30):
             off = w.next_offset

@@ -1,0 +1,92 @@
+"""RET002: what time and size retention will delete within the horizon, per topic (the forecast as findings)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.common import iso
+from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.forecast import HostForecast, TopicForecast, for_check
+
+# per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is
+# what `kafka-ops forecast` prints)
+MAX_SEGMENTS = 1000
+
+REASON_TEXT = {
+    "log_start": "below the log start offset",
+    "retention_bytes": "retention.bytes",
+    "retention_ms": "retention.ms",
+}
+
+
+@check(
+    "RET002",
+    severity="info",
+    scope="partition,host",
+    title="Retention forecast: what time and size retention delete within the horizon, per topic",
+    incident="seed 003: topic sizes drop in spikes as whole segments expire (segment.bytes / segment.ms decide "
+    "how big each drop is)",
+)
+def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    acc: HostForecast | None = ctx.cache.get("ret002")
+    if acc is None:
+        acc = ctx.cache["ret002"] = HostForecast(ctx.now_ms, ctx.host.horizon_ms, keep_segments=MAX_SEGMENTS)
+    if isinstance(subject, PartitionFacts):
+        if subject.part.segments:
+            acc.add(for_check(ctx, subject))
+        return
+    stopped = ctx.host.broker_state != "running"
+    for name in sorted(acc.topics):
+        t = acc.topics[name]
+        if not t.checks:
+            continue
+        yield _finding(ctx, t, stopped)
+
+
+def _point(ctx, at: int, stopped: bool) -> str:  # type: ignore[no-untyped-def]
+    if at <= ctx.now_ms:
+        return "the first retention check after the broker starts" if stopped else "the next retention check"
+    return f"{iso(at)} (in {human_ms(at - ctx.now_ms)})"
+
+
+def _when(ctx, at: int, stopped: bool) -> str:  # type: ignore[no-untyped-def]
+    return "at " + _point(ctx, at, stopped)
+
+
+def _finding(ctx, t: TopicForecast, stopped: bool) -> Finding:  # type: ignore[no-untyped-def]
+    d = t.to_dict()
+    reasons = ", ".join(
+        f"{v['segments']} by {REASON_TEXT[r]} ({human_bytes(v['bytes'])})" for r, v in d["by_reason"].items()
+    )
+    drop = d["largest_drop"]
+    first, last = d["first_deletion_at"], d["last_deletion_at"]
+    span = (
+        _when(ctx, first, stopped)
+        if first == last
+        else f"from {_point(ctx, first, stopped)} to {_point(ctx, last, stopped)}"
+    )
+    message = (
+        f"retention will delete {d['deleted_segments']} segment(s) of topic {t.topic}, {human_bytes(d['deleted_bytes'])} "
+        f"({d['deleted_bytes']} bytes) of its {human_bytes(d['bytes_now'])} on this host, within "
+        f"{human_ms(t.horizon_ms)} {span}: {reasons}. Largest single drop: {human_bytes(drop['bytes'])} "
+        f"({drop['segments']} segment(s)) {_when(ctx, drop['at_ms'], stopped)}."
+    )
+    early = {
+        s: n for s, n in d["timestamp_sources"].items() if s not in ("time_index", "log", "active_segment")
+    }
+    if early:
+        message += (
+            " Some of these segments are deleted on a fallback timestamp ("
+            + ", ".join(f"{n} {s}" for s, n in early.items())
+            + "): see RET001."
+        )
+    remediation = (
+        "Nothing to fix if this is the retention you want. To keep the data longer, raise it before the "
+        f"deletion: kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name "
+        f"{t.topic} --add-config retention.ms=<ms> (time) or retention.bytes=<bytes per partition> (size). "
+        "Retention deletes whole segments, so each drop is as large as the segments that expire together; "
+        "for a steadier size lower segment.bytes / segment.ms on the topic (seed 003)."
+    )
+    details = {"topic": t.topic, "horizon_ms": t.horizon_ms, "horizon_end_ms": t.horizon_end, **d}
+    return run.finding(message, remediation, topic=t.topic, details=details)

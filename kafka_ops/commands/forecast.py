@@ -1,0 +1,220 @@
+"""`kafka-ops forecast`: the retention forecast alone (a thin layer over kafka_ops.forecast)."""
+
+from __future__ import annotations
+
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any, TextIO
+
+import typer
+
+from kafka_ops.commands import app, fail
+from kafka_ops.commands.audit import (
+    BrokerState,
+    BrokerUserOpt,
+    HorizonOpt,
+    KafkaVersionOpt,
+    LogDirOpt,
+    LogsOpt,
+    NowOpt,
+    ServerPropsOpt,
+    StateOpt,
+    TopicConfigsOpt,
+    UnitOpt,
+    build_options,
+)
+
+
+class ForecastFormat(StrEnum):
+    table = "table"
+    json = "json"
+    csv = "csv"
+
+
+@app.command()
+def forecast(
+    log_dir: LogDirOpt = None,
+    server_properties: ServerPropsOpt = None,
+    broker_user: BrokerUserOpt = None,
+    kafka_version: KafkaVersionOpt = None,
+    topic_configs: TopicConfigsOpt = None,
+    systemd_unit: UnitOpt = None,
+    broker_state: StateOpt = BrokerState.auto,
+    now: NowOpt = None,
+    horizon: HorizonOpt = "24h",
+    broker_log: LogsOpt = None,
+    probe_as_user: Annotated[
+        bool,
+        typer.Option(
+            "--probe-as-user", help="Open every file as the broker user from a child process (root only)."
+        ),
+    ] = False,
+    deep: Annotated[
+        bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
+    ] = False,
+    format: Annotated[
+        ForecastFormat,
+        typer.Option("--format", "-f", help="table, json (one document, streamed) or csv (streamed rows)."),
+    ] = ForecastFormat.table,
+    every_check: Annotated[
+        bool,
+        typer.Option(
+            "--every-check",
+            help="Topic sizes at every retention check of the horizon, not only at those that delete something.",
+        ),
+    ] = False,
+    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+) -> None:
+    """Forecast retention: for every segment the timestamp the broker will compare and where it comes from,
+    when retention deletes it and why (log start, retention.bytes, retention.ms), and each topic's size at the
+    retention checks over the horizon, assuming no new data arrives.
+
+    Exit codes: 0 done; 2 bad usage or unreadable input.
+    """
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts.collect import gather
+    from kafka_ops.forecast import iter_forecasts, write_csv, write_json
+
+    opts = build_options(
+        log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
+        topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
+        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep,
+    )  # fmt: skip
+    if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
+        fail("no log dirs to forecast: give --log-dir or --server-properties")
+    try:
+        host = gather(opts)
+        if not host.log_dirs:
+            fail("no log dirs to forecast: log.dirs is empty and no --log-dir was given")
+        out: TextIO = sys.stdout
+        if output is not None:
+            try:
+                out = output.open("w", encoding="utf-8", newline="")
+            except OSError as exc:
+                fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
+        try:
+            if format is ForecastFormat.json:
+                write_json(out, host, iter_forecasts(host), every_check)
+            elif format is ForecastFormat.csv:
+                write_csv(out, host, iter_forecasts(host), every_check)
+            else:
+                _table(host, out, every_check, progress=out is sys.stdout and sys.stderr.isatty())
+        finally:
+            if out is not sys.stdout:
+                out.close()
+    except EngineError as exc:
+        fail(str(exc))
+
+
+def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from kafka_ops.checks.base import human_bytes, human_ms
+    from kafka_ops.checks.common import iso
+    from kafka_ops.forecast import HostForecast, iter_forecasts
+
+    console = Console(file=out, width=max(120, Console().width) if out is sys.stdout else 160)
+    hf = HostForecast(host.now_ms, host.horizon_ms)
+    end = host.now_ms + host.horizon_ms
+    rows: list[tuple[str, ...]] = []
+    errors: list[dict[str, Any]] = []
+
+    def at(ms: int | None) -> str:
+        if ms is None:
+            return "never (without new data)"
+        if ms <= host.now_ms:
+            return "first check after start" if host.broker_state != "running" else "next check"
+        return f"{iso(ms)} (+{human_ms(ms - host.now_ms)})"
+
+    def consume(fcs: Any) -> None:
+        for fc in fcs:
+            hf.add(fc)
+            errors.extend(fc.errors)
+            for s in fc.segments:
+                gone = s.delete_at is not None and s.delete_at <= end
+                odd = s.source not in ("time_index", "log", "active_segment")
+                future = s.timestamp is not None and s.timestamp > host.now_ms + 3600 * 1000
+                if not (gone or odd or future or s.held_by is not None):
+                    continue
+                why = s.reason or (s.note or "")
+                if s.held_by is not None:
+                    why += f" (held by segment {s.held_by})"
+                when = (
+                    at(s.delete_at)
+                    if gone or s.delete_at is None
+                    else f"after the horizon: {iso(s.delete_at)}"
+                )
+                ts = "unknown" if s.timestamp is None else iso(s.timestamp)
+                row = (
+                    f"{fc.topic}-{fc.partition}",
+                    str(s.base),
+                    human_bytes(s.size),
+                    ts,
+                    s.source,
+                    when,
+                    why,
+                )
+                rows.append(row)
+
+    if progress:
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        with Progress(
+            TextColumn("[bold]scanning[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+            console=Console(stderr=True), transient=True,
+        ) as bar:  # fmt: skip
+            tasks: dict[str, Any] = {}
+
+            def tick(log_dir: str, done: int, total: int) -> None:
+                if log_dir not in tasks:
+                    tasks[log_dir] = bar.add_task(log_dir, total=total)
+                bar.update(tasks[log_dir], completed=done)
+
+            consume(iter_forecasts(host, tick))
+    else:
+        consume(iter_forecasts(host))
+
+    console.print(
+        f"[bold]kafka-ops forecast[/bold] of {host.host} at {iso(host.now_ms)}, horizon {human_ms(host.horizon_ms)}"
+        f" — broker {host.broker_state}; assuming no new data arrives"
+    )
+    t = Table(
+        title="Segments deleted within the horizon, held back, or with a fallback or future timestamp",
+        expand=True,
+    )
+    for col in ("partition", "segment", "size", "largest timestamp", "source", "deleted", "why"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*r)
+    if rows:
+        console.print(t)
+    else:
+        console.print("No segment is deleted within the horizon.")
+    tt = Table(title="Topic size over the horizon", expand=True)
+    for col in (
+        "topic",
+        "partitions",
+        "size now",
+        "deleted",
+        f"size at +{human_ms(host.horizon_ms)}",
+        "drops",
+    ):
+        tt.add_column(col, overflow="fold")
+    for name in sorted(hf.topics):
+        tf = hf.topics[name]
+        drops = "; ".join(
+            f"{at(p['at_ms'])}: -{human_bytes(p['deleted_bytes'])} -> {human_bytes(p['bytes'])}"
+            for p in tf.series(every_check)
+            if p["deleted_bytes"] or every_check
+        )
+        tt.add_row(
+            name, str(tf.partitions), human_bytes(tf.bytes_now), human_bytes(tf.deleted_bytes),
+            human_bytes(tf.bytes_now - tf.deleted_bytes), drops or "-",
+        )  # fmt: skip
+    console.print(tt)
+    from kafka_ops.forecast import host_errors
+
+    for e in host_errors(host) + errors:
+        console.print(f"  [yellow]could not read {e.get('file')}: {e.get('error')}[/yellow]")

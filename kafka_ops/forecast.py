@@ -1,0 +1,517 @@
+"""The retention forecast: which segment retention deletes when, why, and each topic's size over the horizon.
+
+One model: every deletion comes from :func:`kafka_ops.retention.plan` (UnifiedLog.deleteOldSegments), fed with
+the timestamp the broker will use for each segment (:func:`broker_timestamp`, the same as RET001's). Used by
+RET002/RET003/RET004, ``kafka-ops forecast``, the HTML report and the Spark job: standard library only, and it
+works from the audit's own facts (``facts.collect.gather`` + ``iter_partitions``), one partition at a time, so
+memory stays flat; per-topic state is a few numbers per retention check that deletes something.
+
+When retention runs (apache/kafka snapshot 1eb7644):
+* non-compacted logs: LogManager's ``kafka-log-retention`` task, every ``log.retention.check.interval.ms``
+  (300000), ``LogManager.cleanupLogs`` -> ``UnifiedLog.deleteOldSegments``; ``cleanupLogs`` only takes logs
+  without ``compact`` in cleanup.policy (``pauseCleaningForNonCompactedPartitions``, or the ``!compact``
+  filter when there is no cleaner).
+* logs with ``compact`` (``compact`` and ``compact,delete``): the cleaner thread, after each cleaning attempt
+  (``LogCleaner.CleanerThread.cleanFilthiestLog`` -> ``cleanerManager.deletableLogs()`` ->
+  ``deleteOldSegments``); an idle cleaner sleeps ``log.cleaner.backoff.ms`` (15000) between attempts
+  (``doWork``). With ``log.cleaner.enable=false`` there is no cleaner (LogManager.startup) and retention never
+  runs on them.
+
+Assumptions (also in every output): no new data arrives (the forecast is of what is on disk now, so rolls do not
+happen: ``LogSegment.shouldRoll`` is only asked on append), the high watermark is the log end offset (a leader
+in sync), and checks happen at now, now + interval, ... For a stopped broker "now" is the first check after it
+starts (``log.initial.task.delay.ms``, 30 s, after the log manager starts). Deleted segments are renamed
+``.deleted`` and removed from disk ``file.delete.delay.ms`` (60 s) later; sizes here are the log's
+(``UnifiedLog.size``), which drops at once.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from kafka_ops.checks.common import TS_ACTIVE, access_for, iso, predicted_timestamp
+from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, Segment
+from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
+from kafka_ops.facts.config import Configs, TopicConfig
+from kafka_ops.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
+
+FORECAST_VERSION = 1
+CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS
+
+ASSUMPTIONS = [
+    "no new data arrives: the forecast is of the segments on disk now (no rolls, no new segments)",
+    "the high watermark is the log end offset (a leader in sync)",
+    "retention checks run at now, now + interval, ...; for a stopped broker 'now' is the first check after it starts",
+    "sizes are the log's size (UnifiedLog.size); deleted files leave the disk file.delete.delay.ms (60 s) later",
+    "the cleaner does not rewrite segments during the horizon (compacted topics may shrink or merge further)",
+]
+
+REASONS = ("log_start", "retention_bytes", "retention_ms")
+
+
+# ----------------------------------------------------------------------------------------------- when
+
+
+@dataclass(frozen=True, slots=True)
+class Schedule:
+    """How often retention runs for a topic, and by which thread."""
+
+    interval_ms: int
+    runs: bool
+    thread: str  # log-retention (LogManager) | log-cleaner (LogCleaner)
+    note: str = ""
+
+    def to_dict(self) -> dict[str, object]:
+        return {"thread": self.thread, "interval_ms": self.interval_ms, "runs": self.runs, "note": self.note}
+
+
+def _enabled(configs: Configs, key: str, default: bool) -> bool:
+    raw = configs.server.get(key)
+    return default if raw is None else raw.strip().lower() != "false"
+
+
+def retention_schedule(configs: Configs, cfg: TopicConfig) -> Schedule:
+    if cfg.compacted:
+        if not _enabled(configs, "log.cleaner.enable", True):
+            return Schedule(
+                0, False, "log-cleaner",
+                "log.cleaner.enable=false: retention of topics with compact in cleanup.policy only runs in the "
+                "cleaner thread (LogCleaner.CleanerThread.cleanFilthiestLog; LogManager.cleanupLogs skips them), "
+                "so nothing of this topic is ever deleted",
+            )  # fmt: skip
+        backoff = configs.server_int("log.cleaner.backoff.ms", CLEANER_BACKOFF_MS)
+        return Schedule(max(1, backoff), True, "log-cleaner")
+    interval = configs.server_int("log.retention.check.interval.ms", CHECK_INTERVAL_MS)
+    return Schedule(max(1, interval), True, "log-retention")
+
+
+# ----------------------------------------------------------------------------------------------- what
+
+
+def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple[int | None, str]:
+    """The largest timestamp the broker will compare for ``seg`` and where it comes from (RET001's rule):
+    :func:`checks.common.predicted_timestamp`, and 0 when the broker user cannot read the .timeindex (seed 000's
+    broker took it as 0; a current one takes the log dir offline at the first read)."""
+    ts, source = predicted_timestamp(pf, seg, running=host.broker_state == "running")
+    who = host.identity
+    if who is not None and seg.timeindex is not None and source != TS_LOG:
+        a = access_for(who, seg.timeindex, pf.acls.get(seg.timeindex.path), pf.probe)
+        if not a.read:
+            return 0, TS_UNREADABLE
+    if source == TS_UNREADABLE:
+        return 0, source
+    return ts, source
+
+
+@dataclass(slots=True)
+class SegmentForecast:
+    base: int
+    size: int
+    timestamp: int | None  # what the broker compares (LogSegment.largestTimestamp after the next start)
+    # time_index | zero_padding | mtime | mtime_missing_timeindex | log | unreadable | active_segment
+    source: str
+    delete_at: int | None = None  # the retention check that deletes it (None: never, without new data)
+    reason: str | None = None  # log_start | retention_bytes | retention_ms
+    held_by: int | None = None  # an older segment whose later expiry delays this one (deletableSegments)
+    note: str | None = None  # why it is never deleted
+    first_timestamp: int | None = None  # first batch's timestamp (the oldest segment only)
+
+    def in_horizon(self, horizon_end: int) -> bool:
+        return self.delete_at is not None and self.delete_at <= horizon_end
+
+    def to_dict(self, horizon_end: int) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "base_offset": self.base, "bytes": self.size, "timestamp": self.timestamp,
+            "timestamp_source": self.source, "delete_at": self.delete_at, "delete_reason": self.reason,
+            "in_horizon": self.in_horizon(horizon_end), "held_by": self.held_by, "note": self.note,
+        }  # fmt: skip
+        if self.first_timestamp is not None:
+            d["first_record_timestamp"] = self.first_timestamp
+        return d
+
+
+@dataclass(slots=True)
+class PartitionForecast:
+    topic: str
+    partition: int
+    log_dir: str
+    path: str
+    now_ms: int
+    horizon_ms: int
+    config: TopicConfig
+    schedule: Schedule
+    log_start: int | None
+    log_end: int | None
+    segments: list[SegmentForecast]
+    errors: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def horizon_end(self) -> int:
+        return self.now_ms + self.horizon_ms
+
+    @property
+    def bytes(self) -> int:
+        return sum(s.size for s in self.segments)
+
+    def deletions(self, within_horizon: bool = True) -> list[SegmentForecast]:
+        end = self.horizon_end
+        return [
+            s for s in self.segments if s.delete_at is not None and (not within_horizon or s.delete_at <= end)
+        ]
+
+    def segment(self, base: int) -> SegmentForecast | None:
+        return next((s for s in self.segments if s.base == base), None)
+
+    def replan(self, timestamps: dict[int, int | None]) -> dict[int, Deletion]:
+        """:func:`retention.plan` again with some segments' timestamps replaced (a what-if: RET003's "had the
+        producer's clock been right"), with this partition's config, schedule and offsets."""
+        if not self.schedule.runs:
+            return {}
+        views = [
+            SegView(s.base, s.size, timestamps.get(s.base, s.timestamp), s.source) for s in self.segments
+        ]
+        cfg = self.config
+        deletions = plan(
+            views, now_ms=self.now_ms, retention_ms=cfg.retention_ms, retention_bytes=cfg.retention_bytes,
+            deletes=cfg.deletes, log_start=self.log_start, log_end=self.log_end,
+            check_interval_ms=self.schedule.interval_ms,
+        )  # fmt: skip
+        return {d.base: d for d in deletions}
+
+    def to_dict(self) -> dict[str, Any]:
+        gone = self.deletions()
+        cfg = self.config
+        return {
+            "topic": self.topic, "partition": self.partition, "log_dir": self.log_dir, "path": self.path,
+            "bytes": self.bytes, "log_start_offset": self.log_start, "log_end_offset": self.log_end,
+            "config": {
+                "cleanup_policy": cfg.values.get("cleanup.policy"), "retention_ms": cfg.retention_ms,
+                "retention_bytes": cfg.retention_bytes, "segment_bytes": cfg.values.get("segment.bytes"),
+                "segment_ms": cfg.values.get("segment.ms"),
+            },
+            "retention_check": self.schedule.to_dict(),
+            "deleted_bytes": sum(s.size for s in gone), "deleted_segments": len(gone),
+            "segments": [s.to_dict(self.horizon_end) for s in self.segments],
+            "errors": self.errors,
+        }  # fmt: skip
+
+
+def forecast_partition(
+    host: HostFacts, pf: PartitionFacts, *, now_ms: int | None = None, horizon_ms: int | None = None
+) -> PartitionForecast:
+    """Every segment of one partition: the timestamp the broker will use, and when retention deletes it."""
+    now = host.now_ms if now_ms is None else now_ms
+    horizon = host.horizon_ms if horizon_ms is None else horizon_ms
+    cfg = pf.config
+    sched = retention_schedule(host.configs, cfg)
+    segs: list[SegmentForecast] = []
+    for seg in pf.part.segments:
+        ts, source = broker_timestamp(host, pf, seg)
+        segs.append(SegmentForecast(seg.base_offset, seg.log.size if seg.log else 0, ts, source))
+    if segs and segs[0].base in pf.first_timestamps:
+        segs[0].first_timestamp = pf.first_timestamps[segs[0].base]
+    out = PartitionForecast(
+        pf.part.topic, pf.part.partition, pf.log_dir.path, pf.part.path, now, horizon, cfg, sched,
+        pf.log_start, pf.log_end_offset, segs, [e.to_dict() for e in pf.errors],
+    )  # fmt: skip
+    if not segs:
+        return out
+    deletions = list(out.replan({}).values())  # retention.plan, in deletion order
+    by_base = {s.base: s for s in segs}
+    latest: tuple[int, int] | None = None  # (own expiry, base) of the latest-expiring time deletion so far
+    for d in deletions:
+        s = by_base[d.base]
+        s.delete_at, s.reason = d.at_ms, d.reason
+        if d.reason == "retention_ms" and s.timestamp is not None:
+            own = next_check(s.timestamp + cfg.retention_ms + 1, now, sched.interval_ms)
+            if latest is not None and own < d.at_ms:
+                s.held_by = latest[1]
+            if latest is None or own > latest[0]:
+                latest = (own, s.base)
+    _explain_kept(out, len(deletions))
+    return out
+
+
+def _explain_kept(fc: PartitionForecast, n_deleted: int) -> None:
+    """Say why the segments that retention never deletes (without new data) stay."""
+    kept = fc.segments[n_deleted:]
+    if not kept:
+        return
+    cfg = fc.config
+    first = kept[0]
+    if not fc.schedule.runs:
+        why = fc.schedule.note
+    elif not cfg.deletes:
+        why = (
+            f"cleanup.policy={cfg.values.get('cleanup.policy')}: without delete only segments below the log "
+            "start offset are deleted (UnifiedLog.deleteOldSegments)"
+        )
+    elif cfg.retention_ms < 0:
+        why = "retention.ms=-1 (no time retention) and retention.bytes is not exceeded"
+    elif first is fc.segments[-1] and first.size == 0:
+        why = "an empty last segment is never deleted (UnifiedLog.deletableSegments)"
+    elif first.timestamp is None:
+        why = f"its largest timestamp is unknown ({first.source}): time retention cannot decide"
+    else:
+        why = "not deletable"  # pragma: no cover - plan() deletes every segment with a known timestamp
+    first.note = why
+    for s in kept[1:]:
+        s.note = (
+            why
+            if not fc.schedule.runs or not cfg.deletes or cfg.retention_ms < 0
+            else f"after segment {first.base}, which is never deleted: deletion stops at the first segment "
+            "that cannot go (UnifiedLog.deletableSegments)"
+        )
+
+
+# ----------------------------------------------------------------------------------------------- topics
+
+
+@dataclass(slots=True)
+class TopicForecast:
+    """A topic's deletions over the horizon, summed over its partitions as they stream by."""
+
+    topic: str
+    now_ms: int
+    horizon_ms: int
+    keep_segments: int = 0  # keep up to this many per-segment deletion records (RET002's details)
+    partitions: int = 0
+    bytes_now: int = 0
+    interval_ms: int = CHECK_INTERVAL_MS
+    runs: bool = True
+    checks: dict[int, list[int]] = field(default_factory=dict)  # at_ms -> [bytes, segments] (in horizon)
+    by_reason: dict[str, list[int]] = field(default_factory=dict)  # reason -> [bytes, segments] (in horizon)
+    sources: dict[str, int] = field(default_factory=dict)  # timestamp source -> segments deleted in horizon
+    segments: list[dict[str, Any]] = field(default_factory=list)
+    segments_omitted: int = 0
+
+    @property
+    def horizon_end(self) -> int:
+        return self.now_ms + self.horizon_ms
+
+    def add(self, fc: PartitionForecast) -> None:
+        self.partitions += 1
+        self.bytes_now += fc.bytes
+        self.interval_ms = fc.schedule.interval_ms or self.interval_ms
+        self.runs = self.runs and fc.schedule.runs
+        for s in fc.deletions():
+            assert s.delete_at is not None and s.reason is not None
+            c = self.checks.setdefault(s.delete_at, [0, 0])
+            c[0] += s.size
+            c[1] += 1
+            r = self.by_reason.setdefault(s.reason, [0, 0])
+            r[0] += s.size
+            r[1] += 1
+            self.sources[s.source] = self.sources.get(s.source, 0) + 1
+            if len(self.segments) < self.keep_segments:
+                rec = {
+                    "partition": fc.partition, "log_dir": fc.log_dir, "base_offset": s.base, "bytes": s.size,
+                    "timestamp": s.timestamp, "timestamp_source": s.source, "delete_at": s.delete_at,
+                    "reason": s.reason, "held_by": s.held_by,
+                }  # fmt: skip
+                self.segments.append(rec)
+            elif self.keep_segments:
+                self.segments_omitted += 1
+
+    @property
+    def deleted_bytes(self) -> int:
+        return sum(b for b, _ in self.checks.values())
+
+    @property
+    def deleted_segments(self) -> int:
+        return sum(n for _, n in self.checks.values())
+
+    def series(self, every_check: bool = False) -> list[dict[str, int]]:
+        """The topic's size after each retention check that deletes something (a step function: the size
+        holds until the next point), or after every check of the horizon with ``every_check``."""
+        times = sorted(self.checks)
+        if every_check and self.runs:
+            step = max(1, self.interval_ms)
+            times = sorted(set(times) | set(range(self.now_ms, self.horizon_end + 1, step)))
+        size = self.bytes_now
+        out = []
+        for t in times:
+            b, n = self.checks.get(t, (0, 0))
+            size -= b
+            out.append({"at_ms": t, "deleted_bytes": b, "deleted_segments": n, "bytes": size})
+        return out
+
+    def largest_drop(self) -> dict[str, int] | None:
+        if not self.checks:
+            return None
+        t, (b, n) = max(self.checks.items(), key=lambda kv: (kv[1][0], -kv[0]))
+        return {"at_ms": t, "bytes": b, "segments": n}
+
+    def to_dict(self, every_check: bool = False) -> dict[str, Any]:
+        times = sorted(self.checks)
+        d: dict[str, Any] = {
+            "topic": self.topic, "partitions": self.partitions, "bytes_now": self.bytes_now,
+            "deleted_bytes": self.deleted_bytes, "deleted_segments": self.deleted_segments,
+            "bytes_at_horizon": self.bytes_now - self.deleted_bytes,
+            "first_deletion_at": times[0] if times else None, "last_deletion_at": times[-1] if times else None,
+            "largest_drop": self.largest_drop(), "check_interval_ms": self.interval_ms,
+            "retention_runs": self.runs,
+            "by_reason": {r: {"bytes": v[0], "segments": v[1]} for r, v in sorted(self.by_reason.items())},
+            "timestamp_sources": dict(sorted(self.sources.items())),
+            "series": self.series(every_check),
+        }  # fmt: skip
+        if self.keep_segments:
+            d["segments"] = self.segments
+            d["segments_omitted"] = self.segments_omitted
+        return d
+
+
+class HostForecast:
+    """Per-topic accumulators for a whole host (what a report's ``forecast`` section would hold)."""
+
+    def __init__(self, now_ms: int, horizon_ms: int, keep_segments: int = 0) -> None:
+        self.now_ms = now_ms
+        self.horizon_ms = horizon_ms
+        self.keep_segments = keep_segments
+        self.topics: dict[str, TopicForecast] = {}
+        self.log_dir_deleted: dict[str, int] = {}
+
+    def add(self, fc: PartitionForecast) -> None:
+        t = self.topics.get(fc.topic)
+        if t is None:
+            t = self.topics[fc.topic] = TopicForecast(
+                fc.topic, self.now_ms, self.horizon_ms, self.keep_segments
+            )
+        t.add(fc)
+        self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
+            s.size for s in fc.deletions()
+        )
+
+    def topic_list(self, every_check: bool = False) -> list[dict[str, Any]]:
+        return [self.topics[t].to_dict(every_check) for t in sorted(self.topics)]
+
+    def to_dict(self, every_check: bool = False) -> dict[str, Any]:
+        return {
+            "forecast_version": FORECAST_VERSION, "now_ms": self.now_ms, "horizon_ms": self.horizon_ms,
+            "horizon_end_ms": self.now_ms + self.horizon_ms, "assumptions": ASSUMPTIONS,
+            "deleted_bytes": sum(t.deleted_bytes for t in self.topics.values()),
+            "log_dirs": [{"path": p, "deleted_bytes": b} for p, b in sorted(self.log_dir_deleted.items())],
+            "topics": self.topic_list(every_check),
+        }  # fmt: skip
+
+
+# ----------------------------------------------------------------------------------------------- streams
+
+
+def iter_forecasts(
+    host: HostFacts, progress: Callable[[str, int, int], None] | None = None
+) -> Iterator[PartitionForecast]:
+    """Forecast every partition of every log dir, one at a time (``progress(log_dir, done, total)``)."""
+    for ldf in host.log_dirs:
+        total = len(ldf.scan.partition_names)
+        for i, pf in enumerate(iter_partitions(host, ldf), start=1):
+            yield forecast_partition(host, pf)
+            if progress is not None:
+                progress(ldf.path, i, total)
+
+
+def host_errors(host: HostFacts) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in host.errors] + [e.to_dict() for d in host.log_dirs for e in d.scan.errors]
+
+
+def header(host: HostFacts) -> dict[str, Any]:
+    from kafka_ops import __version__
+
+    return {
+        "forecast_version": FORECAST_VERSION, "version": __version__, "host": host.host,
+        "broker_state": host.broker_state, "now_ms": host.now_ms, "now": iso(host.now_ms),
+        "horizon_ms": host.horizon_ms, "horizon_end_ms": host.now_ms + host.horizon_ms,
+        "assumptions": ASSUMPTIONS,
+    }  # fmt: skip
+
+
+def write_json(
+    out: TextIO, host: HostFacts, forecasts: Iterable[PartitionForecast], every_check: bool = False
+) -> HostForecast:
+    """Stream the forecast as one JSON document: the header, each partition as it is computed, then topics."""
+    hf = HostForecast(host.now_ms, host.horizon_ms)
+    out.write("{\n")
+    for k, v in header(host).items():
+        out.write(f"  {json.dumps(k)}: {json.dumps(v)},\n")
+    out.write('  "partitions": [')
+    errors: list[dict[str, Any]] = []
+    sep = "\n    "
+    for fc in forecasts:
+        hf.add(fc)
+        errors.extend(fc.errors)
+        out.write(sep + json.dumps(fc.to_dict()))
+        sep = ",\n    "
+    errors = host_errors(host) + errors
+    out.write(f'\n  ],\n  "topics": {json.dumps(hf.topic_list(every_check), indent=2)},\n')
+    out.write(f'  "errors": {json.dumps(errors)}\n}}\n')
+    return hf
+
+
+CSV_COLUMNS = [
+    "kind", "topic", "partition", "log_dir", "base_offset", "bytes", "timestamp_ms", "timestamp_utc",
+    "timestamp_source", "delete_at_ms", "delete_at_utc", "delete_reason", "in_horizon", "held_by", "note",
+    "at_ms", "at_utc", "topic_bytes", "deleted_bytes", "deleted_segments",
+]  # fmt: skip
+
+
+def write_csv(
+    out: TextIO, host: HostFacts, forecasts: Iterable[PartitionForecast], every_check: bool = False
+) -> HostForecast:
+    """Stream CSV: a ``segment`` row per segment as partitions are computed, then ``topic_size`` rows (the
+    topic's size after each check that deletes something, or every check with ``every_check``)."""
+    hf = HostForecast(host.now_ms, host.horizon_ms)
+    w = csv.DictWriter(out, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w.writeheader()
+    for fc in forecasts:
+        hf.add(fc)
+        end = fc.horizon_end
+        for s in fc.segments:
+            row = {
+                "kind": "segment", "topic": fc.topic, "partition": fc.partition, "log_dir": fc.log_dir,
+                "base_offset": s.base, "bytes": s.size, "timestamp_ms": _cell(s.timestamp),
+                "timestamp_utc": iso(s.timestamp) if s.timestamp is not None else "",
+                "timestamp_source": s.source, "delete_at_ms": _cell(s.delete_at),
+                "delete_at_utc": iso(s.delete_at) if s.delete_at is not None else "",
+                "delete_reason": s.reason or "", "in_horizon": str(s.in_horizon(end)).lower(),
+                "held_by": _cell(s.held_by), "note": s.note or "",
+            }  # fmt: skip
+            w.writerow(row)
+    for name in sorted(hf.topics):
+        t = hf.topics[name]
+        for p in t.series(every_check):
+            row = {
+                "kind": "topic_size", "topic": name, "at_ms": p["at_ms"], "at_utc": iso(p["at_ms"]),
+                "topic_bytes": p["bytes"], "deleted_bytes": p["deleted_bytes"],
+                "deleted_segments": p["deleted_segments"],
+            }  # fmt: skip
+            w.writerow(row)
+    return hf
+
+
+def _cell(v: int | None) -> str:
+    return "" if v is None else str(v)
+
+
+# ----------------------------------------------------------------------------------------------- checks
+
+
+def for_check(ctx: Any, pf: PartitionFacts) -> PartitionForecast:
+    """The forecast of ``pf`` for the checks of one audit, computed once per partition (RET002/3/4 share it;
+    only the current partition is kept, so memory stays flat)."""
+    cached = ctx.cache.get("forecast")
+    if cached is not None and cached[0] is pf:
+        return cached[1]  # type: ignore[no-any-return]
+    fc = forecast_partition(ctx.host, pf)
+    ctx.cache["forecast"] = (pf, fc)
+    return fc
+
+
+__all__ = [
+    "ASSUMPTIONS", "CSV_COLUMNS", "TS_ACTIVE", "HostForecast", "PartitionForecast", "Schedule",
+    "SegmentForecast", "TopicForecast", "broker_timestamp", "for_check", "forecast_partition",
+    "iter_forecasts", "retention_schedule", "write_csv", "write_json",
+]  # fmt: skip

@@ -1,0 +1,95 @@
+"""RET004: compact,delete keeps records older than retention.ms in a segment with newer ones (seed 003)."""
+
+from __future__ import annotations
+
+import os
+
+from .retention_hosts import (
+    CLEANER_MS,
+    DAY,
+    HOUR,
+    NOW_MS,
+    Failures,
+    add_server_property,
+    audit,
+    findings,
+    next_check,
+    plant_seed_003,
+    segments,
+    simulate,
+    write_partition,
+)
+
+
+def test_ret004_seed_003_old_records_merged_with_new_ones(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [])
+    part = plant_seed_003(host)
+    [(b0, size0, ts0, _), (b1, _, _, _)] = segments(part)
+    assert (b0, b1) == (0, 40) and ts0 == NOW_MS - 2 * HOUR + 39 * 1000
+    report = audit(host)
+    [f] = findings(report, "RET004")
+    assert f["severity"] == "warning"
+    assert (f["topic"], f["partition"], f["segment"]) == ("user-state", 0, 0)
+    assert f["path"] == os.path.join(part, "00000000000000000000.log")
+    d = f["details"]
+    assert d["cause"] == "cleaner_merge" and d["cleaner_offset"] == 40
+    assert d["first_record_timestamp"] == NOW_MS - 120 * DAY
+    assert d["age_ms"] == 120 * DAY and d["over_retention_ms"] == 113 * DAY
+    assert d["largest_timestamp"] == ts0 and d["timestamp_source"] == "time_index"
+    # retention of compacted topics runs in the cleaner thread, every log.cleaner.backoff.ms (15 s) when idle:
+    # the segment goes at the first of those checks after its largest timestamp + 7 d (+ 1 ms)
+    assert d["kept_until"] == next_check(ts0 + 7 * DAY + 1, CLEANER_MS) == NOW_MS + 597_645_000
+    assert d["bytes"] == size0 and d["next_segment_offset"] == 40
+    assert "120.0 days old" in f["message"] and "groupSegmentsBySize" in f["message"]
+    fix = f["remediation"]
+    assert "null.marker=NULL" in fix and "min.compaction.lag.ms=604800000" in fix
+    assert "segment.ms=86400000" in fix and "delete.retention.ms does not help" in fix
+    assert '"offset": 40' in fix and "kafka-delete-records" in fix
+    # the forecast agrees: RET002 has nothing to say about user-state within 24 h
+    assert [x for x in findings(report, "RET002") if x["topic"] == "user-state"] == []
+
+
+def test_ret004_active_segment_and_cleaner_disabled(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [])
+    # one segment (the active one, never cleaned) spanning 30 days
+    write_partition(
+        host, "profiles-cd", [(NOW_MS - 30 * DAY, "a"), (NOW_MS - HOUR, "b")],
+        config={"cleanup.policy": "compact,delete", "retention.ms": str(7 * DAY)},
+    )  # fmt: skip
+    [f] = findings(audit(host), "RET004")
+    assert f["details"]["cause"] == "active_segment" and f["details"]["age_ms"] == 30 * DAY
+    add_server_property(host, "log.cleaner.enable=false")
+    [f] = findings(audit(host), "RET004")
+    assert f["details"]["cause"] == "cleaner_disabled" and f["details"]["kept_until"] is None
+    assert "log.cleaner.enable=true" in f["remediation"]
+
+
+def test_ret004_no_finding_when_the_old_segment_expires_whole(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [])
+    # segment 0 holds only old records: it goes at the first check, and the old records with it
+    write_partition(
+        host, "tidy", [(NOW_MS - 20 * DAY + i * HOUR, f"k{i}") for i in range(5)] + [(NOW_MS - HOUR, "new")],
+        roll_before=(5,), config={"cleanup.policy": "compact,delete", "retention.ms": str(7 * DAY)},
+        cleaner_offset=5,
+    )  # fmt: skip
+    # a plain compact topic keeps old records by design: not this check's business
+    write_partition(
+        host, "state", [(NOW_MS - 90 * DAY, "a"), (NOW_MS - HOUR, "b"), (NOW_MS, "c")], roll_before=(2,),
+        config={"cleanup.policy": "compact", "retention.ms": str(7 * DAY)}, log_dir=1,
+    )  # fmt: skip
+    report = audit(host)
+    assert findings(report, "RET004") == []
+    [r2] = [x for x in findings(report, "RET002") if x["topic"] == "tidy"]
+    assert [(s["base_offset"], s["delete_at"]) for s in r2["details"]["segments"]] == [(0, NOW_MS)]
+
+
+def test_ret004_no_finding_on_a_healthy_host(healthy_host) -> None:  # type: ignore[no-untyped-def]
+    report = audit(healthy_host)
+    assert "RET004" in report["checks_run"]
+    assert findings(report, "RET004") == []
+
+
+def test_ret004_simulator_failure_flag(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [], failures=Failures(compact_delete_old=True))
+    [f] = findings(audit(host), "RET004")
+    assert f["segment"] == 0 and f["details"]["age_ms"] == 120 * DAY
