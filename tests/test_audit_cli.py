@@ -17,9 +17,14 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-m", "kafka_ops.cli", *args], capture_output=True, text=True)
 
 
+def on_root_fs(host) -> list[str]:  # type: ignore[no-untyped-def]
+    """Test hosts live under /tmp on the root filesystem: declare it expected (DIR001)."""
+    return [arg for d in host.log_dirs for arg in ("--expect-mount", f"{d}=/")]
+
+
 def base_args(host) -> list[str]:  # type: ignore[no-untyped-def]
     return [
-        "audit", "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
+        "audit", *on_root_fs(host), "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
         "--systemd-unit", host.systemd_unit, "--broker-state", "stopped", "--now", str(NOW_MS),
         "--kafka-version", "3.7.0", "--broker-user", "root",
     ]  # fmt: skip
@@ -71,6 +76,8 @@ def test_healthy_host_passes_and_missing_inputs_are_reported(healthy_host) -> No
         "audit",
         "--log-dir",
         healthy_host.log_dirs[0],
+        "--expect-mount",
+        f"{healthy_host.log_dirs[0]}=/",
         "--broker-state",
         "stopped",
         "--now",

@@ -22,12 +22,12 @@ def access_for(
     who: Identity,
     f: FileInfo | PathFacts,
     acl: list[tuple[int, int, int]] | None,
-    probe: dict[str, tuple[bool, bool]] | None = None,
+    probe: dict[str, tuple[bool, ...]] | None = None,
 ) -> Access:
     """The broker user's access to a path: the kernel's own answer when it was probed, else computed."""
     if probe and f.path in probe:
-        r, w = probe[f.path]
-        return Access(r, w, r if f.is_dir else False, "probe")
+        v = probe[f.path]
+        return Access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else False, "probe")
     return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
 
 

@@ -90,7 +90,18 @@ def build_options(**kw: Any) -> Any:
         logs=[str(p) for p in kw.get("broker_log") or []],
         probe_as_user=bool(kw.get("probe_as_user")),
         deep=bool(kw.get("deep")),
+        expected_mounts=_expected_mounts(kw.get("expect_mount") or []),
     )
+
+
+def _expected_mounts(items: list[str]) -> dict[str, str]:
+    out = {}
+    for item in items:
+        d, sep, m = item.partition("=")
+        if not sep or not d or not m:
+            fail(f"--expect-mount takes LOG_DIR=MOUNT_POINT, not {item!r}")
+        out[str(Path(d).absolute())] = m
+    return out
 
 
 def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
@@ -204,6 +215,13 @@ HorizonOpt = Annotated[
 LogsOpt = Annotated[
     list[Path] | None, typer.Option("--broker-log", help="server.log / log-cleaner.log to read (repeatable).")
 ]
+ExpectMountOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--expect-mount",
+        help="LOG_DIR=MOUNT_POINT: the filesystem a log dir must be on (repeatable; '/' accepts the root filesystem).",
+    ),
+]
 FailOnOpt = Annotated[
     Severity, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")
 ]
@@ -230,6 +248,7 @@ def audit(
     deep: Annotated[
         bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
     ] = False,
+    expect_mount: ExpectMountOpt = None,
     format: Annotated[
         AuditFormat, typer.Option("--format", "-f", help="table, json (the report), junit or markdown.")
     ] = AuditFormat.table,
@@ -246,7 +265,7 @@ def audit(
     opts = build_options(
         log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
         topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
-        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep,
+        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
     )  # fmt: skip
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")

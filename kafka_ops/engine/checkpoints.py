@@ -192,7 +192,7 @@ def read_meta_properties(path: str) -> MetaProperties:
     except ValueError as exc:
         raise FormatError(path, f"malformed value: {exc}") from exc
     if version is None:
-        raise FormatError(path, "no 'version' property")
+        version = 0  # MetaProperties.Builder: a file without "version" is read as version 0
     return MetaProperties(path, version, props.get("cluster.id"), node_id, props.get("directory.id"), props)
 
 

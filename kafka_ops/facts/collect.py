@@ -58,6 +58,9 @@ class AuditOptions:
     probe_as_user: bool = False
     deep: bool = False  # CRC-verify every segment, not only those recovery will read
     host: str | None = None
+    expected_mounts: dict[str, str] = field(
+        default_factory=dict
+    )  # log dir -> the mount point it must be on (DIR001)
 
 
 @dataclass(slots=True)
@@ -114,6 +117,8 @@ class LogDirFacts:
     mount: MountFacts | None = None
     lock_held: bool | None = None
     agg: LogDirAggregate = field(default_factory=LogDirAggregate)
+    acls: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # root files and the dir itself
+    probe: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)  # path -> (read, write, traverse)
 
     @property
     def clean_shutdown(self) -> bool:
@@ -135,7 +140,9 @@ class PartitionFacts:
     control_run: tuple[int, int, int, int] | None = None  # (bytes, batches, start offset, segment base)
     control_batches: int = 0
     acls: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)
-    probe: dict[str, tuple[bool, bool]] = field(default_factory=dict)  # path -> (readable, writable) as user
+    probe: dict[str, tuple[bool, bool, bool]] = field(
+        default_factory=dict
+    )  # path -> (read, write, traverse) as user
     errors: list[EngineError] = field(default_factory=list)
 
 
@@ -271,7 +278,9 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         else:
             h.inputs["broker_user"] = Input(h.identity.to_dict(), user_source)
     else:
-        h.skipped_inputs["broker_user"] = "the broker user is unknown: no --broker-user and no User= in the systemd unit"
+        h.skipped_inputs["broker_user"] = (
+            "the broker user is unknown: no --broker-user and no User= in the systemd unit"
+        )
 
     # broker logs (for the version and the cleaner's state)
     for path in opts.logs:
@@ -322,6 +331,23 @@ def gather_log_dir(h: HostFacts, path: str, mounts: list[tuple[str, str, str]]) 
     if scan.exists:
         ldf.mount = mount_of(path, mounts)
         ldf.lock_held = _lock_held(path)
+    if h.identity is not None:
+        for p in [ldf.self_path, *ldf.parents]:
+            if p is not None and p.acl:
+                ldf.acls[p.path] = p.acl
+        for fi in scan.root_files:
+            acl = read_acl(fi.path)
+            if acl:
+                ldf.acls[fi.path] = acl
+        if h.options.probe_as_user:
+            from kafka_ops.facts.probe import probe_paths
+
+            paths = (
+                [p.path for p in ldf.parents]
+                + ([ldf.path] if ldf.self_path else [])
+                + [f.path for f in scan.root_files]
+            )
+            ldf.probe = probe_paths(h.identity, paths)
     return ldf
 
 
@@ -406,7 +432,12 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
         pf.errors.extend(seg.errors)
     pf.errors.extend(part.errors)
     if h.identity is not None:  # ACLs only matter to the permission checks, which need the broker user
-        for fi in [part.dir_info, *(f for s in part.segments for f in s.files), *part.leftovers, *part.other_files]:
+        for fi in [
+            part.dir_info,
+            *(f for s in part.segments for f in s.files),
+            *part.leftovers,
+            *part.other_files,
+        ]:
             if fi is not None:
                 acl = read_acl(fi.path)
                 if acl:

@@ -74,6 +74,74 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         "permission_denied",
         re.compile(r"(?P<file>/\S+) \(Permission denied\)|AccessDeniedException: (?P<file2>/\S+)"),
     ),
+    # ---- added for CLN001 and `kafka-ops logs` (additive: the kinds above keep their meaning) ----
+    # ShutdownableThread.run logs "Starting" when a thread (re)starts: after a broker restart or a dynamic
+    # reconfiguration of log.cleaner.* (LogCleaner.reconfigure: shutdown() then startup())
+    ("cleaner_started", re.compile(r"INFO \[(?P<thread>kafka-log-cleaner-thread-\d+)\]: Starting")),
+    # broker (re)start: KafkaServer.startup "[KafkaServer id=N] starting/started" (ZK), KafkaRaftServer
+    # "Kafka Server started" (KafkaBroker.STARTED_MESSAGE), 0.10.x "[Kafka Server N], started"
+    ("broker_starting", re.compile(r"\[KafkaServer id=(?P<node>\d+)\] starting")),
+    ("broker_started", re.compile(r"\[KafkaServer id=(?P<node>\d+)\] started")),
+    ("broker_started", re.compile(r"\[KafkaRaftServer nodeId=(?P<node>\d+)\] Kafka Server started")),
+    ("broker_started", re.compile(r"\[Kafka Server (?P<node>\d+)\], started")),
+    # Cleaner.cleanSegments: what a cleaner thread was cleaning (1.x-2.x, then 3.x's LogSegment(...) form)
+    (
+        "cleaner_cleaning",
+        re.compile(
+            r"Cleaner (?P<cleaner>\d+): Cleaning segment (?P<segment>\d+) in log (?P<log>\S+) .*?"
+            r"(?P<deletes>retaining|discarding) deletes"
+        ),
+    ),
+    (
+        "cleaner_cleaning",
+        re.compile(
+            r"Cleaner (?P<cleaner>\d+): Cleaning LogSegment\(baseOffset=(?P<segment>\d+).*? in log (?P<log>\S+) "
+            r".*?(?P<deletes>retaining|discarding) deletes"
+        ),
+    ),
+    (
+        "cleaner_beginning",
+        re.compile(r"Cleaner (?P<cleaner>\d+): Beginning cleaning of log (?P<log>\S+?)\.?(?:\s|$)"),
+    ),
+    (
+        "cleaner_growing",
+        re.compile(
+            r"Cleaner (?P<cleaner>\d+): Growing cleaner I/O buffers from (?P<from_bytes>\d+) ?bytes to "
+            r"(?P<to_bytes>\d+) bytes"
+        ),
+    ),
+    # the head line of a stack trace (the exception a thread died of follows its "Error due to" line)
+    (
+        "exception",
+        re.compile(
+            r"^(?:Caused by: )?(?P<exception>(?:[a-z_][\w$]*\.)+[A-Z][\w$]*(?:Exception|Error))(?::\s*(?P<detail>.*?))?\s*$"
+        ),
+    ),
+    # LogManager.loadLogs across versions: start of loading, per-dir recovery decision, per-log progress, end
+    ("loading_logs", re.compile(r"INFO (?:\[LogManager[^\]]*\] ?)?Loading logs(?:\.| from log dirs)")),
+    (
+        "recovery_start",  # 2.8.0-3.x: no count
+        re.compile(
+            r"Attempting recovery for all logs in (?P<dir>\S+) since no clean shutdown file was found"
+        ),
+    ),
+    (
+        "recovery_skip",
+        re.compile(r"Skipping recovery for all logs in (?P<dir>\S+) since clean shutdown file was found"),
+    ),
+    ("log_dir_loaded", re.compile(r"\((?P<done>\d+)/(?P<total>\d+) loaded in (?P<dir>\S+)\)")),  # 2.8.0-3.0.x
+    (
+        "log_loaded",  # 1.0-2.7: Log.scala with logIdent "[Log partition=t-0, dir=/d] "
+        re.compile(
+            r"\[Log partition=(?P<log>\S+), dir=(?P<dir>[^\]]+)\] Completed load of log with (?P<segments>\d+) "
+            r"segments.* in (?P<ms>\d+) ?ms"
+        ),
+    ),
+    ("logs_loaded", re.compile(r"Logs loading complete in (?P<ms>\d+) ?ms")),  # up to 2.7
+    (
+        "invalid_messages",  # LogSegment.recover truncating a torn or corrupt tail
+        re.compile(r"Found invalid messages in log segment (?P<file>\S+) at byte offset (?P<position>\d+)"),
+    ),
 ]
 
 

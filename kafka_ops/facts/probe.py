@@ -1,7 +1,8 @@
 """``--probe-as-user``: ask the kernel itself, from a child process running as the broker user.
 
 The child drops to the user's uid, gid and supplementary groups (setgroups/setgid/setuid), then opens each
-path read-only (a real open, as the broker's LogLoader does) and asks ``access(W_OK)`` for writability, so
+path read-only (a real open, as the broker's LogLoader does) and asks ``access(W_OK)``/``access(X_OK)`` for
+writability and traversal, so
 that nothing is ever opened for writing. Needs root; results come back over a pipe as JSON.
 """
 
@@ -13,7 +14,8 @@ import os
 from kafka_ops.facts.identity import Identity
 
 
-def probe_paths(who: Identity, paths: list[str]) -> dict[str, tuple[bool, bool]]:
+def probe_paths(who: Identity, paths: list[str]) -> dict[str, tuple[bool, bool, bool]]:
+    """{path: (readable, writable, traversable-or-executable)} as the kernel answers for ``who``."""
     if os.geteuid() != 0:
         return {}
     r, w = os.pipe()
@@ -36,7 +38,7 @@ def probe_paths(who: Identity, paths: list[str]) -> dict[str, tuple[bool, bool]]
                             pass
                 except OSError:
                     readable = False
-                out[p] = (readable, os.access(p, os.W_OK))
+                out[p] = (readable, os.access(p, os.W_OK), os.access(p, os.X_OK))
             with os.fdopen(w, "w") as f:
                 json.dump(out, f)
         except BaseException:  # never let the child return into the parent's code
@@ -48,6 +50,6 @@ def probe_paths(who: Identity, paths: list[str]) -> dict[str, tuple[bool, bool]]
         data = f.read()
     os.waitpid(pid, 0)
     try:
-        return {k: (bool(v[0]), bool(v[1])) for k, v in json.loads(data).items()}
+        return {k: (bool(v[0]), bool(v[1]), bool(v[2])) for k, v in json.loads(data).items()}
     except ValueError:
         return {}

@@ -1,0 +1,26 @@
+"""Small helpers for the permission and directory checks: user/group names and permission bits as text."""
+
+from __future__ import annotations
+
+
+def user_name(uid: int) -> str:
+    import pwd
+
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return str(uid)
+
+
+def group_name(gid: int) -> str:
+    import grp
+
+    try:
+        return grp.getgrgid(gid).gr_name
+    except KeyError:
+        return str(gid)
+
+
+def rwx(bits: int) -> str:
+    """3 permission bits as ``rw-``."""
+    return "".join(c if bits & m else "-" for c, m in (("r", 4), ("w", 2), ("x", 1)))

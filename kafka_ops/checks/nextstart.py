@@ -1,0 +1,425 @@
+"""What the broker's next start does with a segment's indexes and its tail (shared by IDX001-IDX005, SHUT002).
+
+Not a check (the loader only imports ``<letters><3 digits>`` modules). Two kinds of helpers:
+
+* predictions from facts (no disk access): whether the next start re-reads a segment and rebuilds its indexes,
+  and why (:func:`next_start`);
+* on-demand readers for what the cheap facts do not hold (like ``common.real_timestamp``, they read a segment's
+  files): the full-index verification of IDX003 (:func:`verify_indexes`), the tail of an active segment that
+  recovery will not read (:func:`active_tail`), and what lies after a tail that recovery truncates
+  (:func:`describe_after`). Each reads only what its caller asks for; the default audit calls them for the
+  segments the next start reads anyway, for the active segment's last index interval, or under ``--deep``.
+
+Kafka behaviour, from apache/kafka (storage/.../log/ on trunk; core/src/main/scala/kafka/log/ at the tags):
+
+* Indexes of every segment are sanity-checked at load up to 2.2.x (``LogSegment.sanityCheck`` calls
+  ``OffsetIndex.sanityCheck``/``TimeIndex.sanityCheck``; a failure is an ``IllegalArgumentException`` (<= 1.0.x,
+  ``require``) or ``CorruptIndexException`` (>= 1.1.0, KAFKA-6324) that ``Log.loadSegmentFiles`` answers with
+  "Found a corrupted index file ... rebuilding index" and ``recoverSegment``). From 2.3.0 (KAFKA-7283, lazy
+  indexes) only ``txnIndex.sanityCheck()`` runs at load: "we will recover the segments above the recovery point
+  in recoverLog() in any case".
+* The offset-index rule was ``lastOffset <= baseOffset`` up to 2.0.x and ``lastOffset < baseOffset`` from 2.1.0
+  (KAFKA-7076), so a zero-padded offset index (last slot = base) fails it only up to 2.0.x.
+* Recovered at start (``LogSegment.recover``: every batch CRC-checked, ``.index``/``.timeindex``/``.txnindex``
+  rebuilt, the log truncated at the first invalid batch): a segment whose ``.index`` is missing
+  (``LogLoader.loadSegmentFiles``: ``NoSuchFileException`` -> ``recoverSegment``), and after an unclean stop
+  every segment from ``floorKey(recovery point)`` on (``LogLoader.recoverLog``). The KRaft metadata log
+  ``__cluster_metadata-0`` is recovered in full at every start: ``KafkaMetadataLog.apply`` opens it with
+  ``recoveryPoint = 0`` and ``lastShutdownClean = false`` (2.8.0 to trunk).
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from dataclasses import dataclass
+
+from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.indexes import (
+    OFFSET_ENTRY,
+    TIME_ENTRY,
+    IndexFile,
+    offset_sanity,
+    time_sanity,
+)
+from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.engine.logdir import Segment
+from kafka_ops.engine.records import RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
+from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
+from kafka_ops.facts.collect import PartitionFacts
+
+LOAD_SANITY_BEFORE = (2, 3)  # KAFKA-7283: offset/time index sanity checks no longer run at load
+STRICT_OFFSET_SANITY_BEFORE = (2, 1)  # KAFKA-7076: "lastOffset <= baseOffset" became "< baseOffset"
+
+REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
+
+
+def version_text(v: tuple[int, ...] | None) -> str:
+    return ".".join(map(str, v)) if v else "unknown"
+
+
+def is_metadata_log(pf: PartitionFacts) -> bool:
+    return pf.part.topic == METADATA_TOPIC
+
+
+def recover_log_floor(pf: PartitionFacts) -> int | None:
+    """First segment ``LogLoader.recoverLog`` re-reads after an unclean stop: ``floorKey(recovery point)``
+    (``LogSegments.values(recoveryPoint, MAX)``), the first segment when no segment is at or below it."""
+    segs = pf.part.segments
+    if not segs:
+        return None
+    rp = 0 if is_metadata_log(pf) else (pf.recovery_point or 0)
+    floor = None
+    for s in segs:
+        if s.base_offset <= rp:
+            floor = s.base_offset
+    return floor if floor is not None else segs[0].base_offset
+
+
+def in_recover_log(ctx, pf: PartitionFacts, seg: Segment) -> bool:  # type: ignore[no-untyped-def]
+    """Whether ``LogLoader.recoverLog`` (not just ``loadSegmentFiles``) re-reads the segment at the next start,
+    for a stopped broker: no clean-shutdown marker (or the metadata log) and at or above the floor."""
+    if ctx.host.broker_state == "running":
+        return False
+    if pf.log_dir.clean_shutdown and not is_metadata_log(pf):
+        return False
+    floor = recover_log_floor(pf)
+    return floor is not None and seg.base_offset >= floor
+
+
+def recovery_reason(ctx, pf: PartitionFacts, seg: Segment) -> str | None:  # type: ignore[no-untyped-def]
+    """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
+    if seg.index is None:
+        return (
+            "its .index is missing: LogLoader.loadSegmentFiles gets NoSuchFileException from LogSegment.sanityCheck "
+            "and calls recoverSegment"
+        )
+    if is_metadata_log(pf):
+        return (
+            "the KRaft metadata log is re-read in full at every start (KafkaMetadataLog opens it with "
+            "recoveryPoint 0 and lastShutdownClean false)"
+        )
+    if ctx.host.broker_state != "running" and seg.base_offset in pf.will_recover:
+        rp = pf.recovery_point
+        return (
+            f"the last stop was unclean (no .kafka_cleanshutdown in {pf.log_dir.path}) and the segment is at or "
+            f"above the recovery point ({rp if rp is not None else 'none: 0'}), so LogLoader.recoverLog re-reads it"
+        )
+    return None
+
+
+def load_sanity_failure(seg: Segment, version: tuple[int, ...]) -> str | None:
+    """The exception ``LogSegment.sanityCheck`` of a broker older than 2.3.0 throws at load for this segment
+    (then ``Log.loadSegmentFiles`` rebuilds its indexes), or None (also for 2.3.0 and later)."""
+    if version >= LOAD_SANITY_BEFORE:
+        return None
+    if seg.offset_tail is not None:
+        msg = offset_sanity(seg.offset_tail, seg.base_offset, version)
+        if msg:
+            # 1.1.0-2.0.x say "no greater than" (KAFKA-6324), <= 1.0.x "no larger than" (reference 1.7)
+            return msg.replace("no larger than", "no greater than") if version >= (1, 1) else msg
+    if seg.time_tail is not None:
+        msg = time_sanity(seg.time_tail, seg.base_offset)
+        if msg:
+            return msg
+    return None
+
+
+@dataclass(slots=True)
+class NextStart:
+    verdict: str  # rebuilt | kept | depends
+    why: str
+
+
+def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ignore[no-untyped-def]
+    """Whether the next start rebuilds this segment's indexes (and re-reads its .log), and why."""
+    version = ctx.host.kafka_version
+    reason = recovery_reason(ctx, pf, seg)
+    if reason is not None:
+        return NextStart(REBUILT, f"rebuilt from the records, because {reason} (LogSegment.recover)")
+    running = ctx.host.broker_state == "running"
+    tail = (
+        "if the broker stops uncleanly and the segment is at or above the recovery point then, LogLoader.recoverLog "
+        "rebuilds it; after a clean stop it is kept as it is"
+        if running
+        else _kept_reason(pf)
+    )
+    if version is not None:
+        failure = load_sanity_failure(seg, version)
+        if failure:
+            return NextStart(
+                REBUILT,
+                f"Kafka {version_text(version)} sanity-checks every index at load: LogSegment.sanityCheck throws "
+                f"'{failure}', and the log loader logs 'Found a corrupted index file ... rebuilding index' and "
+                "recovers the segment, rebuilding its indexes from the records",
+            )
+        if version < LOAD_SANITY_BEFORE:
+            return NextStart(
+                KEPT,
+                f"Kafka {version_text(version)} sanity-checks indexes at load, but this one passes "
+                f"OffsetIndex/TimeIndex.sanityCheck; {tail}",
+            )
+        return NextStart(
+            DEPENDS if running else KEPT,
+            f"Kafka {version_text(version)} does not sanity-check offset and time indexes at load (since 2.3.0, "
+            f"KAFKA-7283; only txnIndex.sanityCheck runs): {tail}",
+        )
+    old = load_sanity_failure(seg, (2, 0))
+    mid = load_sanity_failure(seg, (2, 2))
+    if mid:
+        return NextStart(
+            DEPENDS,
+            f"the Kafka version is unknown: a broker older than 2.3.0 rebuilds it at load (LogSegment.sanityCheck: "
+            f"'{mid}'); 2.3.0 and later do not sanity-check it (KAFKA-7283): {tail}",
+        )
+    if old:
+        return NextStart(
+            DEPENDS,
+            f"the Kafka version is unknown: a broker older than 2.1.0 rebuilds it at load (LogSegment.sanityCheck: "
+            f"'{old}'); 2.1.0 and later accept it (KAFKA-7076, and no check at load since 2.3.0): {tail}",
+        )
+    return NextStart(
+        DEPENDS if running else KEPT,
+        f"no version of the broker rejects it at load (2.3.0 and later do not sanity-check offset and time "
+        f"indexes, KAFKA-7283): {tail}",
+    )
+
+
+def _kept_reason(pf: PartitionFacts) -> str:
+    if pf.log_dir.clean_shutdown:
+        return (
+            f"kept as it is ({pf.log_dir.path} has .kafka_cleanshutdown, so LogLoader.recoverLog "
+            "does not run)"
+        )
+    rp = pf.recovery_point
+    return (
+        f"kept as it is (the segment lies below the recovery point {rp}, where LogLoader.recoverLog starts)"
+    )
+
+
+# ----------------------------------------------------------------------------------------------- readers
+
+
+def read_index_head(path: str, kind: str, base_offset: int) -> IndexFile:
+    """An offset or time index with only the slots before its zero padding decoded (the real entries).
+
+    A preallocated index is 10 MiB of which the real entries are often a few bytes; decoding every slot (873,813
+    of a default .timeindex) would cost the audit ~0.1 s per segment. The padding is found by C-level
+    ``memcmp`` over 64 KiB chunks. Slot 0 always counts as an entry, as in ``indexes._count_zero_tail``.
+    """
+    es = OFFSET_ENTRY if kind == "offset" else TIME_ENTRY
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except OSError as exc:
+        raise EngineError(path, f"cannot read: {(exc.strerror or type(exc).__name__).lower()}") from exc
+    n = len(data) // es
+    head = -(-_nonzero_length(data, n * es) // es)
+    if n and head == 0:
+        head = 1
+    fmt = ">ii" if kind == "offset" else ">qi"
+    raw = struct.iter_unpack(fmt, data[: head * es])
+    if kind == "offset":
+        entries = [(base_offset + rel, pos) for rel, pos in raw]
+    else:
+        entries = [(ts, base_offset + rel) for ts, rel in raw]
+    return IndexFile(path, kind, base_offset, len(data), es, entries, len(data) % es)
+
+
+_ZERO_CHUNK = bytes(1 << 16)
+
+
+def _nonzero_length(data: bytes, end: int) -> int:
+    """Length of ``data[:end]`` without its trailing zero bytes: 64 KiB memcmp steps back, then rstrip."""
+    i = end
+    chunk = len(_ZERO_CHUNK)
+    while i >= chunk and data[i - chunk : i] == _ZERO_CHUNK:
+        i -= chunk
+    return len(data[max(0, i - chunk) : i].rstrip(b"\x00")) + max(0, i - chunk)
+
+
+def verify_indexes(seg: Segment) -> dict[str, list[IndexIssue]]:
+    """Full verification of the segment's offset and time index against its .log (engine.verify).
+
+    Reads both indexes (decoding the slots before their zero padding: padding is IDX004's), then the batch
+    headers of the .log (no CRC): in that order, so that on a running broker every indexed position was written
+    before the log is read (LogSegment.append writes the records, then the index entry). Returns
+    {"offset": [...], "time": [...]} for the indexes that exist and can be read; unreadable files are left to
+    PERM001.
+    """
+    out: dict[str, list[IndexIssue]] = {}
+    if seg.log is None or (seg.index is None and seg.timeindex is None):
+        return out
+    off = tim = None
+    try:
+        off = read_index_head(seg.index.path, "offset", seg.base_offset) if seg.index is not None else None
+    except EngineError:
+        pass
+    try:
+        tim = (
+            read_index_head(seg.timeindex.path, "time", seg.base_offset)
+            if seg.timeindex is not None
+            else None
+        )
+    except EngineError:
+        pass
+    if off is None and tim is None:
+        return out
+    try:
+        with LogBuffer.open(seg.log.path) as buf:
+            log = LogMap.build(buf)
+    except EngineError:
+        return out
+    if off is not None:
+        out["offset"] = verify_offset_index(off, log, seg.active)
+    if tim is not None:
+        out["time"] = verify_time_index(tim, log, seg.active)
+    return out
+
+
+def last_real_offset_entry(seg: Segment) -> tuple[int, int] | None:
+    """The last non-zero slot of the offset index (absolute offset, position): a binary search over a
+    zero-padded (preallocated) index, which holds real entries then zero slots; None if there is none.
+
+    A real entry is never all zero: the first is written after ``index.interval.bytes`` of records, so its
+    position is > 0 (LogSegment.append / LogSegment.recover).
+    """
+    t = seg.offset_tail
+    if seg.index is None or t is None or t.entry_count == 0:
+        return None
+    if not seg.offset_index_padded:
+        return t.last if t.last and t.last[1] > 0 else None
+    n = t.entry_count
+    zero = bytes(OFFSET_ENTRY)
+    try:
+        with open(seg.index.path, "rb") as f:
+
+            def slot(i: int) -> bytes:
+                f.seek(i * OFFSET_ENTRY)
+                return f.read(OFFSET_ENTRY)
+
+            if slot(0) == zero:
+                return None
+            lo, hi = 0, n - 1  # slot lo is real, slot hi is zero
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if slot(mid) == zero:
+                    hi = mid
+                else:
+                    lo = mid
+            rel, pos = struct.unpack(">ii", slot(lo))
+    except OSError:
+        return None
+    return seg.base_offset + rel, pos
+
+
+@dataclass(slots=True)
+class TailScan:
+    """How the active segment's .log ends, read from its last index entry on with CRC checks."""
+
+    tail: Tail | None
+    valid_bytes: int
+    last_offset: int | None  # last offset of the last valid batch read (None: none read)
+    start: int  # where the scan started
+
+
+def active_tail(seg: Segment) -> TailScan | None:
+    """Scan the segment from its last real offset-index entry to the end with CRC checks: the bytes that
+    ``LogSegment.readNextOffset`` reads at load (it starts at ``offsetIndex().lastOffset()``); from 0 when the
+    index has no entry or its entry is not a batch start. None when the .log cannot be read."""
+    if seg.log is None:
+        return None
+    entry = last_real_offset_entry(seg)
+    start = entry[1] if entry else 0
+    try:
+        with LogBuffer.open(seg.log.path) as buf:
+            if start >= buf.size:
+                start = 0
+            for attempt in (start, 0):
+                scanner = BatchScanner(buf, start=attempt, verify_crc=True)
+                last = None
+                read = 0
+                for b in scanner:
+                    if not b.crc_valid:
+                        break
+                    last = b.last_offset
+                    read += 1
+                t = scanner.tail
+                if attempt and read == 0 and t is not None and t.kind == "corrupt":
+                    continue  # the index entry does not point at a batch: read the whole segment
+                return TailScan(t, scanner.valid_bytes, last, attempt)
+    except EngineError:
+        return None
+    return None
+
+
+@dataclass(slots=True)
+class AfterTail:
+    """What lies from a tail position to the end of the .log, read without CRC checks."""
+
+    batches: int  # complete batches (the CRC-invalid one included)
+    records: int
+    first_offset: int | None
+    last_offset: int | None
+    trailing_bytes: int  # bytes after the last complete batch: a torn batch or unreadable garbage
+    partial_base_offset: int | None
+    partial_last_offset: int | None
+    partial_records: int | None
+
+
+def describe_after(seg: Segment, position: int) -> AfterTail | None:
+    """Offsets and records between ``position`` and the end of the segment (what recovery truncates)."""
+    if seg.log is None:
+        return None
+    try:
+        with LogBuffer.open(seg.log.path) as buf:
+            scanner = BatchScanner(buf, start=position, verify_crc=False)
+            n = recs = 0
+            first = last = None
+            for b in scanner:
+                n += 1
+                recs += b.records_count or 0
+                first = b.base_offset if first is None else first
+                last = b.last_offset
+            trailing = 0
+            p_base = p_last = p_count = None
+            t = scanner.tail
+            if t is not None:
+                trailing = t.truncated_bytes
+            if t is not None and t.kind == "torn":
+                raw = bytes(buf.view[t.position : t.position + RECORD_BATCH_OVERHEAD])
+                if len(raw) >= 8:
+                    p_base = struct.unpack_from(">q", raw, 0)[0]
+                magic = raw[16] if len(raw) > 16 else None
+                if magic == 2:
+                    if len(raw) >= 27:
+                        p_last = p_base + struct.unpack_from(">i", raw, 23)[0]  # type: ignore[operator]
+                    if len(raw) >= RECORD_BATCH_OVERHEAD:
+                        p_count = struct.unpack_from(">i", raw, 57)[0]
+                elif magic in (0, 1):
+                    p_last = p_base  # a legacy message holds one offset (the wrapper's last, if compressed)
+    except EngineError:
+        return None
+    return AfterTail(n, recs, first, last, trailing, p_base, p_last, p_count)
+
+
+def human_offsets(first: int | None, last: int | None) -> str:
+    if first is None or last is None:
+        return "unknown offsets"
+    return f"offset {first}" if first == last else f"offsets {first}-{last}"
+
+
+def partition_name(pf: PartitionFacts) -> str:
+    return f"{pf.part.topic}-{pf.part.partition}"
+
+
+def seg_file(seg: Segment, suffix: str) -> str:
+    return os.path.join(seg.dir, f"{seg.base_offset:020d}{suffix}")
+
+
+def rebuild_cost(ctx, seg: Segment) -> str:  # type: ignore[no-untyped-def]
+    """'re-reading its 1.2 GiB .log: about 25 s' at the audit's recovery rate (seed 002's broker: 48 MB/s)."""
+    from kafka_ops.checks.base import human_bytes, human_ms
+
+    size = seg.log.size if seg.log else 0
+    return f"re-reading its {human_bytes(size)} .log takes about {human_ms(ctx.recovery_seconds(size, 1) * 1000)}"

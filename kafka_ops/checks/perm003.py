@@ -1,0 +1,195 @@
+"""PERM003: the broker user cannot reach its log dir: a parent it cannot traverse, or a root it cannot read,
+write and traverse (or that is missing and cannot be created).
+
+What the broker needs, from apache/kafka (snapshot 1eb7644):
+* every directory on the path, from ``/`` down: search (x), or nothing under it can be opened;
+* the log dir root: read, to pass ``LogManager.createAndValidateLogDirs`` (``!dir.isDirectory || !dir.canRead``
+  -> ``IOException("<dir> is not a readable log directory.")`` -> the dir is offline); search, to open
+  ``meta.properties`` (``MetaPropertiesEnsemble.Loader``), ``.lock`` and every partition; write, to create files
+  in it: ``.lock`` (``FileLock``: ``FileChannel.open(CREATE, READ, WRITE)``), the checkpoints (``CheckpointFile.write``:
+  ``<name>.tmp`` then ``Utils.atomicMoveWithFallback``, every 60 s), ``meta.properties`` when it adds a
+  ``directory.id`` (``PropertiesUtils.writePropertiesFile``, ``.tmp`` + rename), new partition dirs, and to delete
+  ``.kafka_cleanshutdown`` at start (``LogManager.loadLogs`` -> ``CleanShutdownFileHandler.delete``);
+* a log dir that does not exist is created with ``dir.mkdirs()`` ("Log directory <dir> not found, creating it."),
+  which needs write and search on the deepest existing ancestor; failing that: ``IOException("Failed to create
+  data directory <dir>")``.
+
+Every one of these failures is an IOException that ``LogDirFailureChannel`` turns into an offline log dir; when
+no log dir is left the broker halts ("Shutdown broker because none of the specified log dirs from ... can be
+created or validated" / "... all log dirs in ... have failed").
+
+Decided from ``LogDirFacts.parents``/``self_path`` (mode bits and POSIX ACLs, ``facts.access.decide``), or from a
+``probe`` of those paths as the broker user when the facts carry one (``{path: (read, write[, traverse])}``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from kafka_ops.checks.base import Finding, check
+from kafka_ops.checks.common import owner_text
+from kafka_ops.checks.names import group_name
+from kafka_ops.facts.access import Access, decide
+from kafka_ops.facts.collect import LogDirFacts, PathFacts
+from kafka_ops.facts.identity import Identity
+
+
+@check(
+    "PERM003",
+    severity="critical",
+    scope="logdir",
+    title="Broker user cannot traverse a parent of a log dir, or read/write/traverse the log dir itself",
+    incident="seed 000: volumes remounted with root ownership; a log dir the broker cannot open goes offline",
+    needs=("broker_user",),
+)
+def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    who: Identity = ctx.host.identity
+    probe = getattr(ldf, "probe", None) or {}
+    problems: list[dict[str, object]] = []
+    for p in ldf.parents:
+        a = _access(who, p, probe)
+        if not a.execute:
+            problems.append(_problem(p, "x", "parent", a))
+    if not ldf.scan.exists:
+        # LogManager.createAndValidateLogDirs: dir.mkdirs() from the deepest existing ancestor
+        anc = ldf.parents[-1] if ldf.parents else None
+        if anc is not None and anc.is_dir:
+            a = _access(who, anc, probe)
+            missing = "".join(c for c, ok in (("w", a.write), ("x", a.execute)) if not ok)
+            if missing and not any(pr["path"] == anc.path for pr in problems):
+                problems.append(_problem(anc, missing, "create", a))
+    elif ldf.self_path is not None:
+        sp = ldf.self_path
+        if not sp.is_dir:
+            problems.append(_problem(sp, "", "not_dir", None))
+        else:
+            a = _access(who, sp, probe)
+            missing = "".join(c for c, ok in (("r", a.read), ("w", a.write), ("x", a.execute)) if not ok)
+            if missing:
+                problems.append(_problem(sp, missing, "root", a))
+    if not problems:
+        return
+    first = problems[0]
+    text = "; ".join(_describe(who, pr, ldf.path) for pr in problems)
+    yield run.finding(
+        f"broker user {who.user} (uid {who.uid}) {text}. {_consequence(problems, ldf.path)}",
+        _fix(who, problems, ldf),
+        path=str(first["path"]),
+        details={
+            "problems": problems,
+            "broker_user": who.user,
+            "broker_uid": who.uid,
+            "decided_by": "probe" if probe else "mode bits and POSIX ACLs",
+        },
+    )
+
+
+def _access(who: Identity, p: PathFacts, probe: dict[str, tuple[bool, ...]]) -> Access:
+    a = decide(who, p.uid, p.gid, p.mode, p.acl, p.is_dir)
+    if p.path in probe:
+        v = probe[p.path]
+        # a (read, write) probe cannot tell search permission apart: keep the computed answer for it
+        return Access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else a.execute, "probe")
+    return a
+
+
+def _problem(p: PathFacts, missing: str, kind: str, a: Access | None) -> dict[str, object]:
+    return {
+        "path": p.path,
+        "kind": kind,  # parent | root | create | not_dir
+        "missing": missing,
+        "owner": owner_text(p),
+        "acl": bool(p.acl),
+        "via": a.via if a else None,
+    }
+
+
+_VERBS = {"r": "read", "w": "write", "x": "traverse"}
+
+
+def _describe(who: Identity, pr: dict[str, object], log_dir: str) -> str:
+    verbs = "/".join(_VERBS[c] for c in str(pr["missing"]))
+    acl = ", with an ACL" if pr["acl"] else ""
+    if pr["kind"] == "parent":
+        return f"cannot traverse {pr['path']} ({pr['owner']}{acl}), a parent of log dir {log_dir}"
+    if pr["kind"] == "create":
+        return (
+            f"cannot create the missing log dir {log_dir}: it cannot {verbs} its deepest existing ancestor "
+            f"{pr['path']} ({pr['owner']}{acl})"
+        )
+    if pr["kind"] == "not_dir":
+        return f"finds {pr['path']} is not a directory ({pr['owner']})"
+    return f"cannot {verbs} the log dir {pr['path']} ({pr['owner']}{acl})"
+
+
+def _consequence(problems: list[dict[str, object]], log_dir: str) -> str:
+    kinds = {str(p["kind"]) for p in problems}
+    root_missing = "".join(str(p["missing"]) for p in problems if p["kind"] == "root")
+    if "parent" in kinds or "x" in root_missing:
+        why = (
+            f"The broker cannot open {log_dir}/meta.properties (AccessDeniedException): MetaPropertiesEnsemble.Loader "
+            f"puts the dir in errorLogDirs and LogManager.createAndValidateLogDirs takes it offline at start "
+            f"('Failed to load {log_dir} during broker startup'); if it is the KRaft metadata log dir the broker "
+            f"does not start at all ('Encountered I/O error in metadata log directory {log_dir}. Cannot continue.')."
+        )
+    elif "not_dir" in kinds or "r" in root_missing:
+        why = (
+            f"LogManager.createAndValidateLogDirs checks `!dir.isDirectory || !dir.canRead` and throws "
+            f"'{log_dir} is not a readable log directory.': the dir is offline from the start."
+        )
+    elif "create" in kinds:
+        why = (
+            f"LogManager.createAndValidateLogDirs logs 'Log directory {log_dir} not found, creating it.' and "
+            f"dir.mkdirs() fails: 'Failed to create data directory {log_dir}', the dir is offline from the start."
+        )
+    else:  # only w on the root
+        why = (
+            "The broker cannot create files in it: taking the .lock (FileLock creates it), deleting "
+            ".kafka_cleanshutdown at start (CleanShutdownFileHandler.delete), writing a checkpoint's .tmp (every "
+            "60 s, CheckpointFile.write) or a new partition dir fails with an IOException that takes the dir "
+            "offline at start or within a minute (in KRaft, failing to add a directory.id to meta.properties "
+            "stops the broker)."
+        )
+    return (
+        why
+        + " Its partitions go offline on this broker (under-replicated, or unavailable where it holds the only "
+        "replica); with no log dir left the broker halts ('Shutdown broker because none of the specified log dirs "
+        "... can be created or validated')."
+    )
+
+
+def _fix(who: Identity, problems: list[dict[str, object]], ldf: LogDirFacts) -> str:
+    user, group = who.user, group_name(who.gid)
+    steps: list[str] = []
+    parents = [str(p["path"]) for p in problems if p["kind"] == "parent"]
+    if parents:
+        steps.append(
+            "give the broker user search permission on "
+            + ", ".join(parents)
+            + f": chmod o+x {' '.join(parents)} (or, to grant it to {user} alone: "
+            + " && ".join(f"setfacl -m u:{user}:x {p}" for p in parents)
+            + ")"
+        )
+    for p in problems:
+        if p["kind"] == "root":
+            steps.append(
+                f"with the broker stopped: chown {user}:{group} {ldf.path} && chmod u+rwx {ldf.path} "
+                f"(or kafka-ops fix ownership --log-dir {ldf.path} --broker-user {user}, then --apply)"
+            )
+        elif p["kind"] == "create":
+            steps.append(
+                f"first check that the filesystem meant to hold {ldf.path} is mounted (DIR001): a missing log dir "
+                f"is often a mount that failed; then create it for the broker: install -d -o {user} -g {group} "
+                f"-m 0750 {ldf.path}"
+            )
+        elif p["kind"] == "not_dir":
+            steps.append(
+                f"move the file {ldf.path} aside and create the log dir in its place, owned by {user}"
+            )
+    return (
+        "; ".join(steps)
+        + ". Then make the mount/provisioning step set these permissions so a remount keeps them."
+    )
+
+
+__all__ = ["run"]
