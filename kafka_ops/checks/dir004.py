@@ -74,7 +74,7 @@ class _Acc:
     incident="seed 001: a partition kept growing until the disks filled; a full log dir goes offline",
 )
 def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    accs: dict[str, _Acc] = ctx.__dict__.setdefault("_dir004", {})
+    accs: dict[str, _Acc] = ctx.cache.setdefault("dir004", {})
     if isinstance(subject, PartitionFacts):
         _learn(ctx, subject, accs.setdefault(subject.log_dir.path, _Acc()))
         return

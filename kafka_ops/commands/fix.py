@@ -156,7 +156,8 @@ def systemd(
         if f["check"] == "SYSD001" and d.get("recommended_timeout_s"):
             settings["TimeoutStopSec"] = f"{int(d['recommended_timeout_s'])}s"
         if f["check"] == "SYSD002":
-            settings["KillSignal"] = "SIGTERM"
+            # the settings that restore a graceful stop for this unit (ExecStop=, KillMode=, KillSignal=...)
+            settings.update({k: str(v) for k, v in (d.get("dropin") or {"KillSignal": "SIGTERM"}).items()})
         if f["check"] == "SYSD003" and d.get("recommended_nofile"):
             settings["LimitNOFILE"] = str(int(d["recommended_nofile"]))
     if timeout_stop_sec is not None:

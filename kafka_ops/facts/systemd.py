@@ -82,7 +82,8 @@ class UnitFacts:
         raw = self.service.get("TimeoutStopSec", self.service.get("TimeoutSec"))
         if raw is None or raw == "":
             return DEFAULT_TIMEOUT_STOP_S
-        return parse_timespan(raw)
+        span = parse_timespan(raw)
+        return None if span == 0 else span  # systemd.service(5): 0 disables the timeout, like "infinity"
 
     @property
     def timeout_stop_source(self) -> str:

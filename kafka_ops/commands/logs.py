@@ -1,0 +1,218 @@
+"""`kafka-ops logs`: what the broker's own logs say (cleaner deaths, index rebuilds, zero-timestamp deletions,
+unclean-shutdown recoveries), and `--follow` for a recovery under way."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafka_ops.commands import app, fail
+
+
+class LogsFormat(StrEnum):
+    table = "table"
+    json = "json"
+
+
+def _eta_text(load: Any) -> str:
+    eta = load.eta_seconds()
+    if eta is None:
+        return "time left: estimating"
+    if eta < 120:
+        return f"~{eta:.0f} s left"
+    if eta < 7200:
+        return f"~{eta / 60:.0f} min left"
+    return f"~{eta / 3600:.1f} h left"
+
+
+def _describe(load: Any) -> str:
+    unclean = load.unclean_dirs
+    what = "recovering" if unclean else "loading"
+    dirs = f"{len(load.dirs)} log dir(s)" if load.dirs else "logs"
+    extra = f", {load.segments_recovered} segment(s) recovered" if load.segments_recovered else ""
+    return f"{what} {dirs}{extra}"
+
+
+def _summary(status: str, load: Any) -> dict[str, Any]:
+    d = load.to_dict() if load is not None else {}
+    d["status"] = status
+    return d
+
+
+def _summary_line(status: str, load: Any) -> str:
+    if load is None:
+        return {
+            "timeout": "no log loading seen in the file before the timeout",
+            "interrupted": "interrupted before any log loading was seen",
+        }.get(status, f"{status}: no log loading seen")
+    total = load.total
+    progress = f"{load.done}/{total} logs" if total is not None else f"{load.done} logs"
+    unclean = f", unclean: {', '.join(load.unclean_dirs)}" if load.unclean_dirs else ""
+    segs = f", {load.segments_recovered} segment(s) recovered" if load.segments_recovered else ""
+    took = f" in {load.duration_ms / 1000:.1f} s" if load.duration_ms is not None else ""
+    head = {
+        "completed": f"loading complete: {progress}{took}",
+        "failed": f"loading failed: {load.failed} ({progress})",
+        "timeout": f"timeout: loading not complete, {progress}",
+        "interrupted": f"interrupted: {progress}",
+    }[status]
+    eta = f", {_eta_text(load)}" if status in ("timeout", "interrupted") and total is not None else ""
+    return f"{head}{unclean}{segs}{eta}"
+
+
+def _follow(
+    path: Path,
+    fmt: LogsFormat,
+    timeout: float | None,
+    total: int | None,
+    log_dir: list[Path] | None,
+    poll: float,
+) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from kafka_ops.brokerlogs import FollowResult, count_logs, follow
+
+    fallback = count_logs([str(d) for d in log_dir]) if log_dir else None
+    console = Console(stderr=True)
+    last: dict[str, Any] = {}
+    with Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[eta]}"),
+        TimeElapsedColumn(), console=console, transient=False,
+    ) as bar:  # fmt: skip
+        task = bar.add_task(f"waiting for log loading in {path}", total=None, eta="")
+
+        def update(load: Any) -> None:
+            last["load"] = load
+            bar.update(
+                task, description=_describe(load), total=load.total, completed=load.done, eta=_eta_text(load)
+            )
+
+        try:
+            result = follow(
+                str(path), update, timeout_s=timeout, poll_s=poll, total=total, total_fallback=fallback
+            )
+        except KeyboardInterrupt:
+            result = FollowResult("interrupted", last.get("load"))
+        if result.load is not None:
+            update(result.load)
+    if fmt is LogsFormat.json:
+        sys.stdout.write(json.dumps(_summary(result.status, result.load), indent=2) + "\n")
+    else:
+        typer.echo(_summary_line(result.status, result.load))
+    raise typer.Exit(result.exit_code)
+
+
+def _table(report: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    c = Console(width=max(120, Console().width))
+    s = report["summary"]
+    versions = ", ".join(sorted({v["version"] for v in report["versions"]})) or "unknown"
+    c.print(f"[bold]broker logs[/]: {len(report['files'])} file(s), Kafka {versions}")
+    if report["cleaner_deaths"]:
+        t = Table(title="log-cleaner thread deaths")
+        t.add_column("thread", no_wrap=True)
+        t.add_column("died at", no_wrap=True)
+        for col in ("exception", "cleaning", "state"):
+            t.add_column(col)
+        for d in report["cleaner_deaths"]:
+            state = "[red]DEAD now[/]" if d["dead_now"] else f"restarted: {d['restart_evidence']}"
+            cleaning = f"{d['log']} segment {d['segment']} ({d['deletes']} deletes)" if d["log"] else "-"
+            exc = f"{d['exception'] or '?'}: {d['detail'] or ''}".strip()
+            t.add_row(d["thread"], str(d["died_at"]), exc, cleaning, state)
+        c.print(t)
+    if report["uncleanable_partitions"]:
+        c.print("[yellow]uncleanable partitions (KIP-346)[/]: " + ", ".join(report["uncleanable_partitions"]))
+    if report["index_rebuilds"]:
+        t = Table("at", "kind", "file", title=f"index rebuilds ({len(report['index_rebuilds'])})")
+        for r in report["index_rebuilds"][:200]:
+            t.add_row(str(r["at"]), r["kind"], str(r["file"] or r["where"]))
+        c.print(t)
+    if report["zero_timestamp_deletions"]:
+        t = Table("at", "partition", "line", title="segments deleted on timestamp 0 (RET001)")
+        for z in report["zero_timestamp_deletions"][:200]:
+            t.add_row(str(z["at"]), str(z["partition"] or "?"), str(z["text"])[:160])
+        c.print(t)
+    if report["loads"]:
+        t = Table("started", "unclean dirs", "logs", "segments recovered", "index rebuilds", "took", "result",
+                  title="log loading at each start")  # fmt: skip
+        for ld in report["loads"]:
+            total = ld["logs_total"]
+            took = f"{ld['duration_ms'] / 1000:.1f} s" if ld["duration_ms"] is not None else "-"
+            result = (
+                "failed" if ld["failed"] else ("complete" if ld["completed"] else "[yellow]not complete[/]")
+            )
+            t.add_row(
+                str(ld["started_at"]), ", ".join(ld["unclean_dirs"]) or "-",
+                f"{ld['logs_loaded']}/{total}" if total is not None else str(ld["logs_loaded"]),
+                str(ld["segments_recovered"]), str(ld["index_rebuilds"]), took, result,
+            )  # fmt: skip
+        c.print(t)
+    c.print(
+        f"cleaner deaths {s['cleaner_deaths']} (dead now {s['cleaner_threads_dead_now']}), index rebuilds "
+        f"{s['index_rebuilds']}, zero-timestamp deletions {s['zero_timestamp_deletions']}, unclean recoveries "
+        f"{s['unclean_recoveries']}"
+    )
+
+
+@app.command()
+def logs(
+    files: Annotated[
+        list[Path], typer.Argument(help="server.log / log-cleaner.log files (rotated ones too).")
+    ],
+    format: Annotated[LogsFormat, typer.Option("--format", "-f", help="table or json.")] = LogsFormat.table,
+    follow: Annotated[
+        bool,
+        typer.Option(
+            "--follow",
+            help="Follow a growing server.log of a starting broker and show its log loading (recovery) until it "
+            "completes, fails, Ctrl-C or --timeout.",
+        ),
+    ] = False,
+    timeout: Annotated[
+        float | None, typer.Option("--timeout", min=0, help="With --follow: give up after this many seconds.")
+    ] = None,
+    log_dir: Annotated[
+        list[Path] | None,
+        typer.Option(
+            "--log-dir",
+            help="With --follow: count the logs to load here when the broker's lines carry no totals (Kafka < 2.8).",
+        ),
+    ] = None,
+    total: Annotated[
+        int | None,
+        typer.Option("--total", min=1, help="With --follow: the number of logs to load, if known."),
+    ] = None,
+    poll: Annotated[
+        float, typer.Option("--poll", min=0.01, help="With --follow: seconds between reads.")
+    ] = 0.5,
+) -> None:
+    """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
+    unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
+
+    Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now / loading failed; 2 bad usage or
+    unreadable file; 3 --timeout before loading completed; 130 interrupted.
+    """
+    if follow:
+        if len(files) != 1:
+            fail("--follow takes exactly one file (the broker's server.log)")
+        _follow(files[0], format, timeout, total, log_dir, poll)
+    from kafka_ops.brokerlogs import analyze
+    from kafka_ops.engine.errors import EngineError
+
+    try:
+        report = analyze([str(f) for f in files])
+    except EngineError as exc:
+        fail(str(exc))
+    if format is LogsFormat.json:
+        sys.stdout.write(json.dumps(report, indent=2) + "\n")
+    else:
+        _table(report)
+    raise typer.Exit(1 if report["cleaner_dead_now"] else 0)
