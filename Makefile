@@ -29,7 +29,7 @@ demo: venv
 	-$(BIN)/kafka-ops audit --server-properties $(DEMO)/etc/kafka/server.properties \
 	  --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --topic-configs $(DEMO)/etc/kafka/topic-configs.json \
 	  --broker-log $(DEMO)/var/log/kafka/server.log --broker-log $(DEMO)/var/log/kafka/log-cleaner.log \
-	  --broker-state stopped --broker-user $$( [ "$$(id -u)" = 0 ] && echo kafka || id -un )
+	  --broker-state stopped --kafka-version 3.7.0 --broker-user $$( [ "$$(id -u)" = 0 ] && echo kafka || id -un )
 
 bench: venv
 	$(BIN)/python benchmarks/bench_engine.py

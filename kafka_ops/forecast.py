@@ -31,9 +31,10 @@ import csv
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any, TextIO
 
-from kafka_ops.checks.common import TS_ACTIVE, access_for, iso, predicted_timestamp
+from kafka_ops.checks.common import TS_ACTIVE, access_for, iso, predicted_timestamp, real_timestamp
 from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, Segment
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
@@ -97,6 +98,13 @@ def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple
     :func:`checks.common.predicted_timestamp`, and 0 when the broker user cannot read the .timeindex (seed 000's
     broker took it as 0; a current one takes the log dir offline at the first read)."""
     ts, source = predicted_timestamp(pf, seg, running=host.broker_state == "running")
+    if source != TS_LOG and host.kafka_version is not None and host.kafka_version < (2, 3):
+        # brokers before 2.3.0 sanity-check every index at load and rebuild a failing one from the records
+        # (LogSegment.sanityCheck -> CorruptIndexException -> recoverSegment): then the records' timestamp is used
+        from kafka_ops.checks.nextstart import REBUILT, next_start
+
+        if next_start(SimpleNamespace(host=host), pf, seg).verdict == REBUILT:
+            return real_timestamp(seg), TS_LOG
     who = host.identity
     if who is not None and seg.timeindex is not None and source != TS_LOG:
         a = access_for(who, seg.timeindex, pf.acls.get(seg.timeindex.path), pf.probe)

@@ -167,10 +167,12 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
     except OSError as exc:
         raise os_error(path, exc) from exc
     try:
-        fst = os.fstat(fd)
-        if not statmod.S_ISREG(fst.st_mode):
-            raise EngineError(path, "not a regular file")
-        length = fst.st_size if size is None else size
+        if size is None:  # callers that already stat-ed the file pass its size (the audit's hot path)
+            fst = os.fstat(fd)
+            if not statmod.S_ISREG(fst.st_mode):
+                raise EngineError(path, "not a regular file")
+            size = fst.st_size
+        length = size  # O_NONBLOCK: a FIFO named like an index reads short instead of blocking
         n = length // es
         if n == 0:
             return IndexTail(path, kind, length, es, None, None)

@@ -1,0 +1,54 @@
+"""The check catalogue is a public interface: stable ids, a doc page for each, listed in the README."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from kafka_ops.checks import doc_page, load_all
+from kafka_ops.checks.base import SEVERITIES
+
+ROOT = Path(__file__).resolve().parents[1]
+SECTIONS = [
+    "## The incident",
+    "## What the broker does",
+    "## How kafka-ops detects it",
+    "## The fix",
+    "## Bad",
+    "## Good",
+]
+# The ids the issues promised; removing or renaming one needs a deprecation, never a silent change.
+PUBLIC_IDS = {
+    "PERM001", "PERM002", "PERM003", "RET001", "RET002", "RET003", "RET004", "IDX001", "IDX002", "IDX003",
+    "IDX004", "IDX005", "SHUT001", "SHUT002", "SHUT003", "SYSD001", "SYSD002", "SYSD003", "SYSD004", "CLN001",
+    "CLN002", "CLN003", "CLN004", "DIR001", "DIR002", "DIR003", "DIR004",
+}  # fmt: skip
+
+
+def test_every_public_id_is_registered_once_with_a_valid_spec() -> None:
+    checks = load_all()
+    assert PUBLIC_IDS <= set(checks)
+    for cid, spec in checks.items():
+        assert re.fullmatch(r"[A-Z]+\d{3}", cid)
+        assert spec.severity in SEVERITIES
+        assert spec.title and spec.incident
+        assert spec.run.__module__.endswith(cid.lower()), "one module per check, named for its id"
+
+
+def test_every_check_has_a_doc_page_with_every_section() -> None:
+    for cid in load_all():
+        page = doc_page(cid)
+        assert page is not None, f"kafka_ops/checks/docs/{cid}.md is missing"
+        assert page.startswith(f"# {cid}"), cid
+        positions = [page.find(s) for s in SECTIONS]
+        assert all(p >= 0 for p in positions), (
+            cid,
+            [s for s, p in zip(SECTIONS, positions, strict=True) if p < 0],
+        )
+        assert positions == sorted(positions), f"{cid}: sections out of order"
+
+
+def test_readme_lists_every_check() -> None:
+    readme = (ROOT / "README.md").read_text()
+    missing = [cid for cid in load_all() if cid not in readme]
+    assert not missing, f"README does not list {missing}"
