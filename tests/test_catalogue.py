@@ -46,6 +46,8 @@ def test_every_check_has_a_doc_page_with_every_section() -> None:
             [s for s, p in zip(SECTIONS, positions, strict=True) if p < 0],
         )
         assert positions == sorted(positions), f"{cid}: sections out of order"
+        assert f"**Severity:** {load_all()[cid].severity}" in page, f"{cid}: the page must state the severity"
+        assert page.count("```") % 2 == 0, f"{cid}: unbalanced code fences"
 
 
 def test_readme_lists_every_check() -> None:

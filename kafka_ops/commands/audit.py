@@ -215,6 +215,15 @@ HorizonOpt = Annotated[
 LogsOpt = Annotated[
     list[Path] | None, typer.Option("--broker-log", help="server.log / log-cleaner.log to read (repeatable).")
 ]
+ProbeOpt = Annotated[
+    bool,
+    typer.Option(
+        "--probe-as-user", help="Open every file as the broker user from a child process (root only)."
+    ),
+]
+DeepOpt = Annotated[
+    bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
+]
 ExpectMountOpt = Annotated[
     list[str] | None,
     typer.Option(
@@ -239,15 +248,8 @@ def audit(
     now: NowOpt = None,
     horizon: HorizonOpt = "24h",
     broker_log: LogsOpt = None,
-    probe_as_user: Annotated[
-        bool,
-        typer.Option(
-            "--probe-as-user", help="Open every file as the broker user from a child process (root only)."
-        ),
-    ] = False,
-    deep: Annotated[
-        bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
-    ] = False,
+    probe_as_user: ProbeOpt = False,
+    deep: DeepOpt = False,
     expect_mount: ExpectMountOpt = None,
     format: Annotated[
         AuditFormat, typer.Option("--format", "-f", help="table, json (the report), junit or markdown.")

@@ -13,11 +13,13 @@ from kafka_ops.commands import app, fail
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
+    DeepOpt,
     HorizonOpt,
     KafkaVersionOpt,
     LogDirOpt,
     LogsOpt,
     NowOpt,
+    ProbeOpt,
     ServerPropsOpt,
     StateOpt,
     TopicConfigsOpt,
@@ -44,15 +46,8 @@ def forecast(
     now: NowOpt = None,
     horizon: HorizonOpt = "24h",
     broker_log: LogsOpt = None,
-    probe_as_user: Annotated[
-        bool,
-        typer.Option(
-            "--probe-as-user", help="Open every file as the broker user from a child process (root only)."
-        ),
-    ] = False,
-    deep: Annotated[
-        bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
-    ] = False,
+    probe_as_user: ProbeOpt = False,
+    deep: DeepOpt = False,
     format: Annotated[
         ForecastFormat,
         typer.Option("--format", "-f", help="table, json (one document, streamed) or csv (streamed rows)."),
