@@ -37,9 +37,10 @@ from dataclasses import dataclass
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import (
     OFFSET_ENTRY,
-    TIME_ENTRY,
     IndexFile,
     offset_sanity,
+    read_offset_index,
+    read_time_index,
     time_sanity,
 )
 from kafka_ops.engine.layout import METADATA_TOPIC
@@ -201,41 +202,10 @@ def _kept_reason(pf: PartitionFacts) -> str:
 
 
 def read_index_head(path: str, kind: str, base_offset: int) -> IndexFile:
-    """An offset or time index with only the slots before its zero padding decoded (the real entries).
-
-    A preallocated index is 10 MiB of which the real entries are often a few bytes; decoding every slot (873,813
-    of a default .timeindex) would cost the audit ~0.1 s per segment. The padding is found by C-level
-    ``memcmp`` over 64 KiB chunks. Slot 0 always counts as an entry, as in ``indexes._count_zero_tail``.
-    """
-    es = OFFSET_ENTRY if kind == "offset" else TIME_ENTRY
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise EngineError(path, f"cannot read: {(exc.strerror or type(exc).__name__).lower()}") from exc
-    n = len(data) // es
-    head = -(-_nonzero_length(data, n * es) // es)
-    if n and head == 0:
-        head = 1
-    fmt = ">ii" if kind == "offset" else ">qi"
-    raw = struct.iter_unpack(fmt, data[: head * es])
-    if kind == "offset":
-        entries = [(base_offset + rel, pos) for rel, pos in raw]
-    else:
-        entries = [(ts, base_offset + rel) for ts, rel in raw]
-    return IndexFile(path, kind, base_offset, len(data), es, entries, len(data) % es)
-
-
-_ZERO_CHUNK = bytes(1 << 16)
-
-
-def _nonzero_length(data: bytes, end: int) -> int:
-    """Length of ``data[:end]`` without its trailing zero bytes: 64 KiB memcmp steps back, then rstrip."""
-    i = end
-    chunk = len(_ZERO_CHUNK)
-    while i >= chunk and data[i - chunk : i] == _ZERO_CHUNK:
-        i -= chunk
-    return len(data[max(0, i - chunk) : i].rstrip(b"\x00")) + max(0, i - chunk)
+    """An offset or time index with only its real entries (the slots before the zero padding): the engine's
+    reader, which decodes no padding slot, with the padding left out (padding is IDX004's)."""
+    idx = (read_offset_index if kind == "offset" else read_time_index)(path, base_offset)
+    return IndexFile(path, kind, base_offset, idx.length, idx.entry_size, idx.real_entries, idx.remainder)
 
 
 def verify_indexes(seg: Segment) -> dict[str, list[IndexIssue]]:
