@@ -103,8 +103,13 @@ def update_aggregate(ctx: AuditContext, pf: PartitionFacts) -> None:
         agg.rebuild_index_segments += sum(1 for s in recovered if s.index is None)
 
 
-def run_audit(opts: AuditOptions, progress: Callable[[str, int, int], None] | None = None) -> dict[str, Any]:
-    """Audit a host. ``progress(log_dir, done, total)`` is called after each partition."""
+def run_audit(
+    opts: AuditOptions,
+    progress: Callable[[str, int, int], None] | None = None,
+    on_partition: Callable[[PartitionFacts], None] | None = None,
+) -> dict[str, Any]:
+    """Audit a host. ``progress(log_dir, done, total)`` is called after each partition, ``on_partition(facts)``
+    with each partition's facts once its checks ran (the collector streams them to the fleet job)."""
     checks = load_all()
     h = gather(opts)
     ctx = AuditContext(h)
@@ -133,6 +138,8 @@ def run_audit(opts: AuditOptions, progress: Callable[[str, int, int], None] | No
             for spec in by_scope["partition"]:
                 findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, pf))
             errors.extend(e.to_dict() for e in pf.errors)
+            if on_partition is not None:
+                on_partition(pf)
             if progress is not None:
                 progress(ldf.path, i, len(names))
         for spec in by_scope["logdir"]:
@@ -181,4 +188,37 @@ def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
         "total_bytes": m.total_bytes if m else None,
         "mount_point": m.mount_point if m else None,
         "retention_delete_bytes": a.retention_delete_bytes,
+    }
+
+
+def apply_gate(report: dict[str, Any], fail_on: str) -> int:
+    """Record the gate's verdict in the report: exit code 1 when a finding is at or above ``fail_on``."""
+    from kafka_ops.checks.base import at_least
+
+    failed = any(at_least(f["severity"], fail_on) for f in report["findings"])
+    code = 1 if failed else 0
+    report["gate"] = {"fail_on": fail_on, "passed": not failed, "exit_code": code}
+    return code
+
+
+def partition_row(pf: PartitionFacts) -> dict[str, Any]:
+    """One partition's facts as a flat JSON-ready row (the fleet job's facts table, streamed from hosts)."""
+    p = pf.part
+    segs = p.segments
+    return {
+        "log_dir": pf.log_dir.path,
+        "topic": p.topic,
+        "partition": p.partition,
+        "segments": len(segs),
+        "size_bytes": p.size,
+        "base_offset_first": segs[0].base_offset if segs else None,
+        "base_offset_last": segs[-1].base_offset if segs else None,
+        "log_start_offset": pf.log_start,
+        "log_end_offset": pf.log_end_offset,
+        "recovery_point": pf.recovery_point,
+        "cleaner_offset": pf.cleaner_offset,
+        "recover_segments": len(pf.will_recover),
+        "cleanup_policy": ",".join(sorted(pf.config.cleanup_policy)) if pf.config else None,
+        "topic_id": p.topic_id,
+        "leader_epoch": p.leader_epochs[-1][0] if p.leader_epochs else None,  # latest epoch this replica saw
     }

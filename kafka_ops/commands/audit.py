@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import re
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -34,74 +32,14 @@ class Severity(StrEnum):
     critical = "critical"
 
 
-_SPAN = re.compile(r"^(\d+)\s*(ms|s|m|min|h|d|w)?$")
-_SPAN_MS = {
-    "ms": 1,
-    "s": 1000,
-    "m": 60_000,
-    "min": 60_000,
-    "h": 3_600_000,
-    "d": 86_400_000,
-    "w": 604_800_000,
-    None: 3_600_000,
-}
-
-
-def parse_span(text: str) -> int:
-    """'24h', '7d', '90m', '3600s' -> milliseconds (a bare number is hours)."""
-    m = _SPAN.match(text.strip())
-    if not m:
-        raise ValueError(f"bad duration {text!r} (use e.g. 24h, 7d, 90m)")
-    return int(m.group(1)) * _SPAN_MS[m.group(2)]
-
-
-def parse_now(text: str) -> int:
-    """Epoch milliseconds, or an ISO 8601 time (UTC unless it says otherwise)."""
-    if text.isdigit():
-        return int(text)
-    try:
-        t = dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError as exc:
-        raise ValueError(f"bad time {text!r} (use epoch ms or ISO 8601, e.g. 2026-11-22T10:00:00Z)") from exc
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=dt.UTC)
-    return int(t.timestamp() * 1000)
-
-
 def build_options(**kw: Any) -> Any:
     """AuditOptions from CLI values (shared with `fleet audit` and `forecast`)."""
-    from kafka_ops.facts.collect import AuditOptions
+    from kafka_ops.options import audit_options
 
     try:
-        now_ms = parse_now(kw["now"]) if kw.get("now") else None
-        horizon_ms = parse_span(kw.get("horizon") or "24h")
+        return audit_options(**kw)
     except ValueError as exc:
         fail(str(exc))
-    return AuditOptions(
-        log_dirs=[str(p) for p in kw.get("log_dir") or []],
-        server_properties=str(kw["server_properties"]) if kw.get("server_properties") else None,
-        broker_user=kw.get("broker_user"),
-        kafka_version=kw.get("kafka_version"),
-        topic_configs=str(kw["topic_configs"]) if kw.get("topic_configs") else None,
-        systemd_unit=str(kw["systemd_unit"]) if kw.get("systemd_unit") else None,
-        broker_state=str(kw.get("broker_state") or "auto"),
-        now_ms=now_ms,
-        horizon_ms=horizon_ms,
-        logs=[str(p) for p in kw.get("broker_log") or []],
-        probe_as_user=bool(kw.get("probe_as_user")),
-        deep=bool(kw.get("deep")),
-        expected_mounts=_expected_mounts(kw.get("expect_mount") or []),
-    )
-
-
-def _expected_mounts(items: list[str]) -> dict[str, str]:
-    out = {}
-    for item in items:
-        d, sep, m = item.partition("=")
-        if not sep or not d or not m:
-            fail(f"--expect-mount takes LOG_DIR=MOUNT_POINT, not {item!r}")
-        out[str(Path(d).absolute())] = m
-    return out
 
 
 def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
@@ -132,12 +70,9 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
 
 
 def gate(report: dict[str, Any], fail_on: str) -> int:
-    from kafka_ops.checks.base import at_least
+    from kafka_ops.audit import apply_gate
 
-    failed = any(at_least(f["severity"], fail_on) for f in report["findings"])
-    code = 1 if failed else 0
-    report["gate"] = {"fail_on": fail_on, "passed": not failed, "exit_code": code}
-    return code
+    return apply_gate(report, fail_on)
 
 
 def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) -> None:

@@ -1,0 +1,101 @@
+"""The collector's entry point on a broker host: ``python3 kafka_ops_collector.py audit|stream [options]``.
+
+Shipped by the Ansible role and the fleet job (see kafka_ops.ship); standard library only. It takes the same
+audit options as ``kafka-ops audit``, runs the same facts collector and checks, and writes JSON on stdout:
+``audit`` one report document; ``stream`` JSON lines, one ``partition`` row per partition as it is scanned,
+then one ``report`` (so a caller sees progress and keeps the facts without waiting for the whole host).
+Exit codes as the CLI's: 0, 1 when a finding is at or above ``--fail-on``, 2 on bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+SEVERITIES = ("info", "warning", "error", "critical")
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
+    p.add_argument("mode", choices=("audit", "stream", "version"))
+    p.add_argument("--log-dir", action="append", default=[])
+    p.add_argument("--server-properties")
+    p.add_argument("--broker-user")
+    p.add_argument("--kafka-version")
+    p.add_argument("--topic-configs")
+    p.add_argument("--systemd-unit")
+    p.add_argument("--broker-state", choices=("auto", "running", "stopped"), default="auto")
+    p.add_argument("--now")
+    p.add_argument("--horizon", default="24h")
+    p.add_argument("--broker-log", action="append", default=[])
+    p.add_argument("--probe-as-user", action="store_true")
+    p.add_argument("--deep", action="store_true")
+    p.add_argument("--expect-mount", action="append", default=[])
+    p.add_argument("--fail-on", choices=SEVERITIES, default="critical")
+    p.add_argument("--host", help="The name to report the host as (default: its hostname).")
+    return p
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, no usage dump: callers parse stderr
+        raise _Usage(message)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    p.__class__ = _Parser
+    try:
+        a = p.parse_args(argv)
+    except _Usage as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    from kafka_ops import __version__
+
+    if a.mode == "version":
+        print(json.dumps({"version": __version__, "python": sys.version.split()[0]}))
+        return 0
+    from kafka_ops.audit import apply_gate, partition_row, run_audit
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.options import audit_options
+
+    try:
+        opts = audit_options(**{k: v for k, v in vars(a).items() if k not in ("mode", "fail_on")})
+    except ValueError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    out = sys.stdout
+
+    def emit(kind: str, body: dict[str, Any]) -> None:
+        out.write(json.dumps({"kind": kind, **body}, default=str) + "\n")
+        out.flush()
+
+    try:
+        if a.mode == "stream":
+            report = run_audit(opts, on_partition=lambda pf: emit("partition", partition_row(pf)))
+        else:
+            report = run_audit(opts)
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    if not report["log_dirs"]:
+        print(
+            "kafka-ops-collector: no log dirs to audit: give --log-dir or --server-properties",
+            file=sys.stderr,
+        )
+        return 2
+    code = apply_gate(report, a.fail_on)
+    if a.mode == "stream":
+        emit("report", {"report": report})
+    else:
+        out.write(json.dumps(report, indent=2, default=str) + "\n")
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())
