@@ -369,7 +369,28 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
     planned_active = segs[-1].base
     out: list[float] = []
     prev = grid[0]
-    for k, t in enumerate(grid):
+    k, n = 0, len(grid)
+    while k < n:
+        t = grid[k]
+        if k and not by_size and (pending or rate == 0 or not by_time):
+            # fast path: points before the next roll or deletion only add arrivals to the active segment
+            a = len(segs) - 1
+            nxt = pending[0].at_ms if pending else float("inf")
+            if rate > 0:
+                nxt = min(nxt, prev + max(0.0, seg_bytes - sizes[a]) / rate, active_start + seg_ms)
+            j = k
+            while j < n and grid[j] < nxt:
+                j += 1
+            if j > k:
+                out.extend(total + rate * (grid[i] - prev) for i in range(k, j))
+                grown = rate * (grid[j - 1] - prev)
+                sizes[a] += grown
+                total += grown
+                if rate > 0:
+                    segs[a].timestamp, segs[a].empty = grid[j - 1], False
+                prev = grid[j - 1]
+                k = j
+                continue
         if k and rate > 0:
             cur = float(prev)
             while True:  # appends over (prev, t], rolling as the broker would
@@ -392,7 +413,15 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
                 active_start = int(roll_at)
                 cur = roll_at
         fresh = False  # the pending plan was made at t, after this point's appends
-        if fc.schedule.runs and (k == 0 or by_size or (by_time and rate > 0 and not pending)):
+        if k == 0:  # at now: the forecast's own plan (forecast_partition), nothing appended yet
+            pending = [
+                Deletion(x.base, x.delete_at, x.reason or "", x.size, x.timestamp, x.source)
+                for x in fc.segments
+                if x.delete_at is not None
+            ]
+            pending.sort(key=lambda d: d.base)
+            planned_active, fresh = segs[-1].base, True
+        elif fc.schedule.runs and (by_size or (by_time and rate > 0 and not pending)):
             pending, planned_active, fresh = replan(t), segs[-1].base, True
         while pending and pending[0].at_ms <= t:
             if not fresh and rate > 0 and pending[0].base >= planned_active:
@@ -410,6 +439,7 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
                 active_start = t
         out.append(max(0.0, total))
         prev = t
+        k += 1
     return out
 
 
