@@ -356,9 +356,9 @@ def _disk_chart(r: dict[str, Any]) -> dict[str, Any] | None:
     """Per log dir its size over the horizon (projected when the report has it) against the space it can
     grow into: the free space of its filesystem plus what the log dirs on it hold now."""
     dirs = [d for d in r["log_dirs"] if d["exists"]]
-    if not dirs:
-        return None
     fc = r.get("forecast") or {}
+    if not dirs or not fc:
+        return None  # without a forecast there is no time axis: the "Covered" table has the free space
     proj = fc.get("projection")
     grid = proj["at_ms"] if proj else None
     projected = {x["path"]: x["bytes"] for x in (proj or {}).get("log_dirs", [])}
@@ -395,7 +395,7 @@ def _disk_chart(r: dict[str, Any]) -> dict[str, Any] | None:
         line["color"] = color
     return {
         "log_dirs": lines, "filesystems": list(limits.values()),
-        "from_ms": fc.get("now_ms"), "to_ms": fc.get("horizon_end_ms"), "projected": bool(grid),
+        "from_ms": fc["now_ms"], "to_ms": fc["horizon_end_ms"], "projected": bool(grid),
     }  # fmt: skip
 
 
