@@ -124,9 +124,12 @@ def run_audit(
             skipped.append({"check": cid, "reason": why})
     by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
     errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
+    # the report's forecast section (no per-segment rows), with the size projection the HTML report draws
     host_forecast = HostForecast(
-        h.now_ms, h.horizon_ms
-    )  # the report's forecast section (no per-segment rows)
+        h.now_ms,
+        h.horizon_ms,
+        project_every_ms=h.configs.server_int("log.retention.check.interval.ms", 300_000),
+    )
     for ldf in h.log_dirs:
         names = ldf.scan.partition_names
         for i, pf in enumerate(iter_partitions(h, ldf), start=1):

@@ -23,6 +23,11 @@ in sync), and checks happen at now, now + interval, ... For a stopped broker "no
 starts (``log.initial.task.delay.ms``, 30 s, after the log manager starts). Deleted segments are renamed
 ``.deleted`` and removed from disk ``file.delete.delay.ms`` (60 s) later; sizes here are the log's
 (``UnifiedLog.size``), which drops at once.
+
+Besides that forecast, the audit's report carries a *projection* (:func:`project_partition`, the HTML report's
+size-over-time charts): what each partition's size does over the horizon if data keeps arriving at the rate
+DIR004 measures (``checks.dir004.arrival_rate``). Segments roll on ``segment.bytes`` and ``segment.ms``
+(``LogSegment.shouldRoll``) and the same :func:`retention.plan` deletes them: the saw-tooth of seed 003.
 """
 
 from __future__ import annotations
@@ -35,7 +40,14 @@ from types import SimpleNamespace
 from typing import Any, TextIO
 
 from kafka_ops.checks.common import TS_ACTIVE, access_for, iso, predicted_timestamp, real_timestamp
-from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, Segment
+from kafka_ops.engine.logdir import (
+    TS_LOG,
+    TS_MTIME,
+    TS_MTIME_NO_TIMEINDEX,
+    TS_UNREADABLE,
+    TS_ZERO_PADDING,
+    Segment,
+)
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
 from kafka_ops.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
@@ -52,6 +64,20 @@ ASSUMPTIONS = [
 ]
 
 REASONS = ("log_start", "retention_bytes", "retention_ms")
+
+# RET001's fallback timestamps (checks.ret001.SUSPECT): deletions they cause are shown apart in the report
+FALLBACK_SOURCES = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
+PROJECTION_POINTS = (
+    240  # at most this many points per projected series (a multiple of the check interval apart)
+)
+PROJECTION_ASSUMPTIONS = [
+    "data keeps arriving at each partition's recent rate (DIR004's: bytes appended over the last "
+    "min(horizon, max(1 h, age of its oldest data)), from the .log mtimes); for a stopped broker, from now on",
+    "segments roll when full (segment.bytes) or segment.ms after their first record (LogSegment.shouldRoll; "
+    "segment.jitter.ms ignored); rolls closer than a quarter of the point spacing are merged",
+    "the same retention model deletes them (retention.plan), evaluated at the projection's points",
+    "the cleaner does not rewrite segments: compacted topics grow by their whole arrival",
+]
 
 
 # ----------------------------------------------------------------------------------------------- when
@@ -156,6 +182,7 @@ class PartitionForecast:
     log_end: int | None
     segments: list[SegmentForecast]
     errors: list[dict[str, Any]] = field(default_factory=list)
+    rate: float = 0.0  # arrival rate, bytes/ms (checks.dir004.arrival_rate): for the projection only
 
     @property
     def horizon_end(self) -> int:
@@ -228,6 +255,9 @@ def forecast_partition(
     )  # fmt: skip
     if not segs:
         return out
+    from kafka_ops.checks.dir004 import arrival_rate  # the one arrival-rate model (DIR004's)
+
+    out.rate = arrival_rate(pf, now, horizon)[0]
     deletions = list(out.replan({}).values())  # retention.plan, in deletion order
     by_base = {s.base: s for s in segs}
     latest: tuple[int, int] | None = None  # (own expiry, base) of the latest-expiring time deletion so far
@@ -276,6 +306,143 @@ def _explain_kept(fc: PartitionForecast, n_deleted: int) -> None:
         )
 
 
+# ----------------------------------------------------------------------------------------------- projection
+
+
+def projection_grid(now_ms: int, horizon_ms: int, check_interval_ms: int) -> list[int]:
+    """Retention checks from now to the horizon, every k-th one so that there are at most
+    ``PROJECTION_POINTS`` + 1 points."""
+    interval = max(1, check_interval_ms)
+    checks = max(1, horizon_ms // interval)
+    step = interval * max(1, -(-checks // PROJECTION_POINTS))
+    return list(range(now_ms, now_ms + horizon_ms + 1, step))
+
+
+def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
+    """The partition's size at each grid point if data keeps arriving at ``fc.rate`` (bytes/ms).
+
+    The active segment grows and rolls when full (``segment.bytes``) or ``segment.ms`` after its first record
+    (``LogSegment.shouldRoll``: size, then ``timeWaitedForRoll`` against the first batch's timestamp); a rolled
+    segment's largest timestamp is its last append. Deletions come from :func:`retention.plan` (the forecast's
+    model). Its schedule for a closed segment does not change when data is appended after it (deletableSegments
+    walks from the oldest; its time is the latest expiry so far), so the plan is kept and applied as time
+    passes, and asked again only when it reaches the segment that was active when it was made (whose largest
+    timestamp has moved since), at each point when retention.bytes is set (appends change the size), and
+    while nothing is scheduled (an empty active segment may fill).
+    """
+    if not grid:
+        return []
+    if not fc.segments:
+        return [0.0] * len(grid)
+    cfg = fc.config
+    rate = max(0.0, fc.rate)
+    step = grid[1] - grid[0] if len(grid) > 1 else 1
+    seg_bytes = max(1, cfg.int("segment.bytes"))
+    if rate > 0:
+        seg_bytes = max(seg_bytes, int(rate * step / 4))  # merge rolls finer than the chart can show
+    seg_ms = max(1, cfg.int("segment.ms"), step // 4)
+    segs = [SegView(s.base, s.size, s.timestamp, s.source, s.size == 0) for s in fc.segments]
+    sizes = [float(s.size) for s in segs]  # the active segment's size grows in fractions of a byte
+    total = sum(sizes)
+    log_end = max(fc.log_end or 0, segs[-1].base + 1)
+    last = fc.segments[-1]
+    # the active segment's roll clock: its first record (the previous segment's last append approximates it)
+    if last.first_timestamp is not None:
+        active_start = last.first_timestamp
+    elif len(segs) > 1 and segs[-2].timestamp:
+        active_start = segs[-2].timestamp
+    else:
+        active_start = last.timestamp or grid[0]
+    active_start = min(active_start, grid[0])
+    by_size = cfg.deletes and cfg.retention_bytes >= 0
+    by_time = cfg.deletes and cfg.retention_ms >= 0
+
+    def replan(t: int) -> list[Deletion]:
+        for i, s in enumerate(segs):
+            s.size = int(sizes[i])
+        return plan(
+            segs, now_ms=t, retention_ms=cfg.retention_ms, retention_bytes=cfg.retention_bytes,
+            deletes=cfg.deletes, log_start=fc.log_start, log_end=log_end, check_interval_ms=fc.schedule.interval_ms,
+        )  # fmt: skip
+
+    pending: list[Deletion] = []
+    planned_active = segs[-1].base
+    out: list[float] = []
+    prev = grid[0]
+    k, n = 0, len(grid)
+    while k < n:
+        t = grid[k]
+        if k and not by_size and (pending or rate == 0 or not by_time):
+            # fast path: points before the next roll or deletion only add arrivals to the active segment
+            a = len(segs) - 1
+            nxt = pending[0].at_ms if pending else float("inf")
+            if rate > 0:
+                nxt = min(nxt, prev + max(0.0, seg_bytes - sizes[a]) / rate, active_start + seg_ms)
+            j = k
+            while j < n and grid[j] < nxt:
+                j += 1
+            if j > k:
+                out.extend(total + rate * (grid[i] - prev) for i in range(k, j))
+                grown = rate * (grid[j - 1] - prev)
+                sizes[a] += grown
+                total += grown
+                if rate > 0:
+                    segs[a].timestamp, segs[a].empty = grid[j - 1], False
+                prev = grid[j - 1]
+                k = j
+                continue
+        if k and rate > 0:
+            cur = float(prev)
+            while True:  # appends over (prev, t], rolling as the broker would
+                a = len(segs) - 1
+                fill_at = cur + max(0.0, seg_bytes - sizes[a]) / rate
+                time_at = float(active_start + seg_ms)  # data arrives at once: the segment is not empty
+                roll_at = max(cur, min(fill_at, time_at))
+                if roll_at >= t:
+                    sizes[a] += rate * (t - cur)
+                    total += rate * (t - cur)
+                    segs[a].timestamp, segs[a].empty = t, False
+                    break
+                sizes[a] += rate * (roll_at - cur)
+                total += rate * (roll_at - cur)
+                segs[a].timestamp, segs[a].empty = int(roll_at), False
+                # a new active segment; synthetic offsets: only their order counts
+                segs.append(SegView(log_end, 0, None, TS_LOG, True))
+                sizes.append(0.0)
+                log_end += 1
+                active_start = int(roll_at)
+                cur = roll_at
+        fresh = False  # the pending plan was made at t, after this point's appends
+        if k == 0:  # at now: the forecast's own plan (forecast_partition), nothing appended yet
+            pending = [
+                Deletion(x.base, x.delete_at, x.reason or "", x.size, x.timestamp, x.source)
+                for x in fc.segments
+                if x.delete_at is not None
+            ]
+            pending.sort(key=lambda d: d.base)
+            planned_active, fresh = segs[-1].base, True
+        elif fc.schedule.runs and (by_size or (by_time and rate > 0 and not pending)):
+            pending, planned_active, fresh = replan(t), segs[-1].base, True
+        while pending and pending[0].at_ms <= t:
+            if not fresh and rate > 0 and pending[0].base >= planned_active:
+                pending, planned_active, fresh = replan(t), segs[-1].base, True
+                continue
+            d = pending.pop(0)
+            if not segs or segs[0].base != d.base:  # pragma: no cover - plan deletes from the oldest
+                break
+            segs.pop(0)
+            total -= sizes.pop(0)
+            if not segs:  # UnifiedLog.deleteOldSegments rolls a new active segment when it deletes them all
+                segs.append(SegView(log_end, 0, None, TS_LOG, True))
+                sizes.append(0.0)
+                log_end += 1
+                active_start = t
+        out.append(max(0.0, total))
+        prev = t
+        k += 1
+    return out
+
+
 # ----------------------------------------------------------------------------------------------- topics
 
 
@@ -296,6 +463,10 @@ class TopicForecast:
     sources: dict[str, int] = field(default_factory=dict)  # timestamp source -> segments deleted in horizon
     segments: list[dict[str, Any]] = field(default_factory=list)
     segments_omitted: int = 0
+    fallback: dict[int, int] = field(default_factory=dict)  # at_ms -> bytes deleted on a fallback timestamp
+    grid: list[int] | None = None  # projection points (None: no projection)
+    projected: list[float] = field(default_factory=list)  # size at each grid point, summed over partitions
+    rate: float = 0.0  # bytes/ms, summed over partitions
 
     @property
     def horizon_end(self) -> int:
@@ -315,6 +486,8 @@ class TopicForecast:
             r[0] += s.size
             r[1] += 1
             self.sources[s.source] = self.sources.get(s.source, 0) + 1
+            if s.source in FALLBACK_SOURCES:
+                self.fallback[s.delete_at] = self.fallback.get(s.delete_at, 0) + s.size
             if len(self.segments) < self.keep_segments:
                 rec = {
                     "partition": fc.partition, "log_dir": fc.log_dir, "base_offset": s.base, "bytes": s.size,
@@ -324,6 +497,13 @@ class TopicForecast:
                 self.segments.append(rec)
             elif self.keep_segments:
                 self.segments_omitted += 1
+        if self.grid is not None:
+            sizes = project_partition(fc, self.grid)
+            if not self.projected:
+                self.projected = [0.0] * len(self.grid)
+            for i, b in enumerate(sizes):
+                self.projected[i] += b
+            self.rate += fc.rate
 
     @property
     def deleted_bytes(self) -> int:
@@ -365,8 +545,14 @@ class TopicForecast:
             "retention_runs": self.runs,
             "by_reason": {r: {"bytes": v[0], "segments": v[1]} for r, v in sorted(self.by_reason.items())},
             "timestamp_sources": dict(sorted(self.sources.items())),
+            "fallback_deleted_bytes": sum(self.fallback.values()),
+            # the part of the series' deletions whose timestamp is a fallback (RET001's): checks with some only
+            "fallback_deletions": [{"at_ms": t, "bytes": b} for t, b in sorted(self.fallback.items())],
             "series": self.series(every_check),
         }  # fmt: skip
+        if self.grid is not None:
+            d["arrival_bytes_per_s"] = round(self.rate * 1000, 3)
+            d["projected_bytes"] = [round(b) for b in self.projected] or [0] * len(self.grid)
         if self.keep_segments:
             d["segments"] = self.segments
             d["segments_omitted"] = self.segments_omitted
@@ -376,20 +562,33 @@ class TopicForecast:
 class HostForecast:
     """Per-topic accumulators for a whole host (what a report's ``forecast`` section would hold)."""
 
-    def __init__(self, now_ms: int, horizon_ms: int, keep_segments: int = 0) -> None:
+    def __init__(
+        self, now_ms: int, horizon_ms: int, keep_segments: int = 0, project_every_ms: int | None = None
+    ) -> None:
+        """``project_every_ms``: also project sizes with new data (:func:`project_partition`) on a grid of
+        retention checks this far apart (the server's ``log.retention.check.interval.ms``)."""
         self.now_ms = now_ms
         self.horizon_ms = horizon_ms
         self.keep_segments = keep_segments
         self.topics: dict[str, TopicForecast] = {}
         self.log_dir_deleted: dict[str, int] = {}
+        self.grid = (
+            None if project_every_ms is None else projection_grid(now_ms, horizon_ms, project_every_ms)
+        )
+        self.log_dir_projected: dict[str, list[float]] = {}
 
     def add(self, fc: PartitionForecast) -> None:
         t = self.topics.get(fc.topic)
         if t is None:
             t = self.topics[fc.topic] = TopicForecast(
-                fc.topic, self.now_ms, self.horizon_ms, self.keep_segments
+                fc.topic, self.now_ms, self.horizon_ms, self.keep_segments, grid=self.grid
             )
+        before = list(t.projected)
         t.add(fc)
+        if self.grid is not None:
+            acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(self.grid))
+            for i, b in enumerate(t.projected):
+                acc[i] += b - (before[i] if before else 0.0)
         self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
             s.size for s in fc.deletions()
         )
@@ -398,13 +597,21 @@ class HostForecast:
         return [self.topics[t].to_dict(every_check) for t in sorted(self.topics)]
 
     def to_dict(self, every_check: bool = False) -> dict[str, Any]:
-        return {
+        d = {
             "forecast_version": FORECAST_VERSION, "now_ms": self.now_ms, "horizon_ms": self.horizon_ms,
             "horizon_end_ms": self.now_ms + self.horizon_ms, "assumptions": ASSUMPTIONS,
             "deleted_bytes": sum(t.deleted_bytes for t in self.topics.values()),
             "log_dirs": [{"path": p, "deleted_bytes": b} for p, b in sorted(self.log_dir_deleted.items())],
             "topics": self.topic_list(every_check),
         }  # fmt: skip
+        if self.grid is not None:
+            d["projection"] = {
+                "at_ms": self.grid, "assumptions": PROJECTION_ASSUMPTIONS,
+                "log_dirs": [
+                    {"path": p, "bytes": [round(b) for b in v]} for p, v in sorted(self.log_dir_projected.items())
+                ],
+            }  # fmt: skip
+        return d
 
 
 # ----------------------------------------------------------------------------------------------- streams

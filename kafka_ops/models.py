@@ -87,7 +87,14 @@ class ReportModel(BaseModel):
     errors: list[ErrorModel]
     gate: GateModel | None = None
     forecast: dict[str, Any] | None = Field(
-        None, description="Retention forecast per topic over the horizon (kafka_ops.forecast.HostForecast)"
+        None,
+        description=(
+            "Retention forecast per topic over the horizon (kafka_ops.forecast.HostForecast): per topic "
+            "`series` (size after each check that deletes), `fallback_deletions` (the bytes of those deletions "
+            "whose timestamp is a fallback, RET001's), `arrival_bytes_per_s` and `projected_bytes` (size at each "
+            "point of `projection.at_ms` if data keeps arriving: rolls and retention); `projection.log_dirs` "
+            "sums the projection per log dir"
+        ),
     )
 
 

@@ -81,19 +81,13 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
     yield from _judge(ctx, subject, accs)
 
 
-def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyped-def]
+def arrival_rate(pf: PartitionFacts, now: int, horizon: int) -> tuple[float, int]:
+    """A partition's arrival rate in bytes/ms over the last W = min(horizon, max(1 h, age of its oldest data)),
+    and W: from the ``.log`` mtimes (time of each segment's last append). Also the report's size projection
+    (``kafka_ops.forecast.project_partition``)."""
     segs = [s for s in pf.part.segments if s.log is not None]
-    acc.partitions += 1
     if not segs:
-        return
-    now, horizon = ctx.now_ms, ctx.host.horizon_ms
-    cfg = pf.config
-    interval = max(1, cfg.int("index.interval.bytes"))
-    sib = cfg.segment_index_bytes
-    full_index = preallocated_size(OFFSET_ENTRY, sib) + preallocated_size(TIME_ENTRY, sib)
-    running = ctx.host.broker_state == "running"
-
-    # arrival rate from the .log mtimes (time of each segment's last append)
+        return 0.0, HOUR_MS
     first_ts = pf.first_timestamps.get(segs[0].base_offset)
     spans: list[tuple[int, int, int]] = []  # (start, end, bytes)
     prev_end: int | None = None
@@ -117,6 +111,22 @@ def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyp
         else:
             arrived += size * (end - max(start, lo)) / (end - start)
     rate = arrived / window
+    return rate, window
+
+
+def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyped-def]
+    segs = [s for s in pf.part.segments if s.log is not None]
+    acc.partitions += 1
+    if not segs:
+        return
+    now, horizon = ctx.now_ms, ctx.host.horizon_ms
+    cfg = pf.config
+    interval = max(1, cfg.int("index.interval.bytes"))
+    sib = cfg.segment_index_bytes
+    full_index = preallocated_size(OFFSET_ENTRY, sib) + preallocated_size(TIME_ENTRY, sib)
+    running = ctx.host.broker_state == "running"
+
+    rate, window = arrival_rate(pf, now, horizon)
     index_rate = rate * ENTRY_BYTES / interval
     acc.window_ms = max(acc.window_ms, window)
 

@@ -17,6 +17,7 @@ class AuditFormat(StrEnum):
     json = "json"
     junit = "junit"
     markdown = "markdown"
+    html = "html"
 
 
 class BrokerState(StrEnum):
@@ -80,6 +81,13 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
     from kafka_ops.models import validate
 
     validate(report)  # the published schema is what we print
+    if fmt == "html":  # one self-contained page (kafka_ops/report), written to --output (default report.html)
+        from kafka_ops.commands.report import write_html
+
+        target = output or Path("report.html")
+        write_html([report], [f"kafka-ops audit of {report['host']}"], target)
+        sys.stderr.write(f"wrote {target}\n")
+        return
     if fmt == "table" and output is None:
         from rich.console import Console
 
@@ -187,11 +195,17 @@ def audit(
     deep: DeepOpt = False,
     expect_mount: ExpectMountOpt = None,
     format: Annotated[
-        AuditFormat, typer.Option("--format", "-f", help="table, json (the report), junit or markdown.")
+        AuditFormat,
+        typer.Option(
+            "--format",
+            "-f",
+            help="table, json (the report), junit, markdown, or html (a page: see `report`).",
+        ),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write the report to this file (html: default report.html)."),
     ] = None,
 ) -> None:
     """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover
