@@ -29,7 +29,7 @@ from urllib.parse import urlparse
 
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import AbortedTxn, parse_txn_index, read_txn_index
-from kafka_ops.engine.layout import METADATA_TOPIC, parse_partition_dir, parse_segment_file
+from kafka_ops.engine.layout import parse_partition_dir, parse_segment_file
 from kafka_ops.engine.records import Batch, BatchScanner, LogBuffer, Record, iter_records
 
 ALL = "all"  # every record, control records included, aborted ones flagged
@@ -148,8 +148,8 @@ def discover(paths: Iterable[str], topics: Iterable[str] | None = None) -> list[
     """Partitions under ``paths``: segment ``.log`` files, partition dirs, log dirs, or folders holding them.
 
     A single ``.log`` file brings its partition's ``.txnindex`` files along (an aborted transaction is indexed
-    in the segment holding its ABORT marker, which may come later). ``__cluster_metadata`` is read only when
-    named in ``topics``. Raises ``EngineError`` for a path that does not exist or cannot be listed.
+    in the segment holding its ABORT marker, which may come later). KRaft's ``__cluster_metadata`` log is a partition
+    like the others. Raises ``EngineError`` for a path that does not exist or cannot be listed.
     """
     found: dict[str, PartitionRef] = {}
     for raw in paths:
@@ -180,8 +180,6 @@ def discover(paths: Iterable[str], topics: Iterable[str] | None = None) -> list[
     out = []
     for ref in found.values():
         if wanted is not None and ref.topic not in wanted:
-            continue
-        if wanted is None and ref.topic == METADATA_TOPIC:
             continue
         ref.segments.sort(key=lambda s: s.base_offset)
         out.append(ref)

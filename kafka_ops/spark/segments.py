@@ -8,7 +8,7 @@ The rows are the same either way.
 Options of the ``kafka-segments`` format (all optional but the path):
 
 * ``path`` / ``paths`` (JSON list): segment ``.log`` files, partition dirs, log dirs, or folders holding them;
-* ``topics``: comma-separated topics to read (``__cluster_metadata`` only when named);
+* ``topics``: comma-separated topics to read (default: every partition found, ``__cluster_metadata`` too);
 * ``isolation``: ``all`` (default: every record, control records included, aborted ones flagged),
   ``read_uncommitted`` or ``read_committed`` (as a consumer with that ``isolation.level`` sees the partition);
 * ``maxPartitionBytes`` (default 64 MiB), ``parallelism`` (default 2): how Kafka partitions are grouped;
@@ -22,6 +22,7 @@ import json
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pyarrow as pa
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.types import StructType
@@ -92,47 +93,68 @@ def arrow_batches(
     fail_on_corrupt: bool = False,
     chunk_rows: int = CHUNK_ROWS,
 ) -> Iterator[pa.RecordBatch]:
-    """One Kafka partition as Arrow record batches of ``ARROW_SCHEMA`` (columns built batch by batch)."""
-    cols: dict[str, list[Any]] = {f.name: [] for f in ARROW_SCHEMA}
-    offsets, ts_ms, keys, values, headers, seqs = (
-        cols["offset"], cols["timestamp_ms"], cols["key"], cols["value"], cols["headers"], cols["sequence"],
-    )  # fmt: skip
-    per_batch = (
+    """One Kafka partition as Arrow record batches of ``ARROW_SCHEMA``.
+
+    Per-record columns are appended record by record; per-batch columns once per batch and repeated with
+    ``take`` at the end (most batches of a busy topic hold many records; the corpus has many of one).
+    """
+    offsets: list[int] = []
+    ts_ms: list[int] = []
+    keys: list[bytes | None] = []
+    values: list[bytes | None] = []
+    headers: list[list[dict[str, Any]]] = []
+    seqs: list[int] = []
+    per_batch: list[tuple[Any, ...]] = []
+    counts: list[int] = []
+    batch_fields = (
         "timestamp_type", "producer_id", "producer_epoch", "transactional", "control", "control_type",
         "aborted", "open_transaction", "leader_epoch", "segment", "path",
+    )  # fmt: skip
+    add_off, add_ts, add_key, add_val, add_hdr, add_seq = (
+        offsets.append, ts_ms.append, keys.append, values.append, headers.append, seqs.append,
     )  # fmt: skip
 
     def flush() -> pa.RecordBatch:
         n = len(offsets)
-        ts = [None if t < 0 else t * 1000 for t in ts_ms]
-        arrays = {
+        idx = pa.array(np.repeat(np.arange(len(counts), dtype=np.int32), counts))
+        ts = pa.array(ts_ms, pa.int64())
+        arrays: dict[str, pa.Array] = {
             "topic": pa.array([part.topic] * n, pa.string()),
             "partition": pa.array([part.partition] * n, pa.int32()),
-            "timestamp": pa.array(ts, pa.timestamp("us", tz="UTC")),
+            "offset": pa.array(offsets, pa.int64()),
+            "timestamp": pa.array([None if t < 0 else t * 1000 for t in ts_ms], pa.timestamp("us", tz="UTC")),
+            "timestamp_ms": ts,
+            "key": pa.array(keys, pa.binary()),
+            "value": pa.array(values, pa.binary()),
+            "headers": pa.array(headers, ARROW_SCHEMA.field("headers").type),
+            "sequence": pa.array(seqs, pa.int32()),
         }
-        out = [arrays[f.name] if f.name in arrays else pa.array(cols[f.name], f.type) for f in ARROW_SCHEMA]
-        for v in cols.values():
+        for i, name in enumerate(batch_fields):
+            col = pa.array([c[i] for c in per_batch], ARROW_SCHEMA.field(name).type)
+            arrays[name] = col.take(idx)
+        for v in (offsets, ts_ms, keys, values, headers, seqs, per_batch, counts):
             v.clear()
-        return pa.RecordBatch.from_arrays(out, schema=ARROW_SCHEMA)
+        return pa.RecordBatch.from_arrays([arrays[f.name] for f in ARROW_SCHEMA], schema=ARROW_SCHEMA)
 
     for view in iter_partition(part, isolation, loader, verify_crc, fail_on_corrupt):
         b = view.batch
         start = len(offsets)
         for r in view.records():
-            offsets.append(r.offset)
-            ts_ms.append(r.timestamp)
-            keys.append(r.key)
-            values.append(r.value)
-            headers.append([{"key": k, "value": v} for k, v in r.headers] if r.headers else [])
-            seqs.append(r.sequence)
+            add_off(r.offset)
+            add_ts(r.timestamp)
+            add_key(r.key)
+            add_val(r.value)
+            add_hdr([{"key": k, "value": v} for k, v in r.headers] if r.headers else [])
+            add_seq(r.sequence)
         n = len(offsets) - start
-        consts = (
-            b.timestamp_type, b.producer_id, b.producer_epoch, b.is_transactional, b.is_control,
-            b.control_type, view.aborted, view.open_txn, b.partition_leader_epoch, view.segment.base_offset,
-            view.segment.log,
-        )  # fmt: skip
-        for name, value in zip(per_batch, consts, strict=True):
-            cols[name].extend([value] * n)
+        if n:
+            counts.append(n)
+            v = (
+                b.timestamp_type, b.producer_id, b.producer_epoch, b.is_transactional, b.is_control,
+                b.control_type, view.aborted, view.open_txn, b.partition_leader_epoch, view.segment.base_offset,
+                view.segment.log,
+            )  # fmt: skip
+            per_batch.append(v)
         if len(offsets) >= chunk_rows:
             yield flush()
     if offsets:
@@ -162,6 +184,7 @@ def _paths(options: dict[str, str]) -> list[str]:
 
 class SegmentsReader(DataSourceReader):
     def __init__(self, options: dict[str, str]) -> None:
+        options = {k.lower(): v for k, v in options.items()}  # Spark's option keys are case-insensitive
         self.paths = _paths(options)
         topics = options.get("topics") or ""
         self.topics = [t.strip() for t in topics.split(",") if t.strip()] or None
@@ -170,10 +193,10 @@ class SegmentsReader(DataSourceReader):
             raise ValueError(
                 f"option isolation must be one of {', '.join(ISOLATIONS)}, not {self.isolation!r}"
             )
-        self.max_bytes = int(options.get("maxPartitionBytes") or DEFAULT_MAX_PARTITION_BYTES)
+        self.max_bytes = int(options.get("maxpartitionbytes") or DEFAULT_MAX_PARTITION_BYTES)
         self.parallelism = int(options.get("parallelism") or 2)
-        self.verify_crc = _bool(options, "verifyCrc", True)
-        self.fail_on_corrupt = _bool(options, "failOnCorrupt", False)
+        self.verify_crc = _bool(options, "verifycrc", True)
+        self.fail_on_corrupt = _bool(options, "failoncorrupt", False)
 
     def partitions(self) -> Sequence[InputPartition]:
         # No pushFilters(): pyspark refuses a reader that has it unless spark.sql.python.filterPushdown.enabled
@@ -238,7 +261,7 @@ def hadoop_segment_files(spark: SparkSession, paths: list[str], topics: list[str
     (partition dirs are the dirs holding segment files; ``-delete``/``-future``/``-stray`` copies skipped).
     A ``.log`` file given alone brings its partition's ``.txnindex`` files.
     """
-    from kafka_ops.engine.layout import METADATA_TOPIC, parse_partition_dir, parse_segment_file
+    from kafka_ops.engine.layout import parse_partition_dir, parse_segment_file
 
     jvm = spark.sparkContext._jvm  # type: ignore[attr-defined]
     conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[attr-defined]
@@ -249,7 +272,7 @@ def hadoop_segment_files(spark: SparkSession, paths: list[str], topics: list[str
         name = parse_partition_dir(d.getName())
         if name is None or name.kind != "log":
             return False
-        return name.topic in wanted if wanted is not None else name.topic != METADATA_TOPIC
+        return wanted is None or name.topic in wanted
 
     def listing(p: Any) -> list[Any]:
         return list(p.getFileSystem(conf).listStatus(p))
