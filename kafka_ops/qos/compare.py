@@ -295,6 +295,8 @@ def count_in_ranges(source: DataFrame, ranges: list[tuple[str, int, int, int]]) 
         & (F.col("offset") <= F.col("r_last"))
         & (F.col("topic").isNull() | F.col("r_topic").isNull() | (F.col("topic") == F.col("r_topic")))
     )
-    rows = source.select("topic", "partition", "offset").join(rdf, cond).groupBy("i").count().collect()
+    topic = F.col("topic").cast("string") if "topic" in source.columns else F.lit(None).cast("string")
+    src = source.select(topic.alias("topic"), F.col("partition").cast("int"), F.col("offset").cast("long"))
+    rows = src.join(rdf, cond).groupBy("i").count().collect()
     counts = {r.i: r["count"] for r in rows}
     return [counts.get(i, 0) for i in range(len(ranges))]

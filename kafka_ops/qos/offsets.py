@@ -13,7 +13,8 @@ to) and the next offset expected (one past the highest offset consumed so far). 
 Offsets are not contiguous in a topic with transactions (each COMMIT/ABORT marker takes an offset, aborted
 records are never delivered to read_committed consumers) or after compaction, so a gap between two logged
 ranges may hold no record at all: :func:`check` takes ``count_visible`` (records a consumer would get in an
-offset range, from the topic's segments) and drops gaps that hold none.
+offset range, from the topic's segments), counts the records of every gap and rewind, and drops those that
+hold none.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ CountVisible = Callable[[list[tuple[str, int, int, int]]], list[int]]
 
 def check(events: Iterable[LogEvent], count_visible: CountVisible | None = None) -> list[OffsetFinding]:
     """Run the state machine over time-ordered events; gaps without visible records are dropped when
-    ``count_visible`` (a batch function: [(topic, partition, first, last)] -> record counts) is given."""
+    ``count_visible`` (a batch function: [(topic, partition, first, last)] -> record counts) is given, and so
+    are rewinds over no record."""
     states: dict[tuple[str, int], _State] = {}
     out: list[OffsetFinding] = []
     for ev in events:
@@ -138,13 +140,13 @@ def check(events: Iterable[LogEvent], count_visible: CountVisible | None = None)
             st.next_offset = ev.last + 1
             st.last_pod = ev.pod
     if count_visible is not None:
-        gaps = [f for f in out if f.kind == GAP]
+        ranged = [f for f in out if f.kind in (GAP, REWIND)]
         counts = count_visible(
-            [(f.topic, f.partition, f.first_offset or 0, f.last_offset or 0) for f in gaps]
+            [(f.topic, f.partition, f.first_offset or 0, f.last_offset or 0) for f in ranged]
         )
-        for f, n in zip(gaps, counts, strict=True):
+        for f, n in zip(ranged, counts, strict=True):
             f.visible_records = n
-        out = [f for f in out if not (f.kind == GAP and f.visible_records == 0)]
+        out = [f for f in out if not (f.kind in (GAP, REWIND) and f.visible_records == 0)]
     return out
 
 
