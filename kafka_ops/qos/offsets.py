@@ -20,7 +20,7 @@ hold none.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from kafka_ops.qos.logs import ASSIGNED, CONSUMED, LOST, REVOKED, START, LogEvent, iso
 
@@ -85,7 +85,6 @@ class _State:
     owner: str | None = None
     next_offset: int | None = None
     last_pod: str | None = None  # the pod that consumed up to next_offset
-    assigned_ever: set[str] = field(default_factory=set)
 
 
 CountVisible = Callable[[list[tuple[str, int, int, int]]], list[int]]
@@ -95,6 +94,9 @@ def check(events: Iterable[LogEvent], count_visible: CountVisible | None = None)
     """Run the state machine over time-ordered events; gaps without visible records are dropped when
     ``count_visible`` (a batch function: [(topic, partition, first, last)] -> record counts) is given, and so
     are rewinds over no record."""
+    events = list(events)
+    # with no consumer assignment line in the logs at all, ownership is unknown: no 'unassigned' findings
+    assignments_logged = any(e.kind == ASSIGNED for e in events)
     states: dict[tuple[str, int], _State] = {}
     out: list[OffsetFinding] = []
     for ev in events:
@@ -103,7 +105,6 @@ def check(events: Iterable[LogEvent], count_visible: CountVisible | None = None)
                 st = states.setdefault(tp, _State())
                 if ev.kind == ASSIGNED:
                     st.owner = ev.pod
-                    st.assigned_ever.add(ev.pod)
                 elif st.owner == ev.pod:
                     st.owner = None
             continue
@@ -119,7 +120,7 @@ def check(events: Iterable[LogEvent], count_visible: CountVisible | None = None)
             continue
         tp = ev.partitions[0]
         st = states.setdefault(tp, _State())
-        if st.assigned_ever and st.owner != ev.pod:
+        if assignments_logged and st.owner != ev.pod:
             out.append(
                 OffsetFinding(
                     UNASSIGNED,
