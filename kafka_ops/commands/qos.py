@@ -147,12 +147,14 @@ def qos(
             events = read_logs([str(p) for p in logs], offset_pattern, topic, log_timezone)
         except LogFormatError as exc:
             fail(str(exc))
-    _check_local_inputs(source or [], source_export, sink, topic)
-
     try:
+        import pyarrow  # noqa: F401
+        import pyspark  # noqa: F401
+
         from kafka_ops.spark import read_segments, spark_session
     except ImportError:
         fail(_SPARK_MISSING)
+    _check_local_inputs(source or [], source_export, sink, topic)
     report = _run(
         spark_session, read_segments, source or [], source_export, source_export_format, topic, isolation, specs,
         sink, sink_format, window_ms, from_ms, to_ms, events, tolerance_ms, max_ids, master,

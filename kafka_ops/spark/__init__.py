@@ -6,33 +6,34 @@
 
 or ``spark.read.format("kafka-segments").option("isolation", "read_committed").load(PATH)`` once
 ``spark_session()`` (or ``register(spark)``) ran. Decoding is the engine's (``kafka_ops.engine``).
+
+pyspark and pyarrow are imported on first use of a name that needs them, so that the stdlib-only
+``kafka_ops.spark.partitions`` (the consumer view of a partition) works without them.
 """
 
 from __future__ import annotations
 
-from kafka_ops.spark.partitions import ALL, ISOLATIONS, READ_COMMITTED, READ_UNCOMMITTED
-from kafka_ops.spark.segments import (
-    FORMAT,
-    SCHEMA_DDL,
-    KafkaSegmentsDataSource,
-    arrow_batches,
-    read_segments,
-    register,
-    schema,
-)
-from kafka_ops.spark.session import spark_session
+import importlib
+from typing import Any
 
-__all__ = [
-    "ALL",
-    "FORMAT",
-    "ISOLATIONS",
-    "READ_COMMITTED",
-    "READ_UNCOMMITTED",
-    "SCHEMA_DDL",
-    "KafkaSegmentsDataSource",
-    "arrow_batches",
-    "read_segments",
-    "register",
-    "schema",
-    "spark_session",
-]
+from kafka_ops.spark.partitions import ALL, ISOLATIONS, READ_COMMITTED, READ_UNCOMMITTED
+
+_LAZY = {
+    "FORMAT": "segments",
+    "SCHEMA_DDL": "segments",
+    "KafkaSegmentsDataSource": "segments",
+    "arrow_batches": "segments",
+    "read_segments": "segments",
+    "register": "segments",
+    "schema": "segments",
+    "spark_session": "session",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(f"kafka_ops.spark.{_LAZY[name]}"), name)
+    raise AttributeError(f"module 'kafka_ops.spark' has no attribute {name!r}")
+
+
+__all__ = ["ALL", "ISOLATIONS", "READ_COMMITTED", "READ_UNCOMMITTED", *_LAZY]
