@@ -283,7 +283,11 @@ class TxnIndexFile:
 
 
 def read_txn_index(path: str) -> TxnIndexFile:
-    data = _read(path)
+    return parse_txn_index(_read(path), path)
+
+
+def parse_txn_index(data: bytes, path: str = "<bytes>") -> TxnIndexFile:
+    """A ``.txnindex`` already in memory (e.g. read by Spark's binaryFile source from HDFS or S3)."""
     n = len(data) // TXN_ENTRY
     entries = []
     for i in range(n):

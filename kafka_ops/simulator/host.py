@@ -45,6 +45,10 @@ class TopicSpec:
     log_append_time: bool = False
     producer: str = "plain"  # plain | idempotent | transactional
     abort_every: int = 0  # transactional: every Nth transaction is aborted
+    # transactional: producers whose transactions interleave in each partition (their batches alternate), and
+    # whether the first producer's last transaction is left open (no marker: a producer killed mid-transaction)
+    txn_producers: int = 1
+    open_txn: bool = False
     cleanup_policy: str = "delete"
     retention_ms: int = 7 * DAY
     span_ms: int = 2 * DAY  # records spread over [now - span, now]
@@ -196,6 +200,9 @@ class _Host:
         self.topic_configs[t.name] = cfg
         codec = CODEC_IDS[t.codec]
         pad = b"x" * max(0, t.value_bytes - 40)
+        if t.producer == "transactional" and (t.txn_producers > 1 or t.open_txn):
+            self.write_interleaved_transactions(t, codec, pad)
+            return
         for p in range(t.partitions):
             w = self._writer(t.name, p, t.segment_bytes)
             start = self.now - t.span_ms
@@ -248,6 +255,75 @@ class _Host:
                         (pid, 0, seq - 1, -1),
                         aborted,
                     )
+
+    def write_interleaved_transactions(self, t: TopicSpec, codec: int, pad: bytes) -> None:
+        """Transactions of ``t.txn_producers`` producers interleaved batch by batch in each partition.
+
+        Each transaction is two batches; producers take turns appending one batch, so transactions overlap in
+        offsets and an ABORT's ``.txnindex`` entry has ``lastStableOffset`` = the first offset of the earliest
+        transaction still open after the marker, or marker offset + 1 (ProducerStateManager.lastStableOffset,
+        LogSegment.updateTxnIndex). Every ``abort_every``-th transaction (counted per partition) is aborted.
+        """
+        txn_batches = 2
+        for p in range(t.partitions):
+            w = self._writer(t.name, p, t.segment_bytes)
+            start = self.now - t.span_ms
+            n = t.records_per_partition
+            step = max(1, t.span_ms // max(1, n))
+            pids = [2000 + 10 * p + k for k in range(t.txn_producers)]
+            seq = dict.fromkeys(pids, 0)
+            written = dict.fromkeys(pids, 0)  # batches in the producer's current transaction
+            ongoing: dict[int, int] = {}  # pid -> first offset of its open transaction
+            txn = 0
+            i = 0
+            turn = 0
+            while i < n:
+                pid = pids[turn % len(pids)]
+                turn += 1
+                k = min(t.batch_records, n - i)
+                ts0 = start + i * step
+                recs = [
+                    NewRecord(
+                        f"key-{(i + j) % t.key_space}".encode(),
+                        json.dumps({"id": f"{t.name}-{p}-{i + j}", "n": i + j}).encode() + pad,
+                        ts0 + j * step // max(1, k),
+                        (("source", b"simulator"),) if (i + j) % 7 == 0 else (),
+                    )
+                    for j in range(k)
+                ]
+                base = w.next_offset
+                ongoing.setdefault(pid, base)
+                data = build_batch(
+                    base, recs, codec=codec, producer_id=pid, producer_epoch=0, base_sequence=seq[pid],
+                    transactional=True,
+                )  # fmt: skip
+                max_ts = max(r.timestamp for r in recs)
+                seq[pid] += k
+                w.append(data, base, base + k - 1, max_ts, (pid, 0, seq[pid] - 1, ongoing[pid]))
+                i += k
+                written[pid] += 1
+                last_of_open = t.open_txn and pid == pids[0] and i + t.batch_records * len(pids) > n
+                if (written[pid] < txn_batches and i < n) or last_of_open:
+                    continue
+                txn += 1
+                commit = not (t.abort_every and txn % t.abort_every == 0)
+                first = ongoing.pop(pid)
+                written[pid] = 0
+                m_off = w.next_offset
+                lso = min(ongoing.values()) if ongoing else m_off + 1
+                aborted = AbortedTxn(0, pid, first, m_off, lso) if not commit else None
+                w.append(
+                    control_batch(m_off, commit, pid, 0, max_ts + 1), m_off, m_off, max_ts + 1,
+                    (pid, 0, seq[pid] - 1, -1), aborted,
+                )  # fmt: skip
+            # transactions of the other producers still open when the data ran out get their markers
+            for pid in [q for q in pids if q in ongoing and not (t.open_txn and q == pids[0])]:
+                ongoing.pop(pid)
+                m_off = w.next_offset
+                w.append(
+                    control_batch(m_off, True, pid, 0, self.now - 1), m_off, m_off, self.now - 1,
+                    (pid, 0, seq[pid] - 1, -1),
+                )  # fmt: skip
 
     def write_consumer_offsets(self, flood: bool) -> None:
         """``__consumer_offsets-7``: offset commits, transactional commits, and (seed 001) a marker flood.
