@@ -47,6 +47,14 @@ ResultsOpt = Annotated[
 ]
 
 
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        if "Exception:" in line or "Error:" in line:
+            return line.strip()[:300]
+    return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
 def _spark(master: str | None) -> Any:
     try:
         from kafka_ops.fleet.job import spark_session
@@ -55,17 +63,20 @@ def _spark(master: str | None) -> Any:
     try:
         return spark_session(master)
     except Exception as exc:  # the JVM or the master could not be started / reached
-        fail(f"cannot start Spark{' on ' + master if master else ''}: {str(exc).splitlines()[0]}")
+        fail(f"cannot start Spark{' on ' + master if master else ''}: {_first_line(exc)}")
 
 
 @fleet_app.command("audit")
 def fleet_audit(
     inventory: Annotated[
         Path | None,
-        typer.Option("--inventory", "-i", help="Ansible inventory: hosts of group kafka_brokers and their vars."),
+        typer.Option(
+            "--inventory", "-i", help="Ansible inventory: hosts of group kafka_brokers and their vars."
+        ),
     ] = None,
     limit: Annotated[
-        str | None, typer.Option("--limit", help="Only these hosts or groups of the inventory (comma-separated).")
+        str | None,
+        typer.Option("--limit", help="Only these hosts or groups of the inventory (comma-separated)."),
     ] = None,
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -81,10 +92,13 @@ def fleet_audit(
     deep: DeepOpt = False,
     expect_mount: ExpectMountOpt = None,
     format: Annotated[
-        AuditFormat, typer.Option("--format", "-f", help="table, json (the report + fleet), junit or markdown.")
+        AuditFormat,
+        typer.Option("--format", "-f", help="table, json (the report + fleet), junit or markdown."),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write the report to this file.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+    ] = None,
     master: Annotated[
         str | None, typer.Option("--master", help="Spark master URL (default local[*], or spark-submit's).")
     ] = None,
@@ -95,9 +109,12 @@ def fleet_audit(
         typer.Option("--leaders", help="`kafka-topics --describe` output: who leads each partition."),
     ] = None,
     known_hosts: Annotated[
-        Path | None, typer.Option("--known-hosts", help="Host keys to verify against (default ~/.ssh/known_hosts).")
+        Path | None,
+        typer.Option("--known-hosts", help="Host keys to verify against (default ~/.ssh/known_hosts)."),
     ] = None,
-    connect_timeout: Annotated[float, typer.Option("--connect-timeout", help="SSH timeout in seconds.")] = 10.0,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", help="SSH timeout in seconds.")
+    ] = 10.0,
     name: Annotated[str, typer.Option("--name", help="The fleet's name in the report.")] = "",
 ) -> None:
     """Audit every broker of a fleet with the same checks as `kafka-ops audit`, as one PySpark job, and add what
@@ -160,8 +177,10 @@ def fleet_audit(
             results=out, leaders_file=str(leaders) if leaders else None,
             progress=sys.stderr.isatty() and format is AuditFormat.table,
         )  # fmt: skip
-    except ValueError as exc:  # --leaders unreadable
+    except (ValueError, OSError) as exc:  # --leaders unreadable, results dir not writable
         fail(str(exc))
+    except Exception as exc:  # Spark itself failed (lost executors, a master gone): one line, not a JVM trace
+        fail(f"the Spark job failed: {_first_line(exc)}")
     report = run.report
     code = report["gate"]["exit_code"]
     emit(report, format.value, fail_on.value, output)
@@ -177,10 +196,16 @@ def fleet_audit(
 @fleet_app.command("diff")
 def fleet_diff(
     results: ResultsOpt = DEFAULT_RESULTS,
-    base: Annotated[str | None, typer.Option("--base", help="Run id to compare from (default: the one before head).")] = None,
-    head: Annotated[str | None, typer.Option("--head", help="Run id to compare to (default: the latest).")] = None,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Run id to compare from (default: the one before head).")
+    ] = None,
+    head: Annotated[
+        str | None, typer.Option("--head", help="Run id to compare to (default: the latest).")
+    ] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
-    master: Annotated[str | None, typer.Option("--master", help="Spark master URL (default local[*]).")] = None,
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
+    ] = None,
 ) -> None:
     """What changed between two fleet runs (default: the last two): new and resolved findings, partitions that
     appeared or vanished, hosts whose status changed. Exit 1 when there are new findings."""

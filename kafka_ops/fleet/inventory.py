@@ -49,12 +49,25 @@ class InventoryError(ValueError):
     """A one-line message naming the inventory and what is wrong with it."""
 
 
+def _plain(value: Any) -> Any:
+    """Ansible's tagged str/list/dict subclasses as plain Python values (they must pickle for Spark's JVM)."""
+    if isinstance(value, str):
+        return value.encode("utf-8", "surrogatepass").decode("utf-8", "surrogatepass")
+    if isinstance(value, dict):
+        return {_plain(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    if isinstance(value, bool | int | float) or value is None:
+        return value
+    return str(value).encode().decode()
+
+
 def _template(value: Any, variables: dict[str, Any], loader: Any) -> Any:
     if isinstance(value, str) and "{{" in value:
         from ansible.template import Templar
 
-        return Templar(loader=loader, variables=variables).template(value)
-    return value
+        value = Templar(loader=loader, variables=variables).template(value)
+    return _plain(value)
 
 
 def read_inventory(path: str, limit: str | None = None) -> list[Target]:
@@ -77,7 +90,9 @@ def read_inventory(path: str, limit: str | None = None) -> list[Target]:
         wanted = set(limit.split(","))
         hosts = [h for h in hosts if h.name in wanted or any(g.name in wanted for g in h.get_groups())]
     if not hosts:
-        raise InventoryError(f"{path}: no hosts in group {BROKER_GROUP}" + (f" matching {limit}" if limit else ""))
+        raise InventoryError(
+            f"{path}: no hosts in group {BROKER_GROUP}" + (f" matching {limit}" if limit else "")
+        )
     out = []
     for h in hosts:
         v = vm.get_vars(host=h, include_hostvars=False)
@@ -98,7 +113,7 @@ def read_inventory(path: str, limit: str | None = None) -> list[Target]:
             raise InventoryError(f"{path}: host {h.name}: {exc}") from exc
         out.append(
             Target(
-                name=h.name,
+                name=_plain(h.name),
                 log_dirs=tuple(str(d) for d in dirs),
                 address=None if local else str(get("ansible_host") or h.name),
                 port=port,

@@ -173,7 +173,9 @@ def run_fleet(
         "now_ms": {"value": s["now_ms"], "source": "--now" if s.get("now_given") else "clock (driver)"},
         "hosts": {"value": [t.name for t in targets], "source": s.get("targets_source") or "--log-dir"},
     }
-    rep = fleet_report.merge(name, s["now_ms"], reports, all_findings, inputs, fleet, s.get("fail_on") or "critical")
+    rep = fleet_report.merge(
+        name, s["now_ms"], reports, all_findings, inputs, fleet, s.get("fail_on") or "critical"
+    )
     rep["checks_run"] = sorted(set(rep["checks_run"]) | {c for c in load_all() if c.startswith("FLEET")})
     t_view = time.monotonic()
     if results:
@@ -201,10 +203,15 @@ def _leaders(small: list[Any], leaders_file: str | None) -> tuple[dict[tuple[str
             last[row["source"]] = row["last_offset"]
     if best:
         src = max(last, key=lambda k: last[k])
-        return best[src], f"{src} (on host {next(r.host for r in small if r.kind == 'leader' and src in r.payload)})"
+        return best[
+            src
+        ], f"{src} (on host {next(r.host for r in small if r.kind == 'leader' and src in r.payload)})"
     if leaders_file:
         from kafka_ops.fleet.leaders import read_describe
 
         lead = read_describe(leaders_file)
         return lead.leaders, lead.source
-    return {}, "unknown: no KRaft metadata log among the local log dirs and no --leaders; every replica at risk is treated as possibly the leader"
+    return (
+        {},
+        "unknown: no KRaft metadata log among the local log dirs and no --leaders; every replica at risk is treated as possibly the leader",
+    )

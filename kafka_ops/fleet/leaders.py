@@ -111,7 +111,9 @@ def read_metadata_log(partition_dir: str) -> Leaders:
         start, snap = snapshots[-1]  # a snapshot's name is its end offset (exclusive): records < start
         _apply_file(os.path.join(partition_dir, snap), 0, topics, out)
     segs = sorted(
-        (f.base_offset, n) for n in names if (f := parse_segment_file(n)) is not None and f.suffix == ".log" and not f.leftover
+        (f.base_offset, n)
+        for n in names
+        if (f := parse_segment_file(n)) is not None and f.suffix == ".log" and not f.leftover
     )
     for _base, name in segs:
         _apply_file(os.path.join(partition_dir, name), start, topics, out)
@@ -131,5 +133,7 @@ def read_describe(path: str) -> Leaders:
                 leader = m.group(3)
                 out.leaders[(m.group(1), int(m.group(2)))] = -1 if leader.lower() == "none" else int(leader)
     if not out.leaders:
-        raise ValueError(f"{path}: no 'Topic: T Partition: P Leader: N' lines (kafka-topics --describe output)")
+        raise ValueError(
+            f"{path}: no 'Topic: T Partition: P Leader: N' lines (kafka-topics --describe output)"
+        )
     return out

@@ -17,7 +17,19 @@ def fleet_table(report: dict[str, Any], console: Any) -> None:
         + (f", results in {fl['results']}" if fl.get("results") else "")
     )
     t = Table(title="hosts", expand=False)
-    for c in ("host", "address", "status", "node", "log dirs", "partitions", "bytes", "crit", "err", "warn", "info"):
+    for c in (
+        "host",
+        "address",
+        "status",
+        "node",
+        "log dirs",
+        "partitions",
+        "bytes",
+        "crit",
+        "err",
+        "warn",
+        "info",
+    ):
         t.add_column(c, no_wrap=c in ("host", "status"))
     for h in fl["hosts"]:
         status = h["status"] if h["status"] == "ok" else f"[bold red]{h['status']}[/]"
@@ -55,10 +67,18 @@ def diff_text(d: dict[str, Any]) -> str:
         ("new_findings", "new findings"), ("resolved_findings", "resolved findings"),
     ):  # fmt: skip
         out.append(f"{title}: {len(d[key])}")
-        out += [f"  {f['severity']} {f['check']} {f['host']} {f['path'] or f['log_dir'] or ''}" for f in d[key]]
-    for key, title in (("partitions_added", "partitions added"), ("partitions_removed", "partitions removed")):
+        out += [
+            f"  {f['severity']} {f['check']} {f['host']} {f['path'] or f['log_dir'] or ''}" for f in d[key]
+        ]
+    for key, title in (
+        ("partitions_added", "partitions added"),
+        ("partitions_removed", "partitions removed"),
+    ):
         out.append(f"{title}: {len(d[key])}")
         out += [f"  {p['host']} {p['log_dir']} {p['topic']}-{p['partition']}" for p in d[key]]
     out.append(f"host status changes: {len(d['host_status_changes'])}")
-    out += [f"  {h['host']}: {h['before'] or '(absent)'} -> {h['after'] or '(absent)'}" for h in d["host_status_changes"]]
+    out += [
+        f"  {h['host']}: {h['before'] or '(absent)'} -> {h['after'] or '(absent)'}"
+        for h in d["host_status_changes"]
+    ]
     return "\n".join(out)

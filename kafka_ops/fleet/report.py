@@ -43,7 +43,10 @@ def merge(
     if forecasts:
         first = next(iter(forecasts.values()))
         forecast = {
-            **{k: first[k] for k in ("forecast_version", "now_ms", "horizon_ms", "horizon_end_ms", "assumptions")},
+            **{
+                k: first[k]
+                for k in ("forecast_version", "now_ms", "horizon_ms", "horizon_end_ms", "assumptions")
+            },
             "deleted_bytes": sum(f["deleted_bytes"] for f in forecasts.values()),
             "log_dirs": [{**ld, "host": h} for h, f in forecasts.items() for ld in f["log_dirs"]],
             "topics": [],  # per host below: replicas of a topic on several hosts are not summed

@@ -22,7 +22,10 @@ def write_run(
 ) -> None:  # fmt: skip
     run_at = dt.datetime.now(dt.UTC)
     hosts = spark.createDataFrame(
-        [(h["host"], h["address"], h["status"], h["reason"], h["node_id"], float(h["elapsed_s"])) for h in host_rows],
+        [
+            (h["host"], h["address"], h["status"], h["reason"], h["node_id"], float(h["elapsed_s"]))
+            for h in host_rows
+        ],
         HOST_SCHEMA,
     )
     for name, df in (("facts", facts), ("findings", findings), ("hosts", hosts)):

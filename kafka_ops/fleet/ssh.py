@@ -13,7 +13,6 @@ import json
 import logging
 import os
 import shlex
-import socket
 from collections.abc import Iterator
 from typing import Any
 
@@ -73,7 +72,7 @@ def connect(t: Target, known_hosts: str | None, timeout: float) -> Any:
         if "not found in known_hosts" in str(exc):
             raise HostFailure("host_key", f"host key not in known_hosts {kh}") from exc
         raise HostFailure("unreachable", f"SSH handshake failed: {exc}") from exc
-    except (OSError, socket.timeout) as exc:
+    except (TimeoutError, OSError) as exc:
         raise HostFailure("unreachable", str(exc) or type(exc).__name__) from exc
     return client
 
@@ -95,7 +94,9 @@ def stream_collector(
             try:
                 obj = json.loads(line)
             except ValueError as exc:
-                raise HostFailure("collector", f"unexpected output from the collector: {line[:120]!r}") from exc
+                raise HostFailure(
+                    "collector", f"unexpected output from the collector: {line[:120]!r}"
+                ) from exc
             got_report = got_report or obj.get("kind") == "report"
             yield obj
         code = stdout.channel.recv_exit_status()

@@ -78,7 +78,9 @@ def _flat_finding(f: dict[str, Any]) -> dict[str, Any]:
     return f
 
 
-def _host_row(t: Target, status: str, error: str | None, elapsed: float, node_ids: list[int]) -> dict[str, Any]:
+def _host_row(
+    t: Target, status: str, error: str | None, elapsed: float, node_ids: list[int]
+) -> dict[str, Any]:
     return {
         "host": t.name, "address": t.address or "local", "status": status, "reason": error,
         "node_id": t.node_id if t.node_id is not None else (node_ids[0] if node_ids else None),
@@ -182,18 +184,21 @@ def audit_hosts(targets: list[Target], s: dict[str, Any]) -> Iterator[Record]:
         from kafka_ops import ship
 
         script = ship.build()
+
+    def guarded(t: Target) -> Iterator[Record]:
+        try:
+            yield from audit_local(t, s) if t.local else audit_remote(t, s, script)
+        except Exception as exc:  # never lose a host silently, nor fail the job: it is the host's FLEET005
+            yield from failure_records(t, "collector", f"{type(exc).__name__}: {exc}", s, 0.0)
+
     if len(targets) == 1:
-        t = targets[0]
-        yield from audit_local(t, s) if t.local else audit_remote(t, s, script)
+        yield from guarded(targets[0])
         return
     q: queue.Queue[Any] = queue.Queue(maxsize=10_000)
 
     def work(t: Target) -> None:
         try:
-            for rec in audit_local(t, s) if t.local else audit_remote(t, s, script):
-                q.put(rec)
-        except Exception as exc:  # never lose a host silently: it becomes its FLEET005 finding
-            for rec in failure_records(t, "collector", f"{type(exc).__name__}: {exc}", s, 0.0):
+            for rec in guarded(t):
                 q.put(rec)
         finally:
             q.put(_DONE)

@@ -53,7 +53,9 @@ def _rows(df: DataFrame) -> list[dict[str, Any]]:
     return [r.asDict(recursive=True) for r in df.collect()]
 
 
-def replicas_at_risk(facts: DataFrame, findings: DataFrame, leaders: DataFrame, hosts: DataFrame) -> DataFrame:
+def replicas_at_risk(
+    facts: DataFrame, findings: DataFrame, leaders: DataFrame, hosts: DataFrame
+) -> DataFrame:
     ret = (
         findings.where(F.col("check") == "RET001")
         .withColumn("bytes", F.get_json_object("details", "$.bytes").cast("long"))
@@ -79,9 +81,18 @@ def replicas_at_risk(facts: DataFrame, findings: DataFrame, leaders: DataFrame, 
         .withColumn("role", role)
         .withColumn("consequence", conseq[F.col("role")])
         .select(
-            "topic", "partition", "host", "node_id", "leader", "role", "replicas_found", "segments", "bytes",
-            "first_deletion_ms", "consequence",
-        )  # fmt: skip
+            "topic",
+            "partition",
+            "host",
+            "node_id",
+            "leader",
+            "role",
+            "replicas_found",
+            "segments",
+            "bytes",
+            "first_deletion_ms",
+            "consequence",
+        )
         .orderBy("topic", "partition", "host")
     )
 
@@ -99,9 +110,7 @@ def per_topic(facts: DataFrame, findings: DataFrame, at_risk: DataFrame) -> Data
         F.countDistinct(F.when(lose, F.col("partition"))).alias("partitions_losing_data"),
         F.sum(F.when(lose, F.col("bytes")).otherwise(0)).alias("bytes_lost_cluster_wide"),
     )
-    found = (
-        findings.where(F.col("topic").isNotNull()).groupBy("topic").agg(F.count("*").alias("findings"))
-    )
+    found = findings.where(F.col("topic").isNotNull()).groupBy("topic").agg(F.count("*").alias("findings"))
     return (
         base.join(risk, "topic", "left")
         .join(found, "topic", "left")
@@ -135,7 +144,10 @@ def fleet_view(
     leaders: dict[tuple[str, int], int],
 ) -> dict[str, Any]:  # fmt: skip
     hosts = spark.createDataFrame(
-        [(h["host"], h["address"], h["status"], h["reason"], h["node_id"], float(h["elapsed_s"])) for h in host_rows],
+        [
+            (h["host"], h["address"], h["status"], h["reason"], h["node_id"], float(h["elapsed_s"]))
+            for h in host_rows
+        ],
         HOST_SCHEMA,
     )
     lead = spark.createDataFrame([(t, p, n) for (t, p), n in sorted(leaders.items())], LEADER_SCHEMA)
