@@ -60,6 +60,9 @@ def connect(t: Target, known_hosts: str | None, timeout: float) -> Any:
             t.address or "localhost", port=t.port, username=t.user, key_filename=t.key_file, timeout=timeout,
             banner_timeout=timeout, auth_timeout=timeout, allow_agent=True, look_for_keys=t.key_file is None,
         )  # fmt: skip
+    except paramiko.ssh_exception.NoValidConnectionsError as exc:  # refused / unreachable on every address
+        why = "; ".join(f"{a[0]}:{a[1]}: {(e.strerror or str(e)).lower()}" for a, e in exc.errors.items())
+        raise HostFailure("unreachable", why or str(exc)) from exc
     except paramiko.BadHostKeyException as exc:
         raise HostFailure(
             "host_key",
