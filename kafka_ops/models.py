@@ -125,7 +125,9 @@ class FleetModel(BaseModel):
     units: int = Field(description="(host, log dir) work units")
     tasks: int = Field(description="Spark tasks the units were grouped into")
     spark_master: str
-    leaders_source: str = Field(description="Where partition leaders came from (metadata log, --leaders, unknown)")
+    leaders_source: str = Field(
+        description="Where partition leaders came from (metadata log, --leaders, unknown)"
+    )
     hosts: list[FleetHostModel]
     topics: list[FleetTopicModel]
     replicas_at_risk: list[ReplicaAtRiskModel]

@@ -31,6 +31,8 @@ def _inventory(lab: SshLab, path: Path) -> Path:
     # the same reachable sshd, but a broker user sudo does not know, and a config file that is not there
     hosts["h6-sudo"] = {**hosts["h1"], "kafka_broker_user": "no-such-broker-user"}
     hosts["h7-badconf"] = {**hosts["h2"], "kafka_server_properties": "/nonexistent/server.properties"}
+    # a key the host does not accept (no agent runs here: nothing else is offered)
+    hosts["h8-auth"] = {**hosts["h3"], "ansible_ssh_private_key_file": str(lab.dir / "otherkey")}
     inv = {"all": {"children": {"kafka_brokers": {
         "vars": {"kafka_version": "3.7.0", "kafka_broker_user": lab.broker_user}, "hosts": hosts}}}}  # fmt: skip
     out = path / "inventory.yml"
@@ -60,11 +62,12 @@ def test_fleet_over_ssh_hosts_with_an_unreachable_one_and_a_wrong_host_key(
     status = {h["host"]: h["status"] for h in rep["fleet"]["hosts"]}
     assert status == {
         "h1": "ok", "h2": "ok", "h3": "ok", "h4": "host_key", "h5": "unreachable", "h6-sudo": "sudo",
-        "h7-badconf": "collector",
+        "h7-badconf": "collector", "h8-auth": "auth",
     }  # fmt: skip
     fleet_checks = sorted((f["host"], f["check"]) for f in rep["findings"] if f["check"].startswith("FLEET"))
     assert fleet_checks == [
         ("h4", "FLEET002"), ("h5", "FLEET001"), ("h6-sudo", "FLEET004"), ("h7-badconf", "FLEET005"),
+        ("h8-auth", "FLEET003"),
     ]  # fmt: skip
     by_host = {f["host"]: f for f in rep["findings"] if f["check"].startswith("FLEET")}
     assert (
@@ -74,6 +77,7 @@ def test_fleet_over_ssh_hosts_with_an_unreachable_one_and_a_wrong_host_key(
     assert f"{ssh_lab.addresses['h5']}:22: connection refused" in by_host["h5"]["message"]
     assert "no-such-broker-user" in by_host["h6-sudo"]["message"]
     assert "/nonexistent/server.properties" in by_host["h7-badconf"]["message"]
+    assert "authentication failed for user root" in by_host["h8-auth"]["message"]
     # the reachable hosts: the CLI's own findings, computed on the host as the broker user (sudo -u kfleet)
     for name in ("h1", "h2", "h3"):
         got = sorted(tuple(f[k] for k in KEY) for f in rep["findings"] if f["host"] == name)
