@@ -149,13 +149,14 @@ def run_fleet(
     findings = records.where(F.col("kind") == "finding").select(
         F.from_json("payload", FINDING_SCHEMA_DDL).alias("r")
     ).select("r.*")  # fmt: skip
-    small = records.where(F.col("kind").isin("report", "host", "leader")).collect()
+    # one driver-side collect for what the report needs whole (findings included); the view stays in Spark
+    small = records.where(F.col("kind").isin("report", "host", "leader", "finding")).collect()
     reports = {r.host: json.loads(r.payload) for r in small if r.kind == "report"}
     host_rows = sorted((json.loads(r.payload) for r in small if r.kind == "host"), key=lambda h: h["host"])
 
     leaders, source = _leaders(small, leaders_file)
     view = fleet_view(spark, facts, findings, host_rows, leaders)
-    all_findings = [_unflat(r.asDict()) for r in findings.collect()]
+    all_findings = [_unflat(json.loads(r.payload)) for r in small if r.kind == "finding"]
     run_id = s.get("run_id") or f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     units = sum(len(t.units()) for t in targets)
     fleet = {

@@ -107,8 +107,9 @@ def stream_collector(
         last = err.splitlines()[-1] if err else ""
         if got_report and code in (0, 1):
             return
-        if last.startswith("sudo:") or (t.broker_user and "sudo" in last and code == 1):
-            raise HostFailure("sudo", last)
+        sudo = [x for x in err.splitlines() if x.startswith("sudo:")]
+        if sudo:  # sudo's own errors (its first line says why: unknown user, a password is required, ...)
+            raise HostFailure("sudo", "; ".join(sudo[:2]))
         raise HostFailure("collector", f"exit {code}: {last or 'no output'}")
     finally:
         client.close()

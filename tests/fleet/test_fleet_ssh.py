@@ -75,7 +75,7 @@ def test_fleet_over_ssh_hosts_with_an_unreachable_one_and_a_wrong_host_key(
         and str(ssh_lab.known_hosts) in by_host["h4"]["message"]
     )
     assert f"{ssh_lab.addresses['h5']}:22: connection refused" in by_host["h5"]["message"]
-    assert "no-such-broker-user" in by_host["h6-sudo"]["message"]
+    assert "(sudo: unknown user no-such-broker-user;" in by_host["h6-sudo"]["message"]
     assert "/nonexistent/server.properties" in by_host["h7-badconf"]["message"]
     assert "authentication failed for user root" in by_host["h8-auth"]["message"]
     # the reachable hosts: the CLI's own findings, computed on the host as the broker user (sudo -u kfleet)
