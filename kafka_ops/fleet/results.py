@@ -41,6 +41,13 @@ def write_run(
         )
 
 
+def _anti(left: DataFrame, right: DataFrame, key: list[str]) -> DataFrame:
+    """Rows of ``left`` whose key is not in ``right``; null-safe (a log-dir finding has no topic or segment)."""
+    r = right.select(*[F.col(k).alias(f"_r_{k}") for k in key])
+    cond = [left[k].eqNullSafe(r[f"_r_{k}"]) for k in key]
+    return left.join(r, cond, "left_anti")
+
+
 class ResultsError(ValueError):
     pass
 
@@ -74,8 +81,8 @@ def diff(spark: SparkSession, out: str, base: str | None = None, head: str | Non
 
     fcols = [*FINDING_KEY, "severity", "message"]
     b, h = side(findings, base, fcols), side(findings, head, fcols)
-    new = h.join(b.select(*FINDING_KEY), FINDING_KEY, "left_anti")
-    resolved = b.join(h.select(*FINDING_KEY), FINDING_KEY, "left_anti")
+    new = _anti(h, b, FINDING_KEY)
+    resolved = _anti(b, h, FINDING_KEY)
     pb = facts.where(F.col("run_id") == base).select(*PARTITION_KEY, "size_bytes")
     ph = facts.where(F.col("run_id") == head).select(*PARTITION_KEY, "size_bytes")
     hb = hosts.where(F.col("run_id") == base).select("host", F.col("status").alias("before"))
@@ -92,7 +99,7 @@ def diff(spark: SparkSession, out: str, base: str | None = None, head: str | Non
         "head": head,
         "new_findings": rows(new, ["host", "check", "path"]),
         "resolved_findings": rows(resolved, ["host", "check", "path"]),
-        "partitions_added": rows(ph.join(pb, PARTITION_KEY, "left_anti"), PARTITION_KEY),
-        "partitions_removed": rows(pb.join(ph, PARTITION_KEY, "left_anti"), PARTITION_KEY),
+        "partitions_added": rows(_anti(ph, pb, PARTITION_KEY), PARTITION_KEY),
+        "partitions_removed": rows(_anti(pb, ph, PARTITION_KEY), PARTITION_KEY),
         "host_status_changes": rows(status, ["host"]),
     }

@@ -151,8 +151,10 @@ def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
     )
     results = tmp_path / "results"
     targets = read_inventory(str(inv))
+    # a finding present in both runs (a log-dir finding: no topic, partition or segment) is neither new nor resolved
+    os.remove(os.path.join(moved.log_dirs[1], ".kafka_cleanshutdown"))
     first = run_fleet(spark, targets, SETTINGS, results=str(results))
-    assert first.report["summary"]["critical"] == 0
+    assert [(f["check"], f["log_dir"]) for f in first.report["findings"]] == [("SHUT001", moved.log_dirs[1])]
     # what a bad deploy does: the broker is killed (no clean-shutdown marker) and a partition is lost
     os.remove(os.path.join(moved.log_dirs[0], ".kafka_cleanshutdown"))
     gone = sorted(p for p in os.listdir(moved.log_dirs[1]) if p.startswith("orders-"))[0]
