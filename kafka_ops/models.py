@@ -57,18 +57,80 @@ class LogDirModel(BaseModel):
     total_bytes: int | None
     mount_point: str | None
     retention_delete_bytes: int = Field(0, description="Bytes time/size retention deletes within the horizon")
+    host: str | None = Field(None, description="The host of this log dir (fleet reports)")
 
 
 class ErrorModel(BaseModel):
     file: str
     position: int | None = None
     error: str
+    host: str | None = Field(None, description="The host of this file (fleet reports)")
 
 
 class GateModel(BaseModel):
     fail_on: Severity
     passed: bool
     exit_code: int
+
+
+class FleetHostModel(BaseModel):
+    host: str
+    address: str = Field(description="SSH address, or 'local' for a host audited in the Spark task")
+    status: Literal["ok", "unreachable", "host_key", "auth", "sudo", "collector"] = Field(
+        description="ok, or why the host was not audited (FLEET001-FLEET005)"
+    )
+    reason: str | None
+    node_id: int | None = Field(description="Broker node id (inventory kafka_node_id or meta.properties)")
+    elapsed_s: float
+    log_dirs: int
+    partitions: int
+    log_bytes: int
+    critical: int
+    error: int
+    warning: int
+    info: int
+
+
+class FleetTopicModel(BaseModel):
+    topic: str
+    partitions: int = Field(description="Distinct partitions found on the hosts")
+    replicas: int = Field(description="Partition replicas found (one per host holding the partition)")
+    hosts: int
+    log_bytes: int
+    partitions_at_risk: int = Field(description="Partitions with a replica at risk of RET001")
+    partitions_losing_data: int = Field(description="... where that replica is (or may be) the leader")
+    bytes_lost_cluster_wide: int
+    findings: int
+
+
+class ReplicaAtRiskModel(BaseModel):
+    topic: str
+    partition: int
+    host: str
+    node_id: int | None
+    leader: int | None = Field(description="Leader node id (-1: none), or null when unknown")
+    role: Literal["leader", "follower", "unknown"]
+    replicas_found: int | None
+    segments: int = Field(description="Segments RET001 flags on this replica")
+    bytes: int | None
+    first_deletion_ms: int | None
+    consequence: str
+
+
+class FleetModel(BaseModel):
+    run_id: str = Field(description="Id of this run in the Parquet results (kafka-ops fleet diff)")
+    results: str | None = Field(description="Parquet results dir, or null with --no-results")
+    hosts_total: int
+    hosts_audited: int
+    units: int = Field(description="(host, log dir) work units")
+    tasks: int = Field(description="Spark tasks the units were grouped into")
+    spark_master: str
+    leaders_source: str = Field(
+        description="Where partition leaders came from (metadata log, --leaders, unknown)"
+    )
+    hosts: list[FleetHostModel]
+    topics: list[FleetTopicModel]
+    replicas_at_risk: list[ReplicaAtRiskModel]
 
 
 class ReportModel(BaseModel):
@@ -96,6 +158,7 @@ class ReportModel(BaseModel):
             "sums the projection per log dir"
         ),
     )
+    fleet: FleetModel | None = Field(None, description="kafka-ops fleet audit only: the fleet view")
 
 
 def validate(report: dict[str, Any]) -> ReportModel:

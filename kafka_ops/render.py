@@ -43,6 +43,8 @@ def to_table(report: dict[str, Any], console: Any) -> None:
                     + (f" @{f['segment']}" if f.get("segment") is not None else "")
                     + f"\n{where}"
                 )
+            if report.get("fleet") and f.get("host"):  # fleet reports: every finding says its host
+                where = f"[bold]{f['host']}[/]: {where}" if where != f["host"] else f"[bold]{where}[/]"
             t.add_row(f"[{STYLE[sev]}]{f['check']}[/]", where, f["message"], f["remediation"])
         console.print(t)
     counts = ", ".join(f"{report['summary'].get(s, 0)} {s}" for s in ORDER)
@@ -77,6 +79,8 @@ def to_markdown(report: dict[str, Any]) -> str:
         out += [f"## {sev} ({len(rows)})", "", "| check | where | what and why | fix |", "|---|---|---|---|"]
         for f in rows:
             where = f["path"] or f["log_dir"] or ""
+            if report.get("fleet") and f.get("host"):
+                where = f"{f['host']}: {where}"
             cells = [f["check"], where, f["message"], f["remediation"]]
             out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
         out.append("")

@@ -1,0 +1,228 @@
+"""`kafka-ops fleet audit` (the audit of every broker as one PySpark job) and `kafka-ops fleet diff`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafka_ops.commands import OutputFormat, app, fail
+from kafka_ops.commands.audit import (
+    AuditFormat,
+    BrokerState,
+    BrokerUserOpt,
+    DeepOpt,
+    ExpectMountOpt,
+    FailOnOpt,
+    HorizonOpt,
+    KafkaVersionOpt,
+    LogDirOpt,
+    LogsOpt,
+    NowOpt,
+    ProbeOpt,
+    ServerPropsOpt,
+    Severity,
+    StateOpt,
+    TopicConfigsOpt,
+    UnitOpt,
+    emit,
+)
+
+fleet_app = typer.Typer(
+    name="fleet",
+    help="Audit a fleet of brokers as one PySpark job (local[*] by default, or --master / spark-submit).",
+    no_args_is_help=True,
+)
+app.add_typer(fleet_app, name="fleet")
+
+DEFAULT_RESULTS = "~/.local/state/kafka-ops/fleet"
+ResultsOpt = Annotated[
+    str,
+    typer.Option("--results", help="Parquet results dir (facts, findings, hosts; partitioned by run_date)."),
+]
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    for line in text.splitlines():
+        if "Exception:" in line or "Error:" in line:
+            return line.strip()[:300]
+    return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
+def _spark(master: str | None) -> Any:
+    try:
+        from kafka_ops.fleet.job import spark_session
+    except ImportError as exc:
+        fail(f"the fleet job needs the spark extra: pip install 'kafka-ops[spark]' ({exc})")
+    try:
+        return spark_session(master)
+    except Exception as exc:  # the JVM or the master could not be started / reached
+        fail(f"cannot start Spark{' on ' + master if master else ''}: {_first_line(exc)}")
+
+
+@fleet_app.command("audit")
+def fleet_audit(
+    inventory: Annotated[
+        Path | None,
+        typer.Option(
+            "--inventory", "-i", help="Ansible inventory: hosts of group kafka_brokers and their vars."
+        ),
+    ] = None,
+    limit: Annotated[
+        str | None,
+        typer.Option("--limit", help="Only these hosts or groups of the inventory (comma-separated)."),
+    ] = None,
+    log_dir: LogDirOpt = None,
+    server_properties: ServerPropsOpt = None,
+    broker_user: BrokerUserOpt = None,
+    kafka_version: KafkaVersionOpt = None,
+    topic_configs: TopicConfigsOpt = None,
+    systemd_unit: UnitOpt = None,
+    broker_state: StateOpt = BrokerState.auto,
+    now: NowOpt = None,
+    horizon: HorizonOpt = "24h",
+    broker_log: LogsOpt = None,
+    probe_as_user: ProbeOpt = False,
+    deep: DeepOpt = False,
+    expect_mount: ExpectMountOpt = None,
+    format: Annotated[
+        AuditFormat,
+        typer.Option("--format", "-f", help="table, json (the report + fleet), junit or markdown."),
+    ] = AuditFormat.table,
+    fail_on: FailOnOpt = Severity.critical,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+    ] = None,
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master URL (default local[*], or spark-submit's).")
+    ] = None,
+    results: ResultsOpt = DEFAULT_RESULTS,
+    no_results: Annotated[bool, typer.Option("--no-results", help="Do not write Parquet results.")] = False,
+    leaders: Annotated[
+        Path | None,
+        typer.Option("--leaders", help="`kafka-topics --describe` output: who leads each partition."),
+    ] = None,
+    known_hosts: Annotated[
+        Path | None,
+        typer.Option("--known-hosts", help="Host keys to verify against (default ~/.ssh/known_hosts)."),
+    ] = None,
+    connect_timeout: Annotated[
+        float, typer.Option("--connect-timeout", help="SSH timeout in seconds.")
+    ] = 10.0,
+    name: Annotated[str, typer.Option("--name", help="The fleet's name in the report.")] = "",
+) -> None:
+    """Audit every broker of a fleet with the same checks as `kafka-ops audit`, as one PySpark job, and add what
+    only a fleet view shows: which replicas are at risk (leader or follower), per-topic impact, per-host summary.
+
+    Hosts come from --inventory (SSH with paramiko; known_hosts verified; `sudo -n -u <broker user>`) or are the
+    local host's --log-dir paths. A host that cannot be audited is a FLEET00N finding, not a failed job.
+    Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or input.
+    """
+    from kafka_ops.commands.audit import build_options
+    from kafka_ops.fleet.inventory import InventoryError, local_target, override, read_inventory
+
+    opts = build_options(
+        log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
+        topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
+        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
+    )  # fmt: skip
+    if inventory is not None:
+        try:
+            targets = read_inventory(str(inventory), limit)
+        except InventoryError as exc:
+            fail(str(exc))
+        targets = override(
+            targets, log_dirs=opts.log_dirs, server_properties=opts.server_properties,
+            broker_user=opts.broker_user, kafka_version=opts.kafka_version, systemd_unit=opts.systemd_unit,
+        )  # fmt: skip
+        source = f"--inventory {inventory}"
+    elif opts.log_dirs or opts.server_properties:
+        if limit:
+            fail("--limit needs --inventory")
+        from dataclasses import replace
+
+        t = local_target(opts.log_dirs)
+        targets = [
+            replace(
+                t, server_properties=opts.server_properties, broker_user=opts.broker_user,
+                kafka_version=opts.kafka_version, systemd_unit=opts.systemd_unit,
+            )
+        ]  # fmt: skip
+        source = "--log-dir" if opts.log_dirs else "--server-properties"
+    else:
+        fail("no hosts to audit: give --inventory or --log-dir")
+    if leaders is not None and not leaders.is_file():
+        fail(f"{leaders}: no such file (--leaders takes kafka-topics --describe output)")
+    settings = {
+        "now_ms": opts.now_ms if opts.now_ms is not None else int(time.time() * 1000),
+        "now_given": opts.now_ms is not None,
+        "horizon": horizon, "broker_state": broker_state.value, "fail_on": fail_on.value,
+        "topic_configs": opts.topic_configs, "broker_log": opts.logs, "probe_as_user": probe_as_user,
+        "deep": deep, "expect_mount": opts.expected_mounts, "known_hosts": str(known_hosts) if known_hosts else None,
+        "connect_timeout": connect_timeout, "targets_source": source,
+    }  # fmt: skip
+    out = None if no_results else os.path.abspath(os.path.expanduser(results))
+    spark = _spark(master)
+    from kafka_ops.fleet.job import run_fleet
+
+    try:
+        run = run_fleet(
+            spark, targets, settings, name=name or (inventory.name if inventory else targets[0].name),
+            results=out, leaders_file=str(leaders) if leaders else None,
+            progress=sys.stderr.isatty() and format is AuditFormat.table,
+        )  # fmt: skip
+    except (ValueError, OSError) as exc:  # --leaders unreadable, results dir not writable
+        fail(str(exc))
+    except Exception as exc:  # Spark itself failed (lost executors, a master gone): one line, not a JVM trace
+        fail(f"the Spark job failed: {_first_line(exc)}")
+    report = run.report
+    code = report["gate"]["exit_code"]
+    emit(report, format.value, fail_on.value, output)
+    if format is AuditFormat.table and output is None:
+        from rich.console import Console
+
+        from kafka_ops.fleet.render import fleet_table
+
+        fleet_table(report, Console(width=max(120, Console().width)))
+    raise typer.Exit(code)
+
+
+@fleet_app.command("diff")
+def fleet_diff(
+    results: ResultsOpt = DEFAULT_RESULTS,
+    base: Annotated[
+        str | None, typer.Option("--base", help="Run id to compare from (default: the one before head).")
+    ] = None,
+    head: Annotated[
+        str | None, typer.Option("--head", help="Run id to compare to (default: the latest).")
+    ] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
+    master: Annotated[
+        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
+    ] = None,
+) -> None:
+    """What changed between two fleet runs (default: the last two): new and resolved findings, partitions that
+    appeared or vanished, hosts whose status changed. Exit 1 when there are new findings."""
+    path = os.path.abspath(os.path.expanduser(results))
+    if not os.path.isdir(os.path.join(path, "hosts")):
+        fail(f"{path}: no fleet results here (run `kafka-ops fleet audit --results {results}` first)")
+    spark = _spark(master)
+    from kafka_ops.fleet.results import ResultsError, diff
+
+    try:
+        d = diff(spark, path, base, head)
+    except ResultsError as exc:
+        fail(str(exc))
+    if format is OutputFormat.json:
+        sys.stdout.write(json.dumps(d, indent=2, default=str) + "\n")
+    else:
+        from kafka_ops.fleet.render import diff_text
+
+        sys.stdout.write(diff_text(d) + "\n")
+    raise typer.Exit(1 if d["new_findings"] else 0)

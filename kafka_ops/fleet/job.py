@@ -1,0 +1,218 @@
+"""The fleet audit as a PySpark job (driver side): group hosts into tasks, stream records back, build the view.
+
+Spark costs about 50 ms per Python task here, so work is grouped: one task per host (a host's log dirs are
+audited together, as cross-dir checks need) up to ``4 x defaultParallelism`` tasks, then several hosts per
+task (audited concurrently inside it when remote). A progress bar on stderr follows the job's tasks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import sys
+import threading
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kafka_ops.fleet.inventory import Target
+
+RECORD_SCHEMA_DDL = "kind STRING, host STRING, payload STRING"
+FACT_SCHEMA_DDL = (
+    "host STRING, log_dir STRING, topic STRING, partition INT, segments INT, size_bytes BIGINT, "
+    "base_offset_first BIGINT, base_offset_last BIGINT, log_start_offset BIGINT, log_end_offset BIGINT, "
+    "recovery_point BIGINT, cleaner_offset BIGINT, recover_segments INT, cleanup_policy STRING, topic_id STRING, "
+    "leader_epoch INT"
+)
+FINDING_SCHEMA_DDL = (
+    "check STRING, severity STRING, host STRING, log_dir STRING, path STRING, topic STRING, partition INT, "
+    "segment BIGINT, message STRING, remediation STRING, details STRING"
+)
+TASKS_PER_SLOT = 4
+
+
+@dataclass
+class FleetRun:
+    report: dict[str, Any]
+    run_id: str
+    tasks: int
+    results: str | None
+    timings: dict[str, float] = field(default_factory=dict)
+
+
+def spark_session(master: str | None = None, app: str = "kafka-ops fleet audit") -> Any:
+    """``--master`` when given; the master spark-submit set; else ``local[*]`` (no set-up beyond the install)."""
+    from pyspark.sql import SparkSession
+
+    b = SparkSession.builder.appName(app)
+    if master:
+        b = b.master(master)
+    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
+        b = b.master("local[*]")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
+    return (
+        b.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
+        .config("spark.ui.enabled", "false")
+        .config("spark.ui.showConsoleProgress", "false")
+        .config("spark.sql.shuffle.partitions", "4")
+        .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
+        .getOrCreate()
+    )
+
+
+def group_targets(targets: list[Target], slots: int) -> list[list[dict[str, Any]]]:
+    """Round-robin hosts (largest first, by log dirs) into at most TASKS_PER_SLOT x slots tasks."""
+    n = max(1, min(len(targets), TASKS_PER_SLOT * max(1, slots)))
+    groups: list[list[dict[str, Any]]] = [[] for _ in range(n)]
+    for i, t in enumerate(sorted(targets, key=lambda t: -len(t.log_dirs))):
+        groups[i % n].append(asdict(t))
+    return groups
+
+
+class _Progress:
+    """Polls Spark's status tracker from a driver thread and shows the job's tasks done on stderr."""
+
+    def __init__(self, sc: Any, group: str, hosts: int, tasks: int, show: bool) -> None:
+        self.sc, self.group, self.hosts, self.tasks, self.show = sc, group, hosts, tasks, show
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> _Progress:
+        if self.show:
+            self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop.set()
+        if self.show:
+            self.thread.join()
+
+    def _done(self) -> int:
+        st = self.sc.statusTracker()
+        done = 0
+        for jid in st.getJobIdsForGroup(self.group):
+            job = st.getJobInfo(jid)
+            for sid in job.stageIds if job else []:
+                info = st.getStageInfo(sid)
+                if info is not None:
+                    done += info.numCompletedTasks
+        return done
+
+    def _run(self) -> None:
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        with Progress(
+            TextColumn(f"[bold]auditing[/] {self.hosts} host(s) in"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("tasks"), TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+        ) as bar:  # fmt: skip
+            task = bar.add_task("fleet", total=self.tasks)
+            while not self.stop.wait(0.2):
+                bar.update(task, completed=min(self.tasks, self._done()))
+
+
+def run_fleet(
+    spark: Any,
+    targets: list[Target],
+    settings: dict[str, Any],
+    name: str = "fleet",
+    results: str | None = None,
+    leaders_file: str | None = None,
+    progress: bool = False,
+) -> FleetRun:
+    """Audit ``targets``; ``settings`` are the audit options' values (``now_ms`` set by the caller)."""
+    from pyspark.sql import functions as F
+
+    from kafka_ops.checks import load_all
+    from kafka_ops.fleet import report as fleet_report
+    from kafka_ops.fleet.task import run_partition
+    from kafka_ops.fleet.view import fleet_view
+
+    t0 = time.monotonic()
+    sc = spark.sparkContext
+    groups = group_targets(targets, sc.defaultParallelism)
+    s = dict(settings)
+    group = f"kafka-ops-fleet-{uuid.uuid4().hex[:8]}"
+    sc.setJobGroup(group, f"kafka-ops fleet audit of {len(targets)} host(s)")
+    rdd = sc.parallelize(groups, len(groups)).mapPartitions(lambda it: run_partition(it, s))
+    records = spark.createDataFrame(rdd, RECORD_SCHEMA_DDL).persist()
+    with _Progress(sc, group, len(targets), len(groups), progress):
+        records.count()  # the audit itself: every host, once
+    t_audit = time.monotonic()
+
+    facts = records.where(F.col("kind") == "partition").select(
+        F.from_json("payload", FACT_SCHEMA_DDL).alias("r")
+    ).select("r.*")  # fmt: skip
+    findings = records.where(F.col("kind") == "finding").select(
+        F.from_json("payload", FINDING_SCHEMA_DDL).alias("r")
+    ).select("r.*")  # fmt: skip
+    # one driver-side collect for what the report needs whole (findings included); the view stays in Spark
+    small = records.where(F.col("kind").isin("report", "host", "leader", "finding")).collect()
+    reports = {r.host: json.loads(r.payload) for r in small if r.kind == "report"}
+    host_rows = sorted((json.loads(r.payload) for r in small if r.kind == "host"), key=lambda h: h["host"])
+
+    leaders, source = _leaders(small, leaders_file)
+    view = fleet_view(spark, facts, findings, host_rows, leaders)
+    all_findings = [_unflat(json.loads(r.payload)) for r in small if r.kind == "finding"]
+    run_id = s.get("run_id") or f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+    units = sum(len(t.units()) for t in targets)
+    fleet = {
+        "run_id": run_id,
+        "results": results,
+        "hosts_total": len(targets),
+        "hosts_audited": sum(1 for h in host_rows if h["status"] == "ok"),
+        "units": units,
+        "tasks": len(groups),
+        "spark_master": sc.master,
+        "leaders_source": source,
+        **view,
+    }
+    inputs = {
+        "now_ms": {"value": s["now_ms"], "source": "--now" if s.get("now_given") else "clock (driver)"},
+        "hosts": {"value": [t.name for t in targets], "source": s.get("targets_source") or "--log-dir"},
+    }
+    rep = fleet_report.merge(
+        name, s["now_ms"], reports, all_findings, inputs, fleet, s.get("fail_on") or "critical"
+    )
+    rep["checks_run"] = sorted(set(rep["checks_run"]) | {c for c in load_all() if c.startswith("FLEET")})
+    t_view = time.monotonic()
+    if results:
+        from kafka_ops.fleet.results import write_run
+
+        write_run(spark, results, run_id, s["now_ms"], facts, findings, host_rows)
+    records.unpersist()
+    timings = {"audit_s": t_audit - t0, "view_s": t_view - t_audit, "write_s": time.monotonic() - t_view}
+    return FleetRun(rep, run_id, len(groups), results, timings)
+
+
+def _unflat(f: dict[str, Any]) -> dict[str, Any]:
+    f["details"] = json.loads(f["details"]) if f.get("details") else {}
+    return f
+
+
+def _leaders(small: list[Any], leaders_file: str | None) -> tuple[dict[tuple[str, int], int], str]:
+    """The KRaft metadata log with the most records applied, else --leaders, else unknown."""
+    best: dict[str, dict[tuple[str, int], int]] = {}
+    last: dict[str, int] = {}
+    for r in small:
+        if r.kind == "leader":
+            row = json.loads(r.payload)
+            best.setdefault(row["source"], {})[(row["topic"], row["partition"])] = row["leader"]
+            last[row["source"]] = row["last_offset"]
+    if best:
+        src = max(last, key=lambda k: last[k])
+        return best[
+            src
+        ], f"{src} (on host {next(r.host for r in small if r.kind == 'leader' and src in r.payload)})"
+    if leaders_file:
+        from kafka_ops.fleet.leaders import read_describe
+
+        lead = read_describe(leaders_file)
+        return lead.leaders, lead.source
+    return (
+        {},
+        "unknown: no KRaft metadata log among the local log dirs and no --leaders; every replica at risk is treated as possibly the leader",
+    )

@@ -1,0 +1,105 @@
+"""Fleet results as Parquet (``facts/``, ``findings/``, ``hosts/``, each partitioned by ``run_date``, with
+``run_id`` and ``run_at`` columns), and the diff of two runs: what changed since the last deploy."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from kafka_ops.fleet.view import HOST_SCHEMA
+
+FINDING_KEY = ["host", "check", "log_dir", "path", "topic", "partition", "segment"]
+PARTITION_KEY = ["host", "log_dir", "topic", "partition"]
+
+
+def write_run(
+    spark: SparkSession, out: str, run_id: str, now_ms: int, facts: DataFrame, findings: DataFrame,
+    host_rows: list[dict[str, Any]],
+) -> None:  # fmt: skip
+    run_at = dt.datetime.now(dt.UTC)
+    hosts = spark.createDataFrame(
+        [
+            (h["host"], h["address"], h["status"], h["reason"], h["node_id"], float(h["elapsed_s"]))
+            for h in host_rows
+        ],
+        HOST_SCHEMA,
+    )
+    for name, df in (("facts", facts), ("findings", findings), ("hosts", hosts)):
+        (
+            df.withColumn("run_id", F.lit(run_id))
+            .withColumn("run_at", F.lit(run_at.isoformat()))
+            .withColumn("audit_now_ms", F.lit(now_ms))
+            .withColumn("run_date", F.lit(run_at.date().isoformat()))
+            .coalesce(1)
+            .write.mode("append")
+            .partitionBy("run_date")
+            .parquet(os.path.join(out, name))
+        )
+
+
+def _anti(left: DataFrame, right: DataFrame, key: list[str]) -> DataFrame:
+    """Rows of ``left`` whose key is not in ``right``; null-safe (a log-dir finding has no topic or segment)."""
+    r = right.select(*[F.col(k).alias(f"_r_{k}") for k in key])
+    cond = [left[k].eqNullSafe(r[f"_r_{k}"]) for k in key]
+    return left.join(r, cond, "left_anti")
+
+
+class ResultsError(ValueError):
+    pass
+
+
+def runs(spark: SparkSession, out: str) -> list[str]:
+    """Run ids in the results dir, oldest first."""
+    path = os.path.join(out, "hosts")
+    if not os.path.isdir(path):
+        raise ResultsError(f"{out}: no fleet results here (expected {path}/run_date=.../*.parquet)")
+    rows = spark.read.parquet(path).groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at").collect()
+    return [r.run_id for r in rows]
+
+
+def diff(spark: SparkSession, out: str, base: str | None = None, head: str | None = None) -> dict[str, Any]:
+    """New and resolved findings, appeared and vanished partitions, and host status changes from base to head
+    (default: the two latest runs)."""
+    ids = runs(spark, out)
+    head = head or (ids[-1] if ids else None)
+    if base is None:
+        before = [r for r in ids if r != head]
+        base = before[-1] if before else None
+    for r in (base, head):
+        if r is None or r not in ids:
+            raise ResultsError(f"{out}: run {r!r} not found (runs: {', '.join(ids) or 'none'})")
+    findings = spark.read.parquet(os.path.join(out, "findings"))
+    facts = spark.read.parquet(os.path.join(out, "facts"))
+    hosts = spark.read.parquet(os.path.join(out, "hosts"))
+
+    def side(df: DataFrame, run: str, cols: list[str]) -> DataFrame:
+        return df.where(F.col("run_id") == run).select(*cols).dropDuplicates(cols[: len(FINDING_KEY)])
+
+    fcols = [*FINDING_KEY, "severity", "message"]
+    b, h = side(findings, base, fcols), side(findings, head, fcols)
+    new = _anti(h, b, FINDING_KEY)
+    resolved = _anti(b, h, FINDING_KEY)
+    pb = facts.where(F.col("run_id") == base).select(*PARTITION_KEY, "size_bytes")
+    ph = facts.where(F.col("run_id") == head).select(*PARTITION_KEY, "size_bytes")
+    hb = hosts.where(F.col("run_id") == base).select("host", F.col("status").alias("before"))
+    hh = hosts.where(F.col("run_id") == head).select("host", F.col("status").alias("after"))
+    status = hb.join(hh, "host", "full_outer").where(
+        F.col("before").isNull() | F.col("after").isNull() | (F.col("before") != F.col("after"))
+    )
+
+    def rows(df: DataFrame, order: list[str]) -> list[dict[str, Any]]:
+        return [r.asDict() for r in df.orderBy(*order).collect()]
+
+    return {
+        "base": base,
+        "head": head,
+        "new_findings": rows(new, ["host", "check", "path"]),
+        "resolved_findings": rows(resolved, ["host", "check", "path"]),
+        "partitions_added": rows(_anti(ph, pb, PARTITION_KEY), PARTITION_KEY),
+        "partitions_removed": rows(_anti(pb, ph, PARTITION_KEY), PARTITION_KEY),
+        "host_status_changes": rows(status, ["host"]),
+    }

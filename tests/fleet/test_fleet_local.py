@@ -1,0 +1,217 @@
+"""The fleet job in local mode on simulated hosts: the CLI's findings per host, the fleet view, Parquet and diff."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from typer.testing import CliRunner
+
+from kafka_ops.audit import run_audit
+from kafka_ops.commands import load_all
+from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.fleet.inventory import read_inventory
+from kafka_ops.fleet.job import run_fleet
+from kafka_ops.models import validate
+from kafka_ops.simulator.host import SimulatedHost
+from tests.conftest import NOW_MS
+from tests.fleet.conftest import Fleet, me
+
+KEY = ("check", "severity", "log_dir", "path", "topic", "partition", "segment", "message")
+SETTINGS = {"now_ms": NOW_MS, "broker_state": "stopped", "fail_on": "critical", "horizon": "24h"}
+
+
+def cli_findings(h: SimulatedHost, name: str, user: str | None = None) -> list[tuple[Any, ...]]:
+    """What `kafka-ops audit` finds on one host (the library the CLI runs)."""
+    report = run_audit(
+        AuditOptions(
+            log_dirs=h.log_dirs, server_properties=h.server_properties, systemd_unit=h.systemd_unit,
+            broker_user=user or me(), kafka_version="3.7.0", broker_state="stopped", now_ms=NOW_MS, host=name,
+            expected_mounts={d: "/" for d in h.log_dirs},
+        )
+    )  # fmt: skip
+    return sorted(tuple(f[k] for k in KEY) for f in report["findings"])
+
+
+def fleet_findings(report: dict[str, Any], host: str) -> list[tuple[Any, ...]]:
+    return sorted(tuple(f[k] for k in KEY) for f in report["findings"] if f["host"] == host)
+
+
+def test_every_host_gets_the_cli_findings_and_the_fleet_view_adds_replicas(
+    spark: Any, fleet: Fleet, tmp_path: Path
+) -> None:
+    inv = fleet.inventory(tmp_path / "inv", kafka_broker_user=me())
+    run = run_fleet(spark, read_inventory(str(inv)), SETTINGS, name="sim", results=None)
+    rep = run.report
+    validate(rep)
+    for name, h in fleet.hosts.items():
+        assert fleet_findings(rep, name) == cli_findings(h, name), name
+    assert {f["check"] for f in rep["findings"] if f["host"] == "broker-1"} >= {"RET001", "SHUT001", "CLN003"}
+    assert not [f for f in rep["findings"] if f["check"].startswith("FLEET")]
+    assert rep["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1}
+    hosts = {h["host"]: h for h in rep["fleet"]["hosts"]}
+    assert {h["status"] for h in hosts.values()} == {"ok"}
+    assert [hosts[n]["node_id"] for n in ("broker-1", "broker-2", "broker-3")] == [1, 2, 3]
+    for name in fleet.hosts:
+        lds = [ld for ld in rep["log_dirs"] if ld["host"] == name]
+        assert hosts[name]["partitions"] == sum(ld["partitions"] for ld in lds) > 0
+        assert hosts[name]["log_bytes"] == sum(ld["log_bytes"] for ld in lds)
+        assert hosts[name]["critical"] == sum(
+            1 for f in rep["findings"] if f["host"] == name and f["severity"] == "critical"
+        )
+    # no leader source: the replica at risk on broker-1 may be the leader, and the report says why
+    assert rep["fleet"]["leaders_source"].startswith("unknown")
+    ret = [f for f in rep["findings"] if f["check"] == "RET001"]
+    risk = rep["fleet"]["replicas_at_risk"]
+    assert [(r["topic"], r["partition"], r["host"], r["role"]) for r in risk] == sorted(
+        {(f["topic"], f["partition"], "broker-1", "unknown") for f in ret}
+    )
+    assert all(r["replicas_found"] == 3 for r in risk)  # the same partition on all three brokers
+    orders = next(t for t in rep["fleet"]["topics"] if t["topic"] == "orders")
+    assert orders["hosts"] == 3 and orders["replicas"] == 3 * orders["partitions"]
+    assert orders["bytes_lost_cluster_wide"] == sum(
+        f["details"]["bytes"] for f in ret if f["topic"] == "orders"
+    )
+    assert run.tasks == 3  # one task per host: a host's log dirs are audited together
+
+
+def test_leader_or_follower_decides_whether_data_is_lost_cluster_wide(
+    spark: Any, fleet: Fleet, tmp_path: Path
+) -> None:
+    inv = read_inventory(
+        str(fleet.inventory(tmp_path / "inv", kafka_broker_user=me())), limit="broker-1,broker-2"
+    )
+    at_risk = [("orders", 0)]  # RET001 on broker-1 (seed 000 planted)
+    roles = {}
+    for leader in (1, 2):
+        desc = tmp_path / f"describe-{leader}.txt"
+        desc.write_text(
+            "Topic: orders\tTopicId: x\tPartitionCount: 3\tReplicationFactor: 2\tConfigs:\n"
+            + "".join(
+                f"\tTopic: orders\tPartition: {p}\tLeader: {leader}\tReplicas: 1,2\tIsr: 1,2\n"
+                for p in range(3)
+            )
+        )
+        rep = run_fleet(spark, inv, SETTINGS, leaders_file=str(desc)).report
+        assert rep["fleet"]["leaders_source"] == f"kafka-topics --describe output {desc}"
+        risk = rep["fleet"]["replicas_at_risk"]
+        assert [(r["topic"], r["partition"]) for r in risk] == at_risk
+        roles[leader] = risk[0]
+        orders = next(t for t in rep["fleet"]["topics"] if t["topic"] == "orders")
+        if leader == 1:  # broker-1 leads orders-0: its retention deletes the data for every replica
+            assert risk[0]["role"] == "leader" and "cluster-wide" in risk[0]["consequence"]
+            assert (
+                orders["partitions_losing_data"] == 1
+                and orders["bytes_lost_cluster_wide"] == risk[0]["bytes"] > 0
+            )
+        else:  # broker-2 leads: only broker-1's copy goes
+            assert risk[0]["role"] == "follower" and "leader keeps the data" in risk[0]["consequence"]
+            assert orders["partitions_at_risk"] == 1 and orders["partitions_losing_data"] == 0
+            assert orders["bytes_lost_cluster_wide"] == 0
+    assert roles[1]["bytes"] == roles[2]["bytes"]
+
+
+def test_unusable_host_is_a_finding_and_the_others_are_still_audited(
+    spark: Any, fleet: Fleet, tmp_path: Path
+) -> None:
+    inv = fleet.inventory(
+        tmp_path / "inv", kafka_broker_user=me(),
+        extra={"broker-9": {"ansible_connection": "local", "kafka_server_properties": str(tmp_path / "nope.properties")}},
+    )  # fmt: skip
+    rep = run_fleet(spark, read_inventory(str(inv), limit="broker-2,broker-9"), SETTINGS).report
+    validate(rep)
+    bad = [f for f in rep["findings"] if f["host"] == "broker-9"]
+    assert [(f["check"], f["severity"]) for f in bad] == [("FLEET005", "critical")]
+    assert "nope.properties" in bad[0]["message"]
+    hosts = {h["host"]: h for h in rep["fleet"]["hosts"]}
+    assert hosts["broker-9"]["status"] == "collector" and hosts["broker-2"]["status"] == "ok"
+    assert hosts["broker-2"]["partitions"] > 0
+    assert rep["gate"]["passed"] is False  # a host that was not audited cannot pass the gate
+
+
+def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
+    spark: Any, fleet: Fleet, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    work = tmp_path / "broker-2"
+    shutil.copytree(fleet.root / "broker-2", work, symlinks=True)
+    h = fleet.hosts["broker-2"]
+    moved = SimulatedHost(
+        **{
+            **h.to_dict(),
+            "log_dirs": [d.replace(str(fleet.root / "broker-2"), str(work)) for d in h.log_dirs],
+        }
+    )
+    inv = Fleet(tmp_path, {"broker-2": moved}, {"broker-2": 2}).inventory(
+        tmp_path / "inv", kafka_broker_user=me()
+    )
+    results = tmp_path / "results"
+    targets = read_inventory(str(inv))
+    # a finding present in both runs (a log-dir finding: no topic, partition or segment) is neither new nor resolved
+    os.remove(os.path.join(moved.log_dirs[1], ".kafka_cleanshutdown"))
+    first = run_fleet(spark, targets, SETTINGS, results=str(results))
+    assert [(f["check"], f["log_dir"]) for f in first.report["findings"]] == [("SHUT001", moved.log_dirs[1])]
+    # what a bad deploy does: the broker is killed (no clean-shutdown marker) and a partition is lost
+    os.remove(os.path.join(moved.log_dirs[0], ".kafka_cleanshutdown"))
+    gone = sorted(p for p in os.listdir(moved.log_dirs[1]) if p.startswith("orders-"))[0]
+    shutil.rmtree(os.path.join(moved.log_dirs[1], gone))
+    second = run_fleet(spark, targets, SETTINGS, results=str(results))
+    for table in ("facts", "findings", "hosts"):
+        dates = os.listdir(results / table)
+        assert [d for d in dates if d.startswith("run_date=")], table
+    facts = pq.read_table(results / "facts")
+    assert set(facts.column("run_id").to_pylist()) == {first.run_id, second.run_id}
+
+    r = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(results), "-f", "json"])
+    assert r.exit_code == 1, r.output  # new findings
+    d = json.loads(r.stdout)
+    assert (d["base"], d["head"]) == (first.run_id, second.run_id)
+    assert [(f["check"], f["log_dir"]) for f in d["new_findings"]] == [("SHUT001", moved.log_dirs[0])]
+    assert d["resolved_findings"] == []
+    topic, part = gone.rsplit("-", 1)
+    assert [(p["topic"], p["partition"]) for p in d["partitions_removed"]] == [(topic, int(part))]
+    assert d["partitions_added"] == [] and d["host_status_changes"] == []
+    text = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(results)])
+    assert f"new findings: 1\n  critical SHUT001 broker-2 {moved.log_dirs[0]}" in text.stdout
+
+
+def test_cli_fleet_audit_prints_the_audit_report_for_the_same_options(
+    spark: Any, healthy_host: SimulatedHost, broken_host: SimulatedHost
+) -> None:
+    """A pipeline can switch between `audit` and `fleet audit`: same options, same findings, same exit code."""
+    for h in (healthy_host, broken_host):
+        args = [
+            "--server-properties", h.server_properties, "--systemd-unit", h.systemd_unit, "--broker-user", me(),
+            "--kafka-version", "3.7.0", "--broker-state", "stopped", "--now", str(NOW_MS), "-f", "json",
+            *[a for d in h.log_dirs for a in ("--log-dir", d, "--expect-mount", f"{d}=/")],
+        ]  # fmt: skip
+        single = CliRunner().invoke(load_all(), ["audit", *args])
+        fleet = CliRunner().invoke(load_all(), ["fleet", "audit", *args, "--no-results"])
+        assert fleet.exit_code == single.exit_code, fleet.output
+        a, b = json.loads(single.stdout), json.loads(fleet.stdout)
+        assert b["findings"] == a["findings"]  # findings carry host in both
+        assert set(b) >= set(a) and b["fleet"]["hosts"][0]["host"] == a["host"]
+        volatile = ("free_bytes",)  # the disk's free space moves between the two runs
+        assert [{k: v for k, v in ld.items() if k not in volatile} for ld in b["log_dirs"]] == [
+            {**{k: v for k, v in ld.items() if k not in volatile}, "host": a["host"]} for ld in a["log_dirs"]
+        ]
+        assert b["gate"] == a["gate"] and b["summary"] == a["summary"]
+
+
+def test_bad_input_is_one_line(tmp_path: Path) -> None:
+    app = load_all()
+    r = CliRunner().invoke(app, ["fleet", "audit", "--inventory", str(tmp_path / "none.yml")])
+    assert (
+        r.exit_code == 2
+        and r.stderr.strip() == f"kafka-ops: {tmp_path / 'none.yml'}: no such inventory file or directory"
+    )
+    r = CliRunner().invoke(app, ["fleet", "audit"])
+    assert (
+        r.exit_code == 2 and r.stderr.strip() == "kafka-ops: no hosts to audit: give --inventory or --log-dir"
+    )
+    r = CliRunner().invoke(app, ["fleet", "diff", "--results", str(tmp_path)])
+    assert r.exit_code == 2 and "no fleet results here" in r.stderr
