@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from kafka_ops.commands import OutputFormat, app, fail
-from kafka_ops.commands.audit import parse_now, parse_span
+from kafka_ops.options import parse_now, parse_span
 
 _SPARK_MISSING = (
     "kafka-ops qos needs pyspark, pyarrow and fastavro: pip install 'kafka-ops[spark]' (and Java 17)"
