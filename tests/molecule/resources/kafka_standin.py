@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import fcntl
+import json
 import os
 import signal
 import socket
@@ -65,7 +66,10 @@ class Broker:
 
     def start(self) -> None:
         ident = f"[KafkaRaftServer nodeId={self.node}] "
-        self.info(ident + "Starting (kafka-ops test double of the broker's start/stop)", "kafka.server.KafkaRaftServer")
+        self.info(
+            ident + "Starting (kafka-ops test double of the broker's start/stop)",
+            "kafka.server.KafkaRaftServer",
+        )
         self.info(f"Kafka version: {self.a.kafka_version}", "org.apache.kafka.common.utils.AppInfoParser")
         t0 = time.monotonic()
         self.info(f"Loading logs from log dirs ArrayBuffer({', '.join(self.dirs)})", "kafka.log.LogManager")
@@ -120,7 +124,7 @@ class Broker:
         for d in self.dirs:
             path = os.path.join(d, MARKER)
             with open(path + ".tmp", "w", encoding="utf-8") as f:
-                f.write('{"version":0,"brokerEpoch":%d}' % int(time.time()))
+                f.write(json.dumps({"version": 0, "brokerEpoch": int(time.time())}, separators=(",", ":")))
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(path + ".tmp", path)
@@ -140,7 +144,9 @@ def main() -> int:
     ap.add_argument("--log", default="/var/log/kafka/server.log")
     ap.add_argument("--flush-seconds", type=float, default=12.0, help="time spent 'flushing' after SIGTERM")
     ap.add_argument("--recover-seconds", type=float, default=1.0, help="load time after a clean stop")
-    ap.add_argument("--recover-seconds-unclean", type=float, default=4.0, help="load time after an unclean stop")
+    ap.add_argument(
+        "--recover-seconds-unclean", type=float, default=4.0, help="load time after an unclean stop"
+    )
     ap.add_argument("--kafka-version", default="3.7.0")
     a = ap.parse_args()
     b = Broker(a)
