@@ -107,9 +107,11 @@ def run_audit(
     opts: AuditOptions,
     progress: Callable[[str, int, int], None] | None = None,
     on_partition: Callable[[PartitionFacts], None] | None = None,
+    on_host: Callable[[AuditContext], None] | None = None,
 ) -> dict[str, Any]:
     """Audit a host. ``progress(log_dir, done, total)`` is called after each partition, ``on_partition(facts)``
-    with each partition's facts once its checks ran (the collector streams them to the fleet job)."""
+    with each partition's facts once its checks ran (the collector streams them to the fleet job),
+    ``on_host(ctx)`` once every check ran (the collector's ``systemd`` mode reads the host's totals from it)."""
     checks = load_all()
     h = gather(opts)
     ctx = AuditContext(h)
@@ -150,6 +152,8 @@ def run_audit(
         errors.extend(e.to_dict() for e in ldf.scan.errors)
     for spec in by_scope["host"]:
         findings.extend(_stamp(f, h, None) for f in spec.run(ctx, h))
+    if on_host is not None:
+        on_host(ctx)
     findings.sort(
         key=lambda f: (-SEVERITY_RANK[f.severity], f.check, f.log_dir or "", f.path or "", f.segment or -1)
     )

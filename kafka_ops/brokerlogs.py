@@ -373,6 +373,28 @@ def loads(events: Iterable[Event], total: int | None = None) -> list[Load]:
     return out
 
 
+def start_state(events: Iterable[Event]) -> dict[str, Any]:
+    """Where the broker's latest start stands: ``starts`` (log loads seen so far, so a caller can tell a new
+    start from an old one), ``loading`` (its LogManager.loadLogs has not logged "Loaded N logs" yet),
+    ``started`` (KafkaServer/KafkaRaftServer logged "started" after that load: the broker serves), and the
+    load itself (unclean dirs, logs loaded of total). The rolling restart waits on it after each start."""
+    evs = ordered(events)
+    ls = loads(evs)
+    last = ls[-1] if ls else None
+    begin = max((i for i, e in enumerate(evs) if e["kind"] == "loading_logs"), default=-1)
+    started = bool(
+        last is not None and last.completed and any(e["kind"] == "broker_started" for e in evs[begin + 1 :])
+    )
+    return {
+        "starts": len(ls),
+        "loading": bool(last is not None and not last.completed and last.failed is None),
+        "completed": bool(last is not None and last.completed),
+        "started": started,
+        "failed": last.failed if last is not None else None,
+        "load": last.to_dict() if last is not None else None,
+    }
+
+
 # ------------------------------------------------------------------------------------------------ report
 def analyze(paths: list[str]) -> dict[str, Any]:
     """The report of ``kafka-ops logs``: a JSON-ready dict."""

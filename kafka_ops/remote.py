@@ -3,7 +3,10 @@
 Shipped by the Ansible role and the fleet job (see kafka_ops.ship); standard library only. It takes the same
 audit options as ``kafka-ops audit``, runs the same facts collector and checks, and writes JSON on stdout:
 ``audit`` one report document; ``stream`` JSON lines, one ``partition`` row per partition as it is scanned,
-then one ``report`` (so a caller sees progress and keeps the facts without waiting for the whole host).
+then one ``report`` (so a caller sees progress and keeps the facts without waiting for the whole host);
+``systemd`` the unit settings the SYSD checks recommend for this broker (stop timeout, stop signal,
+LimitNOFILE; kafka_ops.checks.unit_settings), found or not, with the report; ``logs`` what the ``--broker-log``
+files say (``kafka-ops logs``'s report) and where the latest start stands (brokerlogs.start_state).
 Exit codes as the CLI's: 0, 1 when a finding is at or above ``--fail-on``, 2 on bad input (one line on stderr).
 """
 
@@ -19,7 +22,7 @@ SEVERITIES = ("info", "warning", "error", "critical")
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
-    p.add_argument("mode", choices=("audit", "stream", "version"))
+    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs"))
     p.add_argument("--log-dir", action="append", default=[])
     p.add_argument("--server-properties")
     p.add_argument("--broker-user")
@@ -60,6 +63,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.mode == "version":
         print(json.dumps({"version": __version__, "python": sys.version.split()[0]}))
         return 0
+    if a.mode == "logs":
+        return _logs(a.broker_log)
     from kafka_ops.audit import apply_gate, partition_row, run_audit
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
@@ -75,11 +80,12 @@ def main(argv: list[str] | None = None) -> int:
         out.write(json.dumps({"kind": kind, **body}, default=str) + "\n")
         out.flush()
 
+    finished: list[Any] = []
     try:
         if a.mode == "stream":
             report = run_audit(opts, on_partition=lambda pf: emit("partition", partition_row(pf)))
         else:
-            report = run_audit(opts)
+            report = run_audit(opts, on_host=finished.append)
     except EngineError as exc:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
@@ -92,9 +98,33 @@ def main(argv: list[str] | None = None) -> int:
     code = apply_gate(report, a.fail_on)
     if a.mode == "stream":
         emit("report", {"report": report})
+    elif a.mode == "systemd":
+        from kafka_ops.checks.unit_settings import recommended_settings
+
+        doc = recommended_settings(finished[0], report)
+        doc["report"] = report
+        out.write(json.dumps(doc, indent=2, default=str) + "\n")
     else:
         out.write(json.dumps(report, indent=2, default=str) + "\n")
     return code
+
+
+def _logs(paths: list[str]) -> int:
+    from kafka_ops import brokerlogs
+    from kafka_ops.engine.errors import EngineError
+
+    if not paths:
+        print("kafka-ops-collector: logs needs --broker-log FILE", file=sys.stderr)
+        return 2
+    try:
+        events = brokerlogs.read_all(paths, keep_text=False)
+        doc = brokerlogs.analyze(paths)
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    doc["start"] = brokerlogs.start_state(events)
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    return 0
 
 
 if __name__ == "__main__":

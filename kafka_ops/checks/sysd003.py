@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
@@ -50,6 +51,24 @@ MAX_MAP_COUNT_DEFAULT = 65_530
 class _Acc:
     segments: int = 0
     txnindex: int = 0
+
+
+def nofile_need(h: HostFacts, segments: int = 0, txnindex: int = 0) -> dict[str, Any]:
+    """The descriptors this broker needs and the LimitNOFILE to give it (also the collector's ``systemd`` mode).
+
+    ``segments``/``txnindex`` as counted per partition by the check; 0 segments falls back to the log dirs'
+    totals."""
+    segments = segments or sum(d.agg.segments for d in h.log_dirs)
+    max_conn = h.configs.server_int("max.connections", 0)
+    connections = max_conn if 0 < max_conn < 2**31 - 1 else CONNECTION_ALLOWANCE
+    conn_source = "max.connections" if connections == max_conn else "allowance (max.connections unset)"
+    required = segments + txnindex + connections + JVM_BASE_FDS
+    recommended = max(RECOMMENDED_MIN, math.ceil(2 * required / 10_000) * 10_000)
+    return {
+        "segments": segments, "txnindex_files": txnindex, "connections": connections,
+        "connections_source": conn_source, "jvm_base": JVM_BASE_FDS, "required": required,
+        "recommended_nofile": recommended,
+    }  # fmt: skip
 
 
 def parse_limit(value: str) -> tuple[int, int]:
@@ -85,12 +104,13 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
     h = subject
     unit = h.unit
     assert unit is not None
-    segments = acc.segments or sum(d.agg.segments for d in h.log_dirs)
-    max_conn = h.configs.server_int("max.connections", 0)
-    connections = max_conn if 0 < max_conn < 2**31 - 1 else CONNECTION_ALLOWANCE
-    conn_source = "max.connections" if connections == max_conn else "allowance (max.connections unset)"
-    required = segments + acc.txnindex + connections + JVM_BASE_FDS
-    recommended = max(RECOMMENDED_MIN, math.ceil(2 * required / 10_000) * 10_000)
+    need = nofile_need(h, acc.segments, acc.txnindex)
+    segments, connections = need["segments"], need["connections"]
+    conn_source, required, recommended = (
+        need["connections_source"],
+        need["required"],
+        need["recommended_nofile"],
+    )
     opts = h.jvm.opts if h.jvm else ""
     raises = "-XX:-MaxFDLimit" not in opts
     raw = unit.service.get("LimitNOFILE")

@@ -1,0 +1,122 @@
+"""The Ansible roles, for real: each role's Molecule scenario against podman hosts booted with systemd as PID 1
+(tests/molecule/build_image.sh builds and caches the image from Debian's packages), and ansible-lint's production
+profile over roles/ and playbooks/.
+
+Needs root, podman and debootstrap (.ci/setup-molecule.sh installs them). In CI (CI=true) a missing one fails
+the test; elsewhere it is skipped. Every scenario takes one to a few minutes (README: Molecule).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+TESTBED = Path(os.environ.get("KAFKA_OPS_TESTBED", "/var/cache/kafka-ops/molecule"))
+SCENARIOS = ["kafka_preflight", "kafka_datadirs", "kafka_systemd", "kafka_rolling_restart"]
+TIMES = REPO / ".cache" / "molecule-times.txt"
+
+
+def _missing() -> str | None:
+    if os.geteuid() != 0:
+        return "Molecule scenarios need root (podman containers with systemd)"
+    for tool in ("podman", "debootstrap", "runc"):
+        if shutil.which(tool) is None:
+            return f"{tool} is missing: run .ci/setup-molecule.sh"
+    if not (BIN / "molecule").exists():
+        return "molecule is not installed in this environment: pip install -e '.[dev]'"
+    return None
+
+
+def _require() -> None:
+    why = _missing()
+    if why is None:
+        return
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI: {why}")
+    pytest.skip(why)
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    for line in (TESTBED / "env.sh").read_text().splitlines():
+        if line.startswith("export "):
+            key, _, value = line[len("export ") :].partition("=")
+            env[key] = value
+    env["PATH"] = f"{BIN}{os.pathsep}{env.get('PATH', '')}"
+    env["PY_COLORS"] = "0"
+    env["ANSIBLE_FORCE_COLOR"] = "0"
+    return env
+
+
+@pytest.fixture(scope="module")
+def testbed() -> dict[str, str]:
+    _require()
+    r = subprocess.run(
+        [str(REPO / "tests" / "molecule" / "build_image.sh")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHON": sys.executable},
+    )
+    assert r.returncode == 0, f"build_image.sh failed:\n{r.stderr[-3000:]}"
+    return _env()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("role", SCENARIOS)
+def test_molecule_scenario(role: str, testbed: dict[str, str]) -> None:
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [str(BIN / "molecule"), "test", "-s", "default"],
+        cwd=REPO / "roles" / role,
+        capture_output=True,
+        text=True,
+        env=testbed,
+        timeout=1200,
+    )
+    took = time.monotonic() - t0
+    subprocess.run(["podman", "volume", "prune", "-f"], capture_output=True, env=testbed)
+    log = REPO / ".cache" / f"molecule-{role}.log"
+    log.parent.mkdir(exist_ok=True)
+    log.write_text(r.stdout + r.stderr)
+    with TIMES.open("a") as f:
+        f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {role} default rc={r.returncode} {took:.0f}s\n")
+    assert r.returncode == 0, (
+        f"molecule test of {role} failed after {took:.0f}s (log: {log}):\n" + (r.stdout + r.stderr)[-6000:]
+    )
+    assert "Molecule executed 1 scenario (1 successful)" in r.stdout + r.stderr
+
+
+def test_ansible_lint_production() -> None:
+    if not (BIN / "ansible-lint").exists():
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("CI: ansible-lint is not installed: pip install -e '.[dev]'")
+        pytest.skip("ansible-lint is not installed")
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}", "NO_COLOR": "1"}
+    if (TESTBED / "collections").is_dir():
+        env["ANSIBLE_COLLECTIONS_PATH"] = str(TESTBED / "collections")
+    r = subprocess.run(
+        [
+            str(BIN / "ansible-lint"),
+            "--profile",
+            "production",
+            "--offline",
+            "roles",
+            "playbooks",
+            "inventories",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=600,
+    )
+    assert r.returncode == 0, (r.stdout + r.stderr)[-6000:]
+    assert "Passed" in r.stdout + r.stderr

@@ -1,0 +1,81 @@
+"""The collector's `systemd` and `logs` modes, which the Ansible roles kafka_systemd and kafka_rolling_restart use:
+the same numbers as the checks and the CLI, from a bare python3 with the script on stdin."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from kafka_ops import brokerlogs, ship
+from kafka_ops.simulator.host import Failures, HostSpec, simulate_host
+from tests.conftest import NOW_MS
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-I", "-S", "-", *args],
+        input=ship.build(),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_systemd_mode_recommends_what_sysd001_and_sysd003_recommend(tmp_path: Path) -> None:
+    host = simulate_host(str(tmp_path), HostSpec(now_ms=NOW_MS, failures=Failures(short_stop_timeout=True)))
+    proc = _run(
+        "systemd", "--server-properties", host.server_properties, "--systemd-unit",
+        host.systemd_unit, "--broker-state", "stopped", "--kafka-version", "3.7.0",
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr
+    doc = json.loads(proc.stdout)
+    est = doc["stop_estimate"]
+    # KRaft (process.roles): 300 s controlled shutdown + 15 s, x1.25 rounded up to 30 s
+    assert est["mode"] == "kraft" and est["needed_s"] >= 315
+    assert doc["settings"]["TimeoutStopSec"] == f"{est['recommended_timeout_s']}s" == "420s"
+    assert doc["settings"]["KillSignal"] == "SIGTERM"
+    assert int(doc["settings"]["LimitNOFILE"]) == doc["nofile"]["recommended_nofile"] >= 100_000
+    assert doc["nofile"]["segments"] == sum(d["segments"] for d in doc["report"]["log_dirs"])
+    sysd001 = [f for f in doc["findings"] if f["check"] == "SYSD001"]
+    # the check's own remediation names the same number; the unit has systemd's 90 s default
+    assert sysd001 and "TimeoutStopSec=420s" in sysd001[0]["remediation"]
+    assert doc["current"]["timeout_stop_s"] == 90.0
+
+
+LOG = """\
+[2026-11-22 06:00:00,000] INFO Loading logs from log dirs ArrayBuffer(/data/kafka-1) (kafka.log.LogManager)
+[2026-11-22 06:00:00,001] INFO Recovering 2 logs from /data/kafka-1 since no clean shutdown file was found (kafka.log.LogManager)
+[2026-11-22 06:00:01,000] INFO Completed load of UnifiedLog(dir=/data/kafka-1/a-0) with 1 segments, local-log-start-offset 0 and log-end-offset 0 in 9ms (1/2 completed in /data/kafka-1) (kafka.log.LogManager)
+"""
+DONE = """\
+[2026-11-22 06:00:02,000] INFO Completed load of UnifiedLog(dir=/data/kafka-1/b-0) with 1 segments, local-log-start-offset 0 and log-end-offset 0 in 9ms (2/2 completed in /data/kafka-1) (kafka.log.LogManager)
+[2026-11-22 06:00:02,001] INFO Loaded 2 logs in 2001ms (kafka.log.LogManager)
+[2026-11-22 06:00:02,500] INFO [KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)
+"""
+
+
+def test_logs_mode_tells_a_start_in_progress_from_a_finished_one(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    doc = json.loads(_run("logs", "--broker-log", str(log)).stdout)
+    assert doc["start"]["starts"] == 1
+    assert doc["start"]["loading"] and not doc["start"]["started"]
+    assert doc["start"]["load"]["logs_loaded"] == 1 and doc["start"]["load"]["logs_total"] == 2
+    log.write_text(LOG + DONE)
+    doc = json.loads(_run("logs", "--broker-log", str(log)).stdout)
+    assert doc["start"] == brokerlogs.start_state(brokerlogs.read_all([str(log)], keep_text=False))
+    assert doc["start"]["started"] and not doc["start"]["loading"]
+    assert doc["start"]["load"]["unclean_dirs"] == ["/data/kafka-1"]
+    # a second start begins a new load: not started until its own "started" line
+    log.write_text(LOG + DONE + LOG.replace("06:00:0", "07:00:0"))
+    doc = json.loads(_run("logs", "--broker-log", str(log)).stdout)
+    assert doc["start"]["starts"] == 2 and not doc["start"]["started"]
+
+
+def test_logs_mode_needs_a_readable_log(tmp_path: Path) -> None:
+    proc = _run("logs", "--broker-log", str(tmp_path / "missing.log"))
+    assert proc.returncode == 2
+    assert "missing.log" in proc.stderr and "Traceback" not in proc.stderr
+    assert _run("logs").returncode == 2
