@@ -132,6 +132,19 @@ class SimulatedHost:
         return asdict(self)
 
 
+def _records(t: TopicSpec, p: int, i: int, k: int, ts0: int, step: int, pad: bytes) -> list[NewRecord]:
+    """Records i..i+k of partition p: a JSON value with a unique "id" (the QoS tests' identifier), every 7th with a header."""
+    return [
+        NewRecord(
+            f"key-{(i + j) % t.key_space}".encode(),
+            json.dumps({"id": f"{t.name}-{p}-{i + j}", "n": i + j}).encode() + pad,
+            ts0 + j * step // max(1, k),
+            (("source", b"simulator"),) if (i + j) % 7 == 0 else (),
+        )
+        for j in range(k)
+    ]
+
+
 def _topic_id(rng: random.Random) -> str:
     # Uuid.toString(): URL-safe base64 of 16 bytes without padding
     return base64.urlsafe_b64encode(rng.randbytes(16)).decode().rstrip("=")
@@ -215,15 +228,7 @@ class _Host:
             while i < n:
                 k = min(t.batch_records, n - i)
                 ts0 = start + i * step
-                recs = [
-                    NewRecord(
-                        f"key-{(i + j) % t.key_space}".encode(),
-                        json.dumps({"id": f"{t.name}-{p}-{i + j}", "n": i + j}).encode() + pad,
-                        ts0 + j * step // max(1, k),
-                        (("source", b"simulator"),) if (i + j) % 7 == 0 else (),
-                    )
-                    for j in range(k)
-                ]
+                recs = _records(t, p, i, k, ts0, step, pad)
                 base = w.next_offset
                 lat = ts0 + (k - 1) * step // max(1, k) if t.log_append_time else None
                 transactional = t.producer == "transactional"
@@ -282,15 +287,7 @@ class _Host:
                 turn += 1
                 k = min(t.batch_records, n - i)
                 ts0 = start + i * step
-                recs = [
-                    NewRecord(
-                        f"key-{(i + j) % t.key_space}".encode(),
-                        json.dumps({"id": f"{t.name}-{p}-{i + j}", "n": i + j}).encode() + pad,
-                        ts0 + j * step // max(1, k),
-                        (("source", b"simulator"),) if (i + j) % 7 == 0 else (),
-                    )
-                    for j in range(k)
-                ]
+                recs = _records(t, p, i, k, ts0, step, pad)
                 base = w.next_offset
                 ongoing.setdefault(pid, base)
                 data = build_batch(
