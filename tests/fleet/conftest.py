@@ -6,6 +6,7 @@ config and host keys in a temp dir; Spark's own Master and Worker started from t
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import pwd
@@ -118,11 +119,33 @@ def _sh(*cmd: str) -> None:
     subprocess.run(cmd, check=True, capture_output=True, text=True)
 
 
+def _clean_stale_labs() -> None:
+    """Remove what a killed earlier run left (its namespaces, sshds and bridge): a leftover bridge on the same
+    subnet would route our connections to the old sshds, whose host keys known_hosts does not hold."""
+    for line in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.splitlines():
+        name = line.split()[0] if line.split() else ""
+        if name.startswith("kof"):
+            pids = subprocess.run(
+                ["ip", "netns", "pids", name], capture_output=True, text=True
+            ).stdout.split()
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, ValueError):
+                    os.kill(int(pid), 9)
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
+    for line in subprocess.run(
+        ["ip", "-o", "link", "show"], capture_output=True, text=True
+    ).stdout.splitlines():
+        dev = line.split(":")[1].strip().split("@")[0] if ":" in line else ""
+        if dev.startswith(("kofb", "kofv")):
+            subprocess.run(["ip", "link", "del", dev], capture_output=True)
+
+
 @pytest.fixture(scope="session")
 def ssh_lab() -> Iterator[SshLab]:
     """Five network namespaces on a bridge: h1-h3 run sshd with keys known_hosts trusts; h4 runs sshd with a host key
     known_hosts does not match; h5 runs nothing (connection refused). Brokers' data belong to user kfleet."""
     need_root("SSH hosts in network namespaces")
+    _clean_stale_labs()
     tag = f"{os.getpid() % 10000}"
     bridge, ns = f"kofb{tag}", [f"kof{tag}-{i}" for i in range(1, 6)]
     d = Path(tempfile.mkdtemp(prefix="kafka-ops-fleet-ssh-", dir="/tmp"))
