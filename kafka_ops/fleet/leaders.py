@@ -17,12 +17,12 @@ Each record value is framed by ``AbstractApiMessageSerde.read``: frame version (
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass, field
 
 from kafka_ops.engine.binary import I32, read_uvarint
-from kafka_ops.engine.layout import parse_kraft_snapshot, parse_segment_file
+from kafka_ops.engine.layout import parse_partition_dir
+from kafka_ops.engine.logdir import scan_partition
 from kafka_ops.engine.records import BatchScanner, LogBuffer, iter_records
 
 METADATA_PARTITION = "__cluster_metadata-0"
@@ -100,23 +100,22 @@ def _apply_file(path: str, start: int, topics: dict[bytes, str], out: Leaders) -
 
 def read_metadata_log(partition_dir: str) -> Leaders:
     """Leaders as of the end of a ``__cluster_metadata-0`` dir. Raises EngineError on an unreadable file."""
-    names = sorted(os.listdir(partition_dir))
-    snapshots = sorted(
-        (s[0], n) for n in names if (s := parse_kraft_snapshot(n)) is not None and s[2] == "complete"
-    )
+    # the engine lists the dir as LogManager does: segments (no leftovers) and KRaft snapshots
+    part = scan_partition(partition_dir, parse_partition_dir(METADATA_PARTITION), read_tails=False)  # type: ignore[arg-type]
+    # raise for the dir, a segment or a snapshot it cannot read (not the epoch checkpoint: unused here)
+    for err in part.errors:
+        if err.path == partition_dir or err.path.endswith((".log", ".checkpoint")):
+            raise err
     out = Leaders(source=f"KRaft metadata log {partition_dir}")
     topics: dict[bytes, str] = {}
     start = 0
-    if snapshots:
-        start, snap = snapshots[-1]  # a snapshot's name is its end offset (exclusive): records < start
-        _apply_file(os.path.join(partition_dir, snap), 0, topics, out)
-    segs = sorted(
-        (f.base_offset, n)
-        for n in names
-        if (f := parse_segment_file(n)) is not None and f.suffix == ".log" and not f.leftover
-    )
-    for _base, name in segs:
-        _apply_file(os.path.join(partition_dir, name), start, topics, out)
+    complete = [(end, fi.path) for end, _epoch, state, fi in part.kraft_snapshots if state == "complete"]
+    if complete:
+        start, snap = complete[-1]  # a snapshot's name is its end offset (exclusive): records < start
+        _apply_file(snap, 0, topics, out)
+    for seg in part.segments:
+        if seg.log is not None:
+            _apply_file(seg.log.path, start, topics, out)
     return out
 
 
