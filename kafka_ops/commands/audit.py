@@ -70,12 +70,6 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
         fail(str(exc))
 
 
-def gate(report: dict[str, Any], fail_on: str) -> int:
-    from kafka_ops.audit import apply_gate
-
-    return apply_gate(report, fail_on)
-
-
 def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) -> None:
     from kafka_ops import render
     from kafka_ops.models import validate
@@ -223,6 +217,8 @@ def audit(
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
     if not report["log_dirs"]:
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
-    code = gate(report, fail_on.value)
+    from kafka_ops.audit import apply_gate
+
+    code = apply_gate(report, fail_on.value)
     emit(report, format.value, fail_on.value, output)
     raise typer.Exit(code)
