@@ -17,11 +17,20 @@ import json
 import sys
 from typing import Any
 
-SEVERITIES = ("info", "warning", "error", "critical")
+from kafka_ops.checks.base import SEVERITIES
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, no usage dump: callers parse stderr
+        raise _Usage(message)
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
+    p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
     p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs"))
     p.add_argument("--log-dir", action="append", default=[])
     p.add_argument("--server-properties")
@@ -41,18 +50,8 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
-class _Usage(Exception):
-    pass
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> Any:  # one line, no usage dump: callers parse stderr
-        raise _Usage(message)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = parser()
-    p.__class__ = _Parser
     try:
         a = p.parse_args(argv)
     except _Usage as exc:
