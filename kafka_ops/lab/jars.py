@@ -1,0 +1,129 @@
+"""Broker jars of one Kafka release, fetched from Maven Central with Maven and cached.
+
+One pom per version family (../shared/reference/kafka-lab.md §1): ``kafka_2.13:<v>`` with its runtime
+dependencies holds the broker, the tools up to 4.2, ZooKeeper (up to 3.9) and the clients, but no logging
+backend, which each family adds. ``kafka-tools`` is added for 4.3+, where ``DumpLogSegments`` moved there.
+The jars land in ``<cache>/<version>/`` (default ``/var/cache/kafka-ops/kafka``, or ``$KAFKA_OPS_LAB_CACHE``);
+a second call finds them and runs no Maven.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from kafka_ops.lab.versions import Version, parse
+
+DEFAULT_CACHE = Path("/var/cache/kafka-ops/kafka")
+_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies"
+_DONE = ".complete"
+
+
+class LabError(RuntimeError):
+    """The lab could not fetch or run a broker (one line, naming what failed)."""
+
+
+@dataclass(frozen=True)
+class Artifact:
+    group: str
+    artifact: str
+    version: str
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("KAFKA_OPS_LAB_CACHE", DEFAULT_CACHE))
+
+
+def artifacts(version: str) -> list[Artifact]:
+    """What makes a runnable broker of ``version``, with its logging backend and tools."""
+    v = parse(version)
+    out = [Artifact("org.apache.kafka", "kafka_2.13", version)]
+    if v < (3, 0):
+        # 2.x: slf4j-log4j12 brings log4j 1.2.17, the backend 2.8 shipped with
+        out.append(Artifact("org.slf4j", "slf4j-log4j12", "1.7.30"))
+    elif v < (4, 0):
+        out += [
+            Artifact("org.slf4j", "slf4j-reload4j", "1.7.36"),
+            Artifact("ch.qos.reload4j", "reload4j", "1.2.25"),
+        ]
+    else:
+        log4j2 = "2.24.3" if v < (4, 2) else "2.25.3"
+        out += [
+            Artifact("org.apache.logging.log4j", "log4j-api", log4j2),
+            Artifact("org.apache.logging.log4j", "log4j-core", log4j2),
+            Artifact("org.apache.logging.log4j", "log4j-slf4j-impl", log4j2),
+        ]
+    if v >= (4, 3):
+        # DumpLogSegments moved from core (kafka.tools) to org.apache.kafka.tools in 4.3
+        out.append(Artifact("org.apache.kafka", "kafka-tools", version))
+    return out
+
+
+def pom(version: str) -> str:
+    deps = "\n".join(
+        f"    <dependency><groupId>{a.group}</groupId><artifactId>{a.artifact}</artifactId>"
+        f"<version>{a.version}</version></dependency>"
+        for a in artifacts(version)
+    )
+    return f"""<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>kafka-ops.lab</groupId><artifactId>broker</artifactId><version>{version}</version>
+  <packaging>pom</packaging>
+  <dependencies>
+{deps}
+  </dependencies>
+</project>
+"""
+
+
+def jar_dir(version: str, cache: Path | None = None) -> Path:
+    """The folder holding every jar of ``version``, fetched with Maven on first use."""
+    parse(version)  # refuse a non-version before touching the cache
+    root = cache or cache_root()
+    target = root / version
+    if (target / _DONE).exists():
+        return target
+    if shutil.which("mvn") is None:
+        raise LabError("mvn is not on PATH: install Maven to fetch the broker jars")
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / f".{version}.lock", "w") as lock:  # two test workers never fetch the same release twice
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / _DONE).exists():
+            return target
+        work = root / f".{version}.tmp"
+        shutil.rmtree(work, ignore_errors=True)
+        work.mkdir()
+        (work / "pom.xml").write_text(pom(version))
+        proc = subprocess.run(
+            [
+                "mvn",
+                "-B",
+                "-q",
+                "-f",
+                str(work / "pom.xml"),
+                _DEPENDENCY_PLUGIN,
+                "-DincludeScope=runtime",
+                f"-DoutputDirectory={work / 'jars'}",
+            ],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if proc.returncode != 0:
+            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
+            raise LabError(f"Maven could not fetch Kafka {version}: {' / '.join(tail)}")
+        shutil.rmtree(target, ignore_errors=True)
+        (work / "jars").rename(target)
+        shutil.copy(work / "pom.xml", target / "pom.xml")
+        (target / _DONE).write_text(version + "\n")
+        shutil.rmtree(work, ignore_errors=True)
+    return target
+
+
+def classpath(version: str, cache: Path | None = None) -> str:
+    """A ``java -cp`` argument with every jar of ``version``."""
+    return str(jar_dir(version, cache) / "*")
