@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops import __version__
+from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
 from kafka_ops.facts.collect import (
@@ -22,7 +23,6 @@ from kafka_ops.facts.collect import (
     gather,
     iter_partitions,
 )
-from kafka_ops.forecast import HostForecast, for_check
 
 REPORT_SCHEMA_VERSION = 1
 # Recovery throughput per recovery thread, from seed 002's broker log: "Completed load of log monitor-2 with

@@ -151,7 +151,7 @@ class ReportModel(BaseModel):
     forecast: dict[str, Any] | None = Field(
         None,
         description=(
-            "Retention forecast per topic over the horizon (kafka_ops.forecast.HostForecast): per topic "
+            "Retention forecast per topic over the horizon (kafka_ops.broker.forecast.HostForecast): per topic "
             "`series` (size after each check that deletes), `fallback_deletions` (the bytes of those deletions "
             "whose timestamp is a fallback, RET001's), `arrival_bytes_per_s` and `projected_bytes` (size at each "
             "point of `projection.at_ms` if data keeps arriving: rolls and retention); `projection.log_dirs` "

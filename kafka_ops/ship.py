@@ -1,6 +1,6 @@
 """Build the collector that is shipped to broker hosts: one self-contained Python script, standard library only.
 
-The script carries the stdlib part of kafka_ops (engine, facts, checks, audit, retention, forecast, broker logs:
+The script carries the stdlib part of kafka_ops (engine, facts, the broker model, checks, audit, broker logs:
 the very modules the CLI runs, never a copy kept by hand) compressed inside it, and imports them from memory. So it
 runs as ``python3 - audit ...`` with the script on stdin (the fleet job over SSH, ``sudo -u <broker user>``) or
 from a file (the Ansible role), writes nothing on the host, and needs nothing but python3 >= 3.11 there.
@@ -26,11 +26,10 @@ SHIPPED = (
     "facts",
     "checks",
     "audit.py",
+    "broker",
     "brokerlogs.py",
-    "forecast.py",
     "options.py",
     "remote.py",
-    "retention.py",
 )
 ROLE_COPY = PACKAGE.parent / "roles" / "kafka_preflight" / "files" / "kafka_ops_collector.py"
 

@@ -1,4 +1,4 @@
-"""`kafka-ops forecast` and kafka_ops.forecast: per-segment timestamps and deletions, per-topic sizes over time."""
+"""`kafka-ops forecast` and kafka_ops.broker.forecast: per-segment timestamps and deletions, per-topic sizes over time."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import inspect
 import io
 import json
 
+from kafka_ops.broker.forecast import HostForecast, iter_forecasts
 from kafka_ops.facts.collect import gather
-from kafka_ops.forecast import HostForecast, iter_forecasts
 
 from .checks.retention_hosts import (
     CHECK_MS,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker.cleaner import affected_by_6854, version_text
 from kafka_ops.brokerlogs import CleanerDeath, cleaner_deaths
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.cleaner import affected_by_6854, version_text
 from kafka_ops.facts.collect import HostFacts
 
 KAFKA_6854_TEXT = "larger than maximum allowable size"

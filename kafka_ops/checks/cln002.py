@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335, version_text
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.cleaner import affected_by_6854, affected_by_8335, version_text
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
 
 MAX_LISTED = 50

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check, human_bytes
-from kafka_ops.checks.cleaner import (
+from kafka_ops.broker.cleaner import (
     DELETE_RETENTION_MS_DEFAULT,
     affected_by_6854,
     affected_by_8335,
@@ -13,7 +12,8 @@ from kafka_ops.checks.cleaner import (
     safe_replay,
     version_text,
 )
-from kafka_ops.checks.common import iso
+from kafka_ops.broker.timestamps import iso
+from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.facts.collect import PartitionFacts
 
 

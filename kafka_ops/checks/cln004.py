@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker.cleaner import MIN_CLEANABLE_RATIO_DEFAULT
+from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.cleaner import MIN_CLEANABLE_RATIO_DEFAULT
-from kafka_ops.checks.common import iso
 from kafka_ops.facts.collect import PartitionFacts
 
 LAG_GRACE_MS = 24 * 3600 * 1000

@@ -34,6 +34,7 @@ import binascii
 import os
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.facts.collect import HostFacts, LogDirFacts
@@ -49,7 +50,7 @@ from kafka_ops.facts.collect import HostFacts, LogDirFacts
 )
 def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     mode = broker_mode(h)
-    legacy = h.kafka_version is not None and h.kafka_version < (3, 7)  # BrokerMetadataCheckpoint era
+    legacy = versions.since("json_clean_shutdown", h.kafka_version) is False  # BrokerMetadataCheckpoint era
     server = h.configs.server
     node_key = "broker.id" if mode == "zk" else "node.id"
     configured = _int(
@@ -216,7 +217,7 @@ def broker_mode(h: HostFacts) -> str:
         return "kraft"
     if s.get("zookeeper.connect", "").strip():
         return "zk"
-    if h.kafka_version is not None and h.kafka_version >= (4, 0):
+    if versions.since("kraft_only", h.kafka_version):
         return "kraft"
     return "unknown"
 

@@ -10,7 +10,7 @@ need = peak growth + size-capped growth + recovery + preallocation (non-sparse f
 * arrival rate of each partition: bytes appended over the last W = min(H, max(1 h, age of its oldest data)),
   from the ``.log`` files' modification times (a segment's mtime is its last append; its bytes are spread
   evenly between the previous segment's mtime and its own, the oldest from its first batch's timestamp);
-* what retention frees (``kafka_ops.retention.plan``, the broker's own walk: ``deleteRetentionMsBreachedSegments``
+* what retention frees (``kafka_ops.broker.retention.plan``, the broker's own walk: ``deleteRetentionMsBreachedSegments``
   every ``log.retention.check.interval.ms``) with the timestamps the broker will use, each deletion landing
   ``file.delete.delay.ms`` after its check (``LocalLog.deleteSegmentFiles``: renamed ``.deleted``, removed later);
 * peak growth = max over t in (now, now + H] of (sum of rates x (1 + 20 / index.interval.bytes)) x t - bytes
@@ -35,14 +35,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from kafka_ops.broker.arrivals import HOUR_MS, arrival_rate
+from kafka_ops.broker.retention import CHECK_INTERVAL_MS, SegView, plan
+from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.common import iso
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
-from kafka_ops.retention import CHECK_INTERVAL_MS, SegView, plan
 
-HOUR_MS = 3_600_000
 ENTRY_BYTES = OFFSET_ENTRY + TIME_ENTRY  # one .index and (at most) one .timeindex entry per index interval
 SPARSE_FS = {
     "ext2", "ext3", "ext4", "xfs", "btrfs", "zfs", "f2fs", "tmpfs", "reiserfs", "jfs", "ocfs2", "gfs2",
@@ -79,39 +79,6 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
         _learn(ctx, subject, accs.setdefault(subject.log_dir.path, _Acc()))
         return
     yield from _judge(ctx, subject, accs)
-
-
-def arrival_rate(pf: PartitionFacts, now: int, horizon: int) -> tuple[float, int]:
-    """A partition's arrival rate in bytes/ms over the last W = min(horizon, max(1 h, age of its oldest data)),
-    and W: from the ``.log`` mtimes (time of each segment's last append). Also the report's size projection
-    (``kafka_ops.forecast.project_partition``)."""
-    segs = [s for s in pf.part.segments if s.log is not None]
-    if not segs:
-        return 0.0, HOUR_MS
-    first_ts = pf.first_timestamps.get(segs[0].base_offset)
-    spans: list[tuple[int, int, int]] = []  # (start, end, bytes)
-    prev_end: int | None = None
-    for s in segs:
-        end = min(now, s.log.mtime_ms)  # type: ignore[union-attr]
-        if prev_end is not None:
-            end = max(end, prev_end)
-            start = prev_end
-        else:
-            start = first_ts if first_ts is not None and 0 <= first_ts <= end else end
-        spans.append((start, end, s.log.size))  # type: ignore[union-attr]
-        prev_end = end
-    window = min(horizon, max(HOUR_MS, now - spans[0][0]))
-    lo = now - window
-    arrived = 0.0
-    for start, end, size in spans:
-        if end < lo:
-            continue
-        if end == start:
-            arrived += size
-        else:
-            arrived += size * (end - max(start, lo)) / (end - start)
-    rate = arrived / window
-    return rate, window
 
 
 def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyped-def]

@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.nextstart import (
+from kafka_ops.broker.startup import (
     KEPT,
     REBUILT,
     load_sanity_failure,
@@ -33,6 +32,7 @@ from kafka_ops.checks.nextstart import (
     rebuild_cost,
     recovery_reason,
 )
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kafka_ops.facts.collect import PartitionFacts
 

@@ -23,15 +23,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.nextstart import (
+from kafka_ops.broker import versions
+from kafka_ops.broker.startup import (
     REBUILT,
-    STRICT_OFFSET_SANITY_BEFORE,
     next_start,
     partition_name,
     rebuild_cost,
     version_text,
 )
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import PartitionFacts
 
 
@@ -45,7 +45,7 @@ from kafka_ops.facts.collect import PartitionFacts
 )
 def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     version = ctx.host.kafka_version
-    strict = version is not None and version < STRICT_OFFSET_SANITY_BEFORE
+    strict = versions.since("strict_offset_sanity", version) is False
     running = ctx.host.broker_state == "running"
     for seg in pf.part.segments:
         t = seg.offset_tail
@@ -89,7 +89,9 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
                 + "; kafka-dump-log.sh --index-sanity-check reports it."
             )
         else:
-            word = "no larger than" if version < (1, 1) else "no greater than"  # type: ignore[operator]
+            word = (
+                "no greater than" if versions.since("corrupt_index_exception", version) else "no larger than"
+            )
             padded = seg.offset_index_padded or (n == 1 and position == 0)
             what = (
                 f"the last slot of {seg.index.path} (slot {n - 1} of {n}) holds offset {last}, equal to the base "

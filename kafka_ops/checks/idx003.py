@@ -24,14 +24,14 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.nextstart import (
+from kafka_ops.broker.startup import (
     REBUILT,
     next_start,
     partition_name,
     rebuild_cost,
     verify_indexes,
 )
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.collect import PartitionFacts
 

@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
+from kafka_ops.broker.startup import is_metadata_log, partition_name, seg_file
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.nextstart import is_metadata_log, partition_name, seg_file
 from kafka_ops.facts.collect import PartitionFacts
 
 MAX_LISTED = 10
@@ -129,8 +130,8 @@ def _log_line(version: tuple[int, ...] | None) -> str:
     """The ERROR line of a missing .index: Log.loadSegmentFiles up to 1.0.x ("... rebuilding index..."), since
     1.1.0 "... recovering segment and rebuilding index files..." (trunk LogLoader logs it only after a clean
     shutdown or below the recovery point)."""
-    if version is not None and version < (1, 0):
+    if version is not None and versions.norm(version) < (1, 0, 0):  # before every row of the table
         return "Could not find index file corresponding to log file ..., rebuilding index..."
-    if version is not None and version < (1, 1):
+    if versions.since("corrupt_index_exception", version) is False:  # the 1.1.0 log line came with it
         return "Could not find offset index file corresponding to log file ..., rebuilding index..."
     return "Could not find offset index file corresponding to log file ..., recovering segment and rebuilding index files..."

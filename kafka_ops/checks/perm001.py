@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.common import access_for, owner_text
+from kafka_ops.facts.access import access_for, owner_text
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts, path_facts
 
 MAX_LISTED = 50

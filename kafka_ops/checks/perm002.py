@@ -19,10 +19,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.common import access_for, owner_text
 from kafka_ops.checks.names import group_name, rwx
 from kafka_ops.engine.logdir import FileInfo
-from kafka_ops.facts.access import ACL_GROUP, ACL_GROUP_OBJ, ACL_MASK, ACL_USER, decide
+from kafka_ops.facts.access import (
+    ACL_GROUP,
+    ACL_GROUP_OBJ,
+    ACL_MASK,
+    ACL_USER,
+    access_for,
+    decide,
+    owner_text,
+)
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts, PathFacts
 from kafka_ops.facts.identity import Identity
 

@@ -27,9 +27,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.common import owner_text
 from kafka_ops.checks.names import group_name
-from kafka_ops.facts.access import Access, decide
+from kafka_ops.facts.access import Access, decide, owner_text
 from kafka_ops.facts.collect import LogDirFacts, PathFacts
 from kafka_ops.facts.identity import Identity
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker.forecast import for_check
+from kafka_ops.broker.timestamps import iso, real_timestamp
 from kafka_ops.checks.base import Finding, check, human_ms
-from kafka_ops.checks.common import iso, real_timestamp
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import PartitionFacts
-from kafka_ops.forecast import for_check
 
 SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
 
@@ -24,7 +24,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     cfg = pf.config
     if not cfg.deletes or cfg.retention_ms < 0 or not pf.part.segments:
         return
-    # the one model of what the broker compares and when it deletes (kafka_ops.forecast / retention.plan)
+    # the one model of what the broker compares and when it deletes (kafka_ops.broker.forecast / retention.plan)
     fc = for_check(ctx, pf)
     by_base = {s.base_offset: s for s in pf.part.segments}
     suspects = {s.base: s for s in fc.segments if s.source in SUSPECT and s.delete_at is not None}

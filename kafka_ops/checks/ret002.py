@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker.forecast import HostForecast, TopicForecast, for_check
+from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.common import iso
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
-from kafka_ops.forecast import HostForecast, TopicForecast, for_check
 
 # per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is
 # what `kafka-ops forecast` prints)

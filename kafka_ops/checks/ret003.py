@@ -6,11 +6,12 @@ import json
 import math
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
+from kafka_ops.broker.forecast import SegmentForecast, for_check
+from kafka_ops.broker.timestamps import future_batches, iso, segment_path
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.common import future_batches, iso, segment_path
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX
 from kafka_ops.facts.collect import PartitionFacts
-from kafka_ops.forecast import SegmentForecast, for_check
 
 # A segment whose largest timestamp is more than this after now is "in the future". Clocks of producers and
 # brokers drift by seconds, not hours; an hour also matches the message.timestamp.after.max.ms we recommend.
@@ -148,7 +149,7 @@ def _fix(ctx, pf, s0, seg0, first, sane, good) -> str:  # type: ignore[no-untype
             f"Find the producer with the wrong clock{where if first is not None else ''} and fix its clock (NTP)."
         )
         v = ctx.host.kafka_version
-        if v is not None and v < (3, 6):
+        if versions.since("timestamp_before_bound", v) is False:
             reject = (
                 "message.timestamp.difference.max.ms=3600000 (before Kafka 3.6 this also rejects records more "
                 "than an hour in the past)"

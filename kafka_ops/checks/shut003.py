@@ -30,14 +30,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
+from kafka_ops.broker.startup import is_metadata_log, partition_name, recover_log_floor
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.nextstart import is_metadata_log, partition_name, recover_log_floor
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
-
-FAILURE_CHANNEL_SINCE = (1, 0)  # KIP-112: CheckpointFile read errors mark the log dir offline
-DELETE_ALL_SINCE = (2, 3)  # Log.recoverLog: "Deleting all segments because logEndOffset ... < logStartOffset"
 
 
 @check(
@@ -126,7 +124,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
     )
     why = err.reason if err is not None else "unreadable"
     version = ctx.host.kafka_version
-    channel = version is None or version >= FAILURE_CHANNEL_SINCE
+    channel = versions.has("log_dir_failure_channel", version, unknown=True)
     metadata_here = any(os.path.basename(d.path) == f"{METADATA_TOPIC}-0" for d in ldf.scan.skipped_dirs)
     offline = (
         " CheckpointFileWithFailureHandler.read also logs 'Error while reading checkpoint file' and puts the log "
@@ -222,7 +220,7 @@ def _partition(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no
             "catches up from the leader after the start; if it was the leader, the offsets above "
             f"{leo - 1} were lost."
         ),
-        severity="error" if delete_all and (version is None or version >= DELETE_ALL_SINCE) else None,
+        severity="error" if delete_all and versions.has("delete_all_when_end_below_start", version, unknown=True) else None,
         path=pf.part.path,
         topic=pf.part.topic,
         partition=pf.part.partition,

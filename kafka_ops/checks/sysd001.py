@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.systemd import DEFAULT_TIMEOUT_STOP_S
@@ -89,7 +90,7 @@ def controlled_shutdown(h: HostFacts) -> tuple[float, str, str]:
         return KRAFT_CONTROLLED_SHUTDOWN_S, "kraft", kraft_text
     if s.get("zookeeper.connect"):
         return zk, "zookeeper", zk_text
-    if h.kafka_version is not None and h.kafka_version >= (4, 0):
+    if versions.since("kraft_only", h.kafka_version):
         return KRAFT_CONTROLLED_SHUTDOWN_S, "kraft", kraft_text
     bound = max(zk, KRAFT_CONTROLLED_SHUTDOWN_S)
     return (

@@ -1,4 +1,4 @@
-"""`kafka-ops forecast`: the retention forecast alone (a thin layer over kafka_ops.forecast)."""
+"""`kafka-ops forecast`: the retention forecast alone (a thin layer over kafka_ops.broker.forecast)."""
 
 from __future__ import annotations
 
@@ -67,9 +67,9 @@ def forecast(
 
     Exit codes: 0 done; 2 bad usage or unreadable input.
     """
+    from kafka_ops.broker.forecast import iter_forecasts, write_csv, write_json
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.facts.collect import gather
-    from kafka_ops.forecast import iter_forecasts, write_csv, write_json
 
     opts = build_options(
         log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
@@ -106,9 +106,9 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from kafka_ops.broker.forecast import HostForecast, iter_forecasts
+    from kafka_ops.broker.timestamps import iso
     from kafka_ops.checks.base import human_bytes, human_ms
-    from kafka_ops.checks.common import iso
-    from kafka_ops.forecast import HostForecast, iter_forecasts
 
     console = Console(file=out, width=max(120, Console().width) if out is sys.stdout else 160)
     hf = HostForecast(host.now_ms, host.horizon_ms)
@@ -209,7 +209,7 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
             human_bytes(tf.bytes_now - tf.deleted_bytes), drops or "-",
         )  # fmt: skip
     console.print(tt)
-    from kafka_ops.forecast import host_errors
+    from kafka_ops.broker.forecast import host_errors
 
     for e in host_errors(host) + errors:
         console.print(f"  [yellow]could not read {e.get('file')}: {e.get('error')}[/yellow]")

@@ -202,7 +202,10 @@ def offset_sanity(
     """
     n = idx.entry_count
     last_off = (idx.last[0] if idx.last else base_offset) if isinstance(idx, IndexTail) else idx.last_offset
-    strict = kafka_version is not None and kafka_version < (2, 1)
+    strict = kafka_version is not None and tuple(kafka_version) < (
+        2,
+        1,
+    )  # KAFKA-7076: broker.versions "strict_offset_sanity"
     if n != 0 and (last_off <= base_offset if strict else last_off < base_offset):
         word = "no larger than" if strict else "less than"
         return (

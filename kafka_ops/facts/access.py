@@ -16,8 +16,13 @@ from __future__ import annotations
 import os
 import struct
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from kafka_ops.facts.identity import Identity
+
+if TYPE_CHECKING:
+    from kafka_ops.engine.logdir import FileInfo
+    from kafka_ops.facts.collect import PathFacts
 
 R, W, X = 4, 2, 1
 ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -85,3 +90,31 @@ def decide(
         return Access(bool(bits & R), bool(bits & W), bool(bits & X), "group")
     bits = mode & 7
     return Access(bool(bits & R), bool(bits & W), bool(bits & X), "other")
+
+
+def access_for(
+    who: Identity,
+    f: FileInfo | PathFacts,
+    acl: list[tuple[int, int, int]] | None,
+    probe: dict[str, tuple[bool, ...]] | None = None,
+) -> Access:
+    """The broker user's access to a path: the kernel's own answer when it was probed, else computed."""
+    if probe and f.path in probe:
+        v = probe[f.path]
+        return Access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else False, "probe")
+    return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
+
+
+def owner_text(f: FileInfo | PathFacts) -> str:
+    import grp
+    import pwd
+
+    try:
+        u = pwd.getpwuid(f.uid).pw_name
+    except KeyError:
+        u = str(f.uid)
+    try:
+        g = grp.getgrgid(f.gid).gr_name
+    except KeyError:
+        g = str(f.gid)
+    return f"{u}:{g} mode {f.mode:04o}"

@@ -2,7 +2,7 @@
 
 Everything the page shows is computed here, in Python, from the report's own fields; the template only draws
 it. Nothing about Kafka is decided here: deletions, sizes and their projection come from the report's
-``forecast`` section (``kafka_ops.forecast``), recovery from ``log_dirs`` (``kafka_ops.audit``), findings and
+``forecast`` section (``kafka_ops.broker.forecast``), recovery from ``log_dirs`` (``kafka_ops.audit``), findings and
 their texts from the checks. Several reports (or one report holding several hosts' findings, as a fleet audit
 writes) make a fleet page with a host by check matrix.
 """

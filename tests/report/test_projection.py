@@ -1,11 +1,11 @@
-"""The report's size projection (kafka_ops.forecast.project_partition): rolls and the one retention model."""
+"""The report's size projection (kafka_ops.broker.forecast.project_partition): rolls and the one retention model."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from kafka_ops.broker.forecast import HostForecast, PartitionForecast, iter_forecasts, projection_grid
 from kafka_ops.facts.collect import gather
-from kafka_ops.forecast import HostForecast, PartitionForecast, iter_forecasts, projection_grid
 
 from ..checks.retention_hosts import CHECK_MS, DAY, NOW_MS, TopicSpec, audit, options, simulate
 

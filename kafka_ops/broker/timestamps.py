@@ -1,49 +1,24 @@
-"""Helpers shared by checks (not checks themselves): access decisions and segment timestamps."""
+"""The timestamp the broker compares for time retention (``LogSegment.largestTimestamp``), per segment.
+
+``largestTimestamp`` is ``maxTimestampSoFar`` when >= 0, else the ``.log``'s last-modified time; after a load
+``maxTimestampSoFar`` comes from the time index's last slot, after recovery from the batches
+(``LogSegment.recover``). Which of these the next start uses is engine.logdir.Segment.retention_timestamp.
+"""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
 
-from kafka_ops.engine.logdir import TS_LOG, TS_ZERO_PADDING, FileInfo, Segment, log_max_timestamp
+from kafka_ops.engine.logdir import TS_LOG, TS_ZERO_PADDING, Segment, log_max_timestamp
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.access import Access, decide
-from kafka_ops.facts.collect import PartitionFacts, PathFacts
-from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.collect import PartitionFacts
 
 # The running broker's active segment: its .timeindex is preallocated (zero slots past the real entries) while
 # the broker runs, which is normal; after the next start its largest timestamp is its records' own: a clean stop
 # appends maxTimestampSoFar and trims the index (LogSegment.close -> timeIndex().maybeAppend, AbstractIndex.close
 # -> trimToValidSize), a kill makes recovery rebuild it (LogSegment.recover).
 TS_ACTIVE = "active_segment"
-
-
-def access_for(
-    who: Identity,
-    f: FileInfo | PathFacts,
-    acl: list[tuple[int, int, int]] | None,
-    probe: dict[str, tuple[bool, ...]] | None = None,
-) -> Access:
-    """The broker user's access to a path: the kernel's own answer when it was probed, else computed."""
-    if probe and f.path in probe:
-        v = probe[f.path]
-        return Access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else False, "probe")
-    return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
-
-
-def owner_text(f: FileInfo | PathFacts) -> str:
-    import grp
-    import pwd
-
-    try:
-        u = pwd.getpwuid(f.uid).pw_name
-    except KeyError:
-        u = str(f.uid)
-    try:
-        g = grp.getgrgid(f.gid).gr_name
-    except KeyError:
-        g = str(f.gid)
-    return f"{u}:{g} mode {f.mode:04o}"
 
 
 def iso(ms: int | None) -> str:

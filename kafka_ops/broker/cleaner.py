@@ -28,6 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from kafka_ops.broker import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
 
@@ -37,32 +38,16 @@ DELETE_RETENTION_MS_DEFAULT = 24 * 3600 * 1000
 MIN_CLEANABLE_RATIO_DEFAULT = 0.5
 
 
-def _v(version: tuple[int, ...]) -> tuple[int, int, int]:
-    return (*tuple(version), 0, 0, 0)[:3]  # type: ignore[return-value]
-
-
 def affected_by_6854(version: tuple[int, ...] | None) -> bool:
-    if version is None:
-        return False
-    v = _v(version)
-    if v < (0, 11, 0) or v >= (2, 0, 0):
-        return False
-    if v[:2] == (1, 0):
-        return v < (1, 0, 2)
-    if v[:2] == (1, 1):
-        return v < (1, 1, 1)
-    return True  # 0.11.0.x
+    return bool(versions.affected("KAFKA-6854", version))
 
 
 def affected_by_8335(version: tuple[int, ...] | None) -> bool:
-    if version is None:
-        return False
-    v = _v(version)
-    return (0, 11, 0) <= v < (2, 2, 1)
+    return bool(versions.affected("KAFKA-8335", version))
 
 
 def fixed_in_text() -> str:
-    return "KAFKA-6854 is fixed in 1.0.2, 1.1.1 and 2.0.0; KAFKA-8335 in 2.2.1 and 2.3.0"
+    return "; ".join(f"{t} is fixed in {b.fixed_in}" for t, b in versions.BUGS.items())
 
 
 def version_text(version: tuple[int, ...] | None) -> str:
@@ -71,9 +56,7 @@ def version_text(version: tuple[int, ...] | None) -> str:
 
 def default_message_max_bytes(version: tuple[int, ...] | None) -> int:
     """KafkaConfig.MessageMaxBytes: 1000000 + LOG_OVERHEAD before 2.5.0, 1024 * 1024 + LOG_OVERHEAD since."""
-    if version is not None and _v(version) < (2, 5, 0):
-        return 1_000_012
-    return 1_048_588
+    return 1_048_588 if versions.has("message_max_bytes_1mib", version, unknown=True) else 1_000_012
 
 
 @dataclass(frozen=True, slots=True)

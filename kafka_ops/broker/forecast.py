@@ -1,6 +1,6 @@
 """The retention forecast: which segment retention deletes when, why, and each topic's size over the horizon.
 
-One model: every deletion comes from :func:`kafka_ops.retention.plan` (UnifiedLog.deleteOldSegments), fed with
+One model: every deletion comes from :func:`kafka_ops.broker.retention.plan` (UnifiedLog.deleteOldSegments), fed with
 the timestamp the broker will use for each segment (:func:`broker_timestamp`, the same as RET001's). Used by
 RET002/RET003/RET004, ``kafka-ops forecast``, the HTML report and the Spark job: standard library only, and it
 works from the audit's own facts (``facts.collect.gather`` + ``iter_partitions``), one partition at a time, so
@@ -26,7 +26,7 @@ starts (``log.initial.task.delay.ms``, 30 s, after the log manager starts). Dele
 
 Besides that forecast, the audit's report carries a *projection* (:func:`project_partition`, the HTML report's
 size-over-time charts): what each partition's size does over the horizon if data keeps arriving at the rate
-DIR004 measures (``checks.dir004.arrival_rate``). Segments roll on ``segment.bytes`` and ``segment.ms``
+DIR004 measures (``broker.arrivals.arrival_rate``). Segments roll on ``segment.bytes`` and ``segment.ms``
 (``LogSegment.shouldRoll``) and the same :func:`retention.plan` deletes them: the saw-tooth of seed 003.
 """
 
@@ -39,7 +39,10 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any, TextIO
 
-from kafka_ops.checks.common import TS_ACTIVE, access_for, iso, predicted_timestamp, real_timestamp
+from kafka_ops.broker import versions
+from kafka_ops.broker.arrivals import arrival_rate
+from kafka_ops.broker.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
+from kafka_ops.broker.timestamps import TS_ACTIVE, iso, predicted_timestamp, real_timestamp
 from kafka_ops.engine.logdir import (
     TS_LOG,
     TS_MTIME,
@@ -48,9 +51,9 @@ from kafka_ops.engine.logdir import (
     TS_ZERO_PADDING,
     Segment,
 )
+from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
-from kafka_ops.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
 
 FORECAST_VERSION = 1
 CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS
@@ -121,13 +124,13 @@ def retention_schedule(configs: Configs, cfg: TopicConfig) -> Schedule:
 
 def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple[int | None, str]:
     """The largest timestamp the broker will compare for ``seg`` and where it comes from (RET001's rule):
-    :func:`checks.common.predicted_timestamp`, and 0 when the broker user cannot read the .timeindex (seed 000's
+    :func:`broker.timestamps.predicted_timestamp`, and 0 when the broker user cannot read the .timeindex (seed 000's
     broker took it as 0; a current one takes the log dir offline at the first read)."""
     ts, source = predicted_timestamp(pf, seg, running=host.broker_state == "running")
-    if source != TS_LOG and host.kafka_version is not None and host.kafka_version < (2, 3):
+    if source != TS_LOG and versions.since("no_index_sanity_at_load", host.kafka_version) is False:
         # brokers before 2.3.0 sanity-check every index at load and rebuild a failing one from the records
         # (LogSegment.sanityCheck -> CorruptIndexException -> recoverSegment): then the records' timestamp is used
-        from kafka_ops.checks.nextstart import REBUILT, next_start
+        from kafka_ops.broker.startup import REBUILT, next_start
 
         if next_start(SimpleNamespace(host=host), pf, seg).verdict == REBUILT:
             return real_timestamp(seg), TS_LOG
@@ -182,7 +185,7 @@ class PartitionForecast:
     log_end: int | None
     segments: list[SegmentForecast]
     errors: list[dict[str, Any]] = field(default_factory=list)
-    rate: float = 0.0  # arrival rate, bytes/ms (checks.dir004.arrival_rate): for the projection only
+    rate: float = 0.0  # arrival rate, bytes/ms (broker.arrivals.arrival_rate): for the projection only
 
     @property
     def horizon_end(self) -> int:
@@ -255,8 +258,6 @@ def forecast_partition(
     )  # fmt: skip
     if not segs:
         return out
-    from kafka_ops.checks.dir004 import arrival_rate  # the one arrival-rate model (DIR004's)
-
     out.rate = arrival_rate(pf, now, horizon)[0]
     deletions = list(out.replan({}).values())  # retention.plan, in deletion order
     by_base = {s.base: s for s in segs}

@@ -10,7 +10,7 @@ From core/src/main/scala/kafka/log/UnifiedLog.scala (snapshot 1eb7644):
 * size: while ``size - retention.bytes`` leaves room, drop segments from the oldest (``diff - segmentSize >= 0``).
 * runs every ``log.retention.check.interval.ms`` (300000 by default, LogManager.cleanupLogs) for topics without
   ``compact``; topics with ``compact`` get retention from the cleaner thread (every ``log.cleaner.backoff.ms``):
-  callers pass the interval (kafka_ops.forecast.retention_schedule).
+  callers pass the interval (kafka_ops.broker.forecast.retention_schedule).
 
 The plan assumes no new data arrives (it forecasts what is on disk now) and that the high watermark is the log
 end offset (a leader in sync: the case in which deletions happen).

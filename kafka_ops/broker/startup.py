@@ -4,7 +4,7 @@ Not a check (the loader only imports ``<letters><3 digits>`` modules). Two kinds
 
 * predictions from facts (no disk access): whether the next start re-reads a segment and rebuilds its indexes,
   and why (:func:`next_start`);
-* on-demand readers for what the cheap facts do not hold (like ``common.real_timestamp``, they read a segment's
+* on-demand readers for what the cheap facts do not hold (like ``timestamps.real_timestamp``, they read a segment's
   files): the full-index verification of IDX003 (:func:`verify_indexes`), the tail of an active segment that
   recovery will not read (:func:`active_tail`), and what lies after a tail that recovery truncates
   (:func:`describe_after`). Each reads only what its caller asks for; the default audit calls them for the
@@ -34,6 +34,7 @@ import os
 import struct
 from dataclasses import dataclass
 
+from kafka_ops.broker import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import (
     OFFSET_ENTRY,
@@ -48,9 +49,6 @@ from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.records import RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
 from kafka_ops.facts.collect import PartitionFacts
-
-LOAD_SANITY_BEFORE = (2, 3)  # KAFKA-7283: offset/time index sanity checks no longer run at load
-STRICT_OFFSET_SANITY_BEFORE = (2, 1)  # KAFKA-7076: "lastOffset <= baseOffset" became "< baseOffset"
 
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
 
@@ -112,13 +110,17 @@ def recovery_reason(ctx, pf: PartitionFacts, seg: Segment) -> str | None:  # typ
 def load_sanity_failure(seg: Segment, version: tuple[int, ...]) -> str | None:
     """The exception ``LogSegment.sanityCheck`` of a broker older than 2.3.0 throws at load for this segment
     (then ``Log.loadSegmentFiles`` rebuilds its indexes), or None (also for 2.3.0 and later)."""
-    if version >= LOAD_SANITY_BEFORE:
+    if versions.since("no_index_sanity_at_load", version):
         return None
     if seg.offset_tail is not None:
         msg = offset_sanity(seg.offset_tail, seg.base_offset, version)
         if msg:
             # 1.1.0-2.0.x say "no greater than" (KAFKA-6324), <= 1.0.x "no larger than" (reference 1.7)
-            return msg.replace("no larger than", "no greater than") if version >= (1, 1) else msg
+            return (
+                msg.replace("no larger than", "no greater than")
+                if versions.since("corrupt_index_exception", version)
+                else msg
+            )
     if seg.time_tail is not None:
         msg = time_sanity(seg.time_tail, seg.base_offset)
         if msg:
@@ -154,7 +156,7 @@ def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ign
                 f"'{failure}', and the log loader logs 'Found a corrupted index file ... rebuilding index' and "
                 "recovers the segment, rebuilding its indexes from the records",
             )
-        if version < LOAD_SANITY_BEFORE:
+        if not versions.since("no_index_sanity_at_load", version):
             return NextStart(
                 KEPT,
                 f"Kafka {version_text(version)} sanity-checks indexes at load, but this one passes "

@@ -1,0 +1,207 @@
+"""Every broker behaviour that changed between Kafka releases: one table, asked by every version question.
+
+Each row names the first release with the behaviour, the ticket, and the source file at that release's tag where
+it can be read (apache/kafka; class locations per release were read from the published jars as well). Code asks
+``since(NAME, version)``; an unknown version (None) answers None, so that a caller must say what it assumes.
+
+Class names cited in messages depend on the release (``cite``): ``Log`` (core/.../log/Log.scala) up to 2.8,
+``LogLoader`` from 3.0 (KAFKA-12553 split loading out of Log), ``UnifiedLog`` from 3.1 (KAFKA-13068 renamed
+Log), ``LazyIndex`` from 2.4 (KAFKA-9156; 2.3 had lazy offset/time index members inside LogSegment,
+KAFKA-7283), ``LogSegment`` in Java from 3.7 (storage/.../internals/log/LogSegment.java), ``LogLoader`` and
+``LocalLog`` in Java from 4.0, ``UnifiedLog`` and ``LogCleaner`` in Java from 4.1 (org.apache.kafka.storage.
+internals.log, as the kafka-storage jars of 4.0.0 / 4.1.0 hold them).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+Version = tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Behaviour:
+    name: str
+    since: Version  # first release with the behaviour
+    ticket: str
+    source: str  # file at the ``since`` tag (or the last tag without it, when it is a removal)
+    what: str
+
+
+_ROWS = (
+    Behaviour(
+        "corrupt_index_exception", (1, 1, 0), "KAFKA-6324",
+        "core/src/main/scala/kafka/log/OffsetIndex.scala@1.1.0",
+        "index sanity failures throw CorruptIndexException ('no greater than') instead of require() "
+        "('no larger than')",
+    ),
+    Behaviour(
+        "log_dir_failure_channel", (1, 0, 0), "KIP-112",
+        "core/src/main/scala/kafka/server/LogDirFailureChannel.scala@1.0.0",
+        "an IOException on a log dir (checkpoints, loading) marks that dir offline instead of stopping the broker",
+    ),
+    Behaviour(
+        "strict_offset_sanity", (2, 1, 0), "KAFKA-7076",
+        "core/src/main/scala/kafka/log/OffsetIndex.scala@2.1.0",
+        "OffsetIndex.sanityCheck fails on lastOffset < baseOffset (was <=), so a zero-padded index passes",
+    ),
+    Behaviour(
+        "no_index_sanity_at_load", (2, 3, 0), "KAFKA-7283",
+        "core/src/main/scala/kafka/log/Log.scala@2.3.0 (loadSegmentFiles)",
+        "offset and time indexes are no longer sanity-checked at load (only the .txnindex); they are opened lazily",
+    ),
+    Behaviour(
+        "delete_all_when_end_below_start", (2, 3, 0), "KAFKA-8306",
+        "core/src/main/scala/kafka/log/Log.scala@2.3.0 (recoverLog)",
+        "recovery deletes every segment when the log end offset is below the log start offset",
+    ),
+    Behaviour(
+        "lazy_index_class", (2, 4, 0), "KAFKA-9156", "core/src/main/scala/kafka/log/LazyIndex.scala@2.4.0",
+        "indexes are wrapped in LazyIndex (opened at first use)",
+    ),
+    Behaviour(
+        "message_max_bytes_1mib", (2, 5, 0), "KAFKA-4203",
+        "core/src/main/scala/kafka/server/KafkaConfig.scala@2.5.0",
+        "message.max.bytes defaults to 1048588 (was 1000012)",
+    ),
+    Behaviour(
+        "log_loader", (3, 0, 0), "KAFKA-12553", "core/src/main/scala/kafka/log/LogLoader.scala@3.0.0",
+        "segment loading and recovery live in LogLoader",
+    ),
+    Behaviour(
+        "unified_log", (3, 1, 0), "KAFKA-13068", "core/src/main/scala/kafka/log/UnifiedLog.scala@3.1.0",
+        "kafka.log.Log is renamed UnifiedLog",
+    ),
+    Behaviour(
+        "timestamp_before_bound", (3, 6, 0), "KAFKA-14991 (KIP-937)",
+        "clients/src/main/java/org/apache/kafka/common/config/TopicConfig.java@3.6.0",
+        "message.timestamp.before.max.ms / after.max.ms replace message.timestamp.difference.max.ms",
+    ),
+    Behaviour(
+        "recovering_n_logs_line", (3, 5, 0), "apache/kafka#13242",
+        "core/src/main/scala/kafka/log/LogManager.scala@3.5.0 (loadLogs)",
+        "the unclean-start line reads 'Recovering N logs from D since no clean shutdown file was found'",
+    ),
+    Behaviour(
+        "java_log_segment", (3, 7, 0), "KAFKA-14481",
+        "storage/src/main/java/org/apache/kafka/storage/internals/log/LogSegment.java@3.7.0",
+        "LogSegment is a Java class of the storage module",
+    ),
+    Behaviour(
+        "json_clean_shutdown", (3, 7, 0), "KAFKA-15582",
+        "storage/src/main/java/org/apache/kafka/storage/internals/checkpoint/CleanShutdownFileHandler.java@3.7.0",
+        ".kafka_cleanshutdown holds JSON with the broker epoch (was empty); meta.properties via MetaPropertiesEnsemble",
+    ),
+    Behaviour(
+        "stray_dirs", (3, 7, 0), "KAFKA-15605", "core/src/main/scala/kafka/log/LocalLog.scala@3.7.0",
+        "-stray partition dirs are recognised",
+    ),
+    Behaviour(
+        "kraft_only", (4, 0, 0), "KIP-833", "core/src/main/scala/kafka/server/KafkaConfig.scala@4.0.0",
+        "ZooKeeper mode is gone: every broker is a KRaft broker",
+    ),
+    Behaviour(
+        "java_log_loader", (4, 0, 0), "(read from the kafka-storage-4.0.0 jar)",
+        "storage/src/main/java/org/apache/kafka/storage/internals/log/LogLoader.java@4.0.0",
+        "LogLoader and LocalLog are Java classes of the storage module",
+    ),
+    Behaviour(
+        "java_unified_log", (4, 1, 0), "KAFKA-14485 (LogCleaner; read from the kafka-storage-4.1.0 jar)",
+        "storage/src/main/java/org/apache/kafka/storage/internals/log/UnifiedLog.java@4.1.0",
+        "UnifiedLog and LogCleaner are Java classes of the storage module",
+    ),
+)  # fmt: skip
+
+BEHAVIOURS: dict[str, Behaviour] = {b.name: b for b in _ROWS}
+
+
+def norm(version: Version) -> tuple[int, int, int]:
+    return (*tuple(version), 0, 0, 0)[:3]  # type: ignore[return-value]
+
+
+def since(name: str, version: Version | None) -> bool | None:
+    """Whether ``version`` has behaviour ``name``; None when the version is unknown."""
+    if version is None:
+        return None
+    return norm(version) >= BEHAVIOURS[name].since
+
+
+def has(name: str, version: Version | None, unknown: bool) -> bool:
+    """``since`` with the caller's assumption for an unknown version spelled out."""
+    v = since(name, version)
+    return unknown if v is None else v
+
+
+def first(name: str) -> str:
+    return text(BEHAVIOURS[name].since)
+
+
+def text(version: Version | None) -> str:
+    if not version:
+        return "unknown"
+    v = list(version)
+    while len(v) > 2 and v[-1] == 0:
+        v.pop()
+    return ".".join(map(str, v))
+
+
+# Where each class lives, by release (see the module docstring); the key is the role, the value the name cited.
+def cite(role: str, version: Version | None) -> str:
+    """The class (or Scala file) that does ``role`` in ``version``: "loader" (loads and recovers segments),
+    "log" (the partition's log), "segment", "index", "cleaner". Empty for an unknown version, so that a
+    message never names a class that the operator's broker does not have."""
+    if version is None:
+        return ""
+    v = norm(version)
+    if role == "loader":
+        if v < (3, 0, 0):
+            return "Log.loadSegments"
+        return "LogLoader (storage, Java)" if v >= (4, 0, 0) else "LogLoader"
+    if role == "log":
+        if v < (3, 1, 0):
+            return "Log"
+        return "UnifiedLog (storage, Java)" if v >= (4, 1, 0) else "UnifiedLog"
+    if role == "segment":
+        return "LogSegment (storage, Java)" if v >= (3, 7, 0) else "LogSegment"
+    if role == "index":
+        if v < (2, 3, 0):
+            return "OffsetIndex/TimeIndex (checked at load)"
+        if v < (2, 4, 0):
+            return "LogSegment's lazy indexes"
+        return "LazyIndex (storage, Java)" if v >= (3, 5, 0) else "LazyIndex"
+    if role == "cleaner":
+        return "LogCleaner (storage, Java)" if v >= (4, 1, 0) else "LogCleaner"
+    raise KeyError(role)
+
+
+@dataclass(frozen=True, slots=True)
+class Bug:
+    """A broker bug fixed in patch releases of several branches: affected in ``[lo, hi)`` of each range."""
+
+    ticket: str
+    ranges: tuple[tuple[Version, Version], ...]
+    fixed_in: str
+    what: str
+
+
+BUGS: dict[str, Bug] = {
+    b.ticket: b
+    for b in (
+        Bug(
+            "KAFKA-6854", (((0, 11, 0), (1, 0, 2)), ((1, 1, 0), (1, 1, 1))), "1.0.2, 1.1.1 and 2.0.0",
+            "the log cleaner thread dies on a transaction marker it cannot place (seed 001)",
+        ),
+        Bug(
+            "KAFKA-8335", (((0, 11, 0), (2, 2, 1)),), "2.2.1 and 2.3.0",
+            "the log cleaner keeps empty transaction-marker batches forever in __consumer_offsets",
+        ),
+    )
+}  # fmt: skip
+
+
+def affected(ticket: str, version: Version | None) -> bool | None:
+    """Whether ``version`` has the bug; None when the version is unknown."""
+    if version is None:
+        return None
+    v = norm(version)
+    return any(lo <= v < hi for lo, hi in BUGS[ticket].ranges)
