@@ -13,6 +13,7 @@ from typing import Any
 
 from kafka_ops import __version__
 from kafka_ops.broker.forecast import HostForecast, for_check
+from kafka_ops.broker.plan import NextStartPlan
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
 from kafka_ops.facts.collect import (
@@ -132,14 +133,24 @@ def run_audit(
         h.horizon_ms,
         project_every_ms=h.configs.server_int("log.retention.check.interval.ms", 300_000),
     )
+    plan = NextStartPlan(h)  # the report's next_start: the same model the checks and the forecast read
     for ldf in h.log_dirs:
         names = ldf.scan.partition_names
+        # a log dir's forecast joins the host's at its end: if the dir goes offline, it deletes nothing
+        dir_forecast = HostForecast(h.now_ms, h.horizon_ms, project_every_ms=host_forecast.project_every_ms)
+        deleted = 0
         for i, pf in enumerate(iter_partitions(h, ldf), start=1):
             update_aggregate(ctx, pf)
+            deletions: dict[int, tuple[int, str]] = {}
             if pf.part.segments:
                 fc = for_check(ctx, pf)
-                host_forecast.add(fc)
-                ldf.agg.retention_delete_bytes += sum(s.size for s in fc.deletions())
+                dir_forecast.add(fc)
+                gone = fc.deletions()
+                deleted += sum(s.size for s in gone)
+                deletions = {
+                    s.base: (s.delete_at, s.reason) for s in gone if s.delete_at is not None and s.reason
+                }
+            plan.add_partition(ctx, pf, deletions)
             for spec in by_scope["partition"]:
                 findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, pf))
             errors.extend(e.to_dict() for e in pf.errors)
@@ -147,6 +158,9 @@ def run_audit(
                 on_partition(pf)
             if progress is not None:
                 progress(ldf.path, i, len(names))
+        online = plan.dir_online(ldf.path)
+        host_forecast.merge(dir_forecast, deletions=online)
+        ldf.agg.retention_delete_bytes = deleted if online else 0
         for spec in by_scope["logdir"]:
             findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, ldf))
         errors.extend(e.to_dict() for e in ldf.scan.errors)
@@ -154,6 +168,8 @@ def run_audit(
         findings.extend(_stamp(f, h, None) for f in spec.run(ctx, h))
     if on_host is not None:
         on_host(ctx)
+    plan.finish()
+    plan.attach_checks(findings)
     findings.sort(
         key=lambda f: (-SEVERITY_RANK[f.severity], f.check, f.log_dir or "", f.path or "", f.segment or -1)
     )
@@ -175,6 +191,7 @@ def run_audit(
         "findings": [f.to_dict() for f in findings],
         "errors": errors,
         "forecast": host_forecast.to_dict(),
+        "next_start": plan.to_dict(),
     }
 
 

@@ -41,6 +41,7 @@ from typing import Any, TextIO
 
 from kafka_ops.broker import versions
 from kafka_ops.broker.arrivals import arrival_rate
+from kafka_ops.broker.plan import not_loaded
 from kafka_ops.broker.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
 from kafka_ops.broker.timestamps import TS_ACTIVE, iso, predicted_timestamp, real_timestamp
 from kafka_ops.engine.logdir import (
@@ -201,6 +202,13 @@ class PartitionForecast:
             s for s in self.segments if s.delete_at is not None and (not within_horizon or s.delete_at <= end)
         ]
 
+    def block(self, why: str) -> None:
+        """The next start does not serve this partition (its log dir goes offline): nothing is deleted."""
+        s0 = self.schedule
+        self.schedule = Schedule(s0.interval_ms, False, s0.thread, f"nothing is deleted: {why}")
+        for s in self.segments:
+            s.delete_at = s.reason = s.held_by = None
+
     def segment(self, base: int) -> SegmentForecast | None:
         return next((s for s in self.segments if s.base == base), None)
 
@@ -246,6 +254,9 @@ def forecast_partition(
     horizon = host.horizon_ms if horizon_ms is None else horizon_ms
     cfg = pf.config
     sched = retention_schedule(host.configs, cfg)
+    blocked = not_loaded(host, pf)
+    if blocked is not None:  # the next start serves nothing of this partition, so it deletes nothing of it
+        sched = Schedule(sched.interval_ms, False, sched.thread, f"nothing is deleted: {blocked}")
     segs: list[SegmentForecast] = []
     for seg in pf.part.segments:
         ts, source = broker_timestamp(host, pf, seg)
@@ -506,6 +517,35 @@ class TopicForecast:
                 self.projected[i] += b
             self.rate += fc.rate
 
+    def merge(self, o: TopicForecast, deletions: bool = True) -> None:
+        """Add another accumulator of the same topic (another log dir's partitions). ``deletions=False``: its
+        log dir goes offline at the next start, so the broker deletes nothing there and nothing arrives."""
+        self.partitions += o.partitions
+        self.bytes_now += o.bytes_now
+        self.interval_ms = o.interval_ms or self.interval_ms
+        self.runs = self.runs and o.runs
+        if deletions:
+            for src, dst in ((o.checks, self.checks), (o.by_reason, self.by_reason)):
+                for k, (b, n) in src.items():
+                    acc = dst.setdefault(k, [0, 0])  # type: ignore[arg-type]
+                    acc[0] += b
+                    acc[1] += n
+            for k, v in o.sources.items():
+                self.sources[k] = self.sources.get(k, 0) + v
+            for k, v in o.fallback.items():
+                self.fallback[k] = self.fallback.get(k, 0) + v
+            room = max(0, self.keep_segments - len(self.segments))
+            self.segments.extend(o.segments[:room])
+            self.segments_omitted += o.segments_omitted + max(0, len(o.segments) - room)
+        if self.grid is not None:
+            add = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
+            if not self.projected:
+                self.projected = [0.0] * len(self.grid)
+            for i, b in enumerate(add[: len(self.grid)]):
+                self.projected[i] += b
+            if deletions:
+                self.rate += o.rate
+
     @property
     def deleted_bytes(self) -> int:
         return sum(b for b, _ in self.checks.values())
@@ -571,6 +611,7 @@ class HostForecast:
         self.now_ms = now_ms
         self.horizon_ms = horizon_ms
         self.keep_segments = keep_segments
+        self.project_every_ms = project_every_ms
         self.topics: dict[str, TopicForecast] = {}
         self.log_dir_deleted: dict[str, int] = {}
         self.grid = (
@@ -593,6 +634,28 @@ class HostForecast:
         self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
             s.size for s in fc.deletions()
         )
+
+    def merge(self, o: HostForecast, deletions: bool = True) -> None:
+        """Add a log dir's own accumulator (see TopicForecast.merge for ``deletions``)."""
+        for name, t in o.topics.items():
+            mine = self.topics.get(name)
+            if mine is None:
+                mine = self.topics[name] = TopicForecast(
+                    name, self.now_ms, self.horizon_ms, self.keep_segments, grid=self.grid
+                )
+            mine.merge(t, deletions)
+        for p, b in o.log_dir_deleted.items():
+            self.log_dir_deleted[p] = self.log_dir_deleted.get(p, 0) + (b if deletions else 0)
+        if self.grid is not None:
+            for p, v in o.log_dir_projected.items():
+                acc = self.log_dir_projected.setdefault(p, [0.0] * len(self.grid))
+                if deletions:
+                    for i, b in enumerate(v):
+                        acc[i] += b
+                else:
+                    total = float(sum(t.bytes_now for t in o.topics.values()))
+                    for i in range(len(acc)):
+                        acc[i] += total
 
     def topic_list(self, every_check: bool = False) -> list[dict[str, Any]]:
         return [self.topics[t].to_dict(every_check) for t in sorted(self.topics)]
@@ -621,11 +684,18 @@ class HostForecast:
 def iter_forecasts(
     host: HostFacts, progress: Callable[[str, int, int], None] | None = None
 ) -> Iterator[PartitionForecast]:
-    """Forecast every partition of every log dir, one at a time (``progress(log_dir, done, total)``)."""
+    """Forecast every partition of every log dir, one at a time (``progress(log_dir, done, total)``). A log dir
+    that the next start takes offline (broker.plan) deletes nothing: decided by a stat-only pass first."""
+    from kafka_ops.broker.plan import dir_offline_prescan
+
     for ldf in host.log_dirs:
         total = len(ldf.scan.partition_names)
+        offline = dir_offline_prescan(host, ldf)
         for i, pf in enumerate(iter_partitions(host, ldf), start=1):
-            yield forecast_partition(host, pf)
+            fc = forecast_partition(host, pf)
+            if offline is not None and fc.schedule.runs:
+                fc.block(offline[0])
+            yield fc
             if progress is not None:
                 progress(ldf.path, i, total)
 

@@ -106,7 +106,7 @@ class HostSpec:
     index_interval_bytes: int = 4096
     max_index_bytes: int = 10 * 1024 * 1024
     running: bool = False  # True: the broker is up (no marker, active indexes preallocated)
-    broker_user: str = "kafka"
+    broker_user: str | None = None  # User= of the unit; None: the user who writes (and so owns) the files
     broker_uid: int | None = None  # chown everything to this user (root needed)
     broker_gid: int | None = None
     foreign_uid: int = 0  # owner of files planted as unreadable (root, as after a remount)
@@ -182,6 +182,32 @@ class _Host:
         self.log_lines: list[str] = []
         self.cleaner_lines: list[str] = []
         self.topic_configs: dict[str, dict[str, str]] = {}
+
+    @property
+    def unit_user(self) -> str:
+        """The unit's User=: the spec's, else the owner of the written files (so a simulated host is healthy
+        whoever writes it, whether or not a 'kafka' user exists on this machine)."""
+        import pwd
+
+        if self.spec.broker_user:
+            return self.spec.broker_user
+        uid = self.spec.broker_uid if self.spec.broker_uid is not None else os.getuid()
+        try:
+            return pwd.getpwuid(uid).pw_name
+        except KeyError:
+            return str(uid)
+
+    @property
+    def unit_group(self) -> str:
+        import grp
+
+        if self.spec.broker_user:
+            return self.spec.broker_user
+        gid = self.spec.broker_gid if self.spec.broker_gid is not None else os.getgid()
+        try:
+            return grp.getgrgid(gid).gr_name
+        except KeyError:
+            return str(gid)
 
     def plant(self, failure: str, path: str) -> None:
         self.host.planted.setdefault(failure, []).append(path)
@@ -539,7 +565,7 @@ class _Host:
         with open(self.host.systemd_unit, "w") as f:
             f.write(
                 "[Unit]\nDescription=Apache Kafka broker\nAfter=network-online.target\n\n[Service]\nType=simple\n"
-                f"User={s.broker_user}\nGroup={s.broker_user}\n"
+                f"User={self.unit_user}\nGroup={self.unit_group}\n"
                 'Environment="KAFKA_HEAP_OPTS=-Xms4g -Xmx4g"\n'
                 "ExecStart=/opt/kafka/bin/kafka-server-start.sh /etc/kafka/server.properties\n"
                 f"{timeout}LimitNOFILE=100000\nSuccessExitStatus=143\nRestart=on-failure\n\n"

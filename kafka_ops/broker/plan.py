@@ -1,0 +1,383 @@
+"""The broker's next start, as one plan: the ``next_start`` object of the audit report.
+
+What a stopped broker of the given version does with the audited files when it starts: whether it starts at all,
+which log dirs it serves and which it takes offline, and each segment's fate (loaded as is, indexes rebuilt,
+recovered and truncated, deleted by recovery or by retention, or not loaded). Built while the audit streams the
+partitions (memory grows with the listed segments only: a healthy host lists none).
+
+Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage/.../internals/log/ in 4.x):
+
+* Broker exits: a dir in a log dir that is not a partition name (``lost+found``): ``LocalLog.parseTopicPartitionName``
+  throws a KafkaException, not an IOException, so ``LogManager.loadLogs`` does not turn it into an offline dir
+  and start-up fails; log dirs whose ``meta.properties`` name different clusters or nodes
+  (``MetaPropertiesEnsemble.verify`` in 3.7+, ``BrokerMetadataCheckpoint`` before: "Invalid cluster.id" /
+  "Stored node id ... doesn't match"); every log dir offline ("Shutdown broker because all log dirs in ... have
+  failed", ``LogDirFailureChannel`` / ``ReplicaManager``).
+* Log dir offline (KIP-112, 1.0+): any IOException while loading a dir's logs marks the whole dir offline
+  (``LogManager.loadLogs`` -> ``handleIOException`` / ``offlineDirs``). At load every regular file of a
+  partition dir must pass ``File.canRead`` ("Could not read file": ``removeTempFilesAndCollectSwapFiles`` in
+  Log.scala, LogLoader.scala, LogLoader.java), every ``.log`` is opened read-write (``FileRecords.open`` with
+  ``mutable = true``: ``RandomAccessFile(file, "rw")``), and the active segment's indexes are resized read-write
+  (``resizeIndexes(maxIndexSize)`` at the end of loading). A recovered segment's indexes are rewritten.
+* Segments: see ``startup`` (recovered after an unclean stop from the recovery point, rebuilt for a missing
+  ``.index`` or a corrupt ``.txnindex``); ``LogLoader.recoverLog`` deletes every later unflushed segment once a
+  segment was truncated ("Corruption found in segment ..., truncating to offset ..." then
+  ``removeAndDeleteSegmentsAsync(unflushedIter)``). Retention deletions come from ``forecast``.
+* The KRaft metadata log (``__cluster_metadata-0``) is re-read in full at every start by design
+  (KafkaMetadataLog: recovery point 0); it is not listed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass, field
+from typing import Any
+
+from kafka_ops.broker import versions
+from kafka_ops.broker.startup import REBUILT, is_metadata_log, next_start, recovery_reason
+from kafka_ops.engine.logdir import Segment
+from kafka_ops.facts.access import access_for
+from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+
+AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
+DELETED_BY = {
+    "retention_ms": "retention.ms",
+    "retention_bytes": "retention.bytes",
+    "log_start": "log_start_offset",
+}
+RECOVERY = "recovery"  # deleted at the start by LogLoader.recoverLog after a truncation
+
+
+def iso(ms: int | None) -> str | None:
+    if ms is None:
+        return None
+    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+@dataclass(slots=True)
+class SegmentFate:
+    log: str
+    topic: str
+    partition: int
+    base_offset: int
+    log_dir: str
+    load: str = AS_IS
+    truncated_bytes: int = 0
+    deleted_at: int | None = None
+    deleted_by: str | None = None
+    reason: str | None = None
+    checks: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "log": self.log, "topic": self.topic, "partition": self.partition, "base_offset": self.base_offset,
+            "load": self.load, "truncated_bytes": self.truncated_bytes, "deleted_at": iso(self.deleted_at),
+            "deleted_by": self.deleted_by, "reason": self.reason, "checks": sorted(set(self.checks)),
+        }  # fmt: skip
+
+
+@dataclass(slots=True)
+class LogDirFate:
+    path: str
+    state: str = "online"
+    reason: str | None = None
+    check: str | None = None
+    segments_not_loaded: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "state": self.state, "reason": self.reason, "check": self.check,
+            "segments_not_loaded": self.segments_not_loaded,
+        }  # fmt: skip
+
+
+def _who(h: HostFacts):  # type: ignore[no-untyped-def]
+    return h.identity
+
+
+def log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
+    """Why the broker takes this log dir offline before loading any partition, or None: the dir itself or a
+    checkpoint in its root the broker user cannot use (``LogManager.createAndValidateLogDirs``: "Failed to create
+    or validate data directory"; the offset checkpoints are read with ``CheckpointFileWithFailureHandler``)."""
+    who = _who(h)
+    if who is None or not ldf.scan.exists or ldf.scan.info is None:
+        return None
+    a = access_for(who, ldf.scan.info, ldf.acls.get(ldf.path), ldf.probe)
+    if not (a.read and a.write and a.execute):
+        return (
+            f"the broker user {who.user} cannot read, write and enter {ldf.path}: LogManager fails to create or "
+            "validate the data directory and serves nothing from it",
+            "PERM001",
+        )
+    for f in ldf.scan.root_files:
+        name = f.path.rsplit("/", 1)[-1]
+        if not name.endswith("checkpoint"):
+            continue
+        if not access_for(who, f, ldf.acls.get(f.path), ldf.probe).read:
+            return (
+                f"the broker user {who.user} cannot read {f.path}: the checkpoint read fails with an IOException "
+                "and the log dir goes offline (CheckpointFileWithFailureHandler, KIP-112)",
+                "PERM001",
+            )
+    return None
+
+
+def partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    """Why loading this partition throws an IOException that takes its whole log dir offline, or None."""
+    who = _who(h)
+    if who is None:
+        return None
+    part = pf.part
+    files = (
+        [f for s in part.segments for f in s.files] + part.leftovers + part.other_files + part.orphan_indexes
+    )
+    loader = versions.cite("loader", h.kafka_version)
+    for f in files:
+        if f.is_dir:
+            continue
+        if not access_for(who, f, pf.acls.get(f.path), pf.probe).read:
+            return (
+                f"the broker user {who.user} cannot read {f.path}: loading {part.topic}-{part.partition} throws "
+                f"'Could not read file' (IOException{', ' + loader if loader else ''}), so the whole log dir "
+                "goes offline",
+                "PERM001",
+            )
+    for s in part.segments:
+        if s.log is not None and not access_for(who, s.log, pf.acls.get(s.log.path), pf.probe).write:
+            return (
+                f"the broker user {who.user} cannot write {s.log.path}: the broker opens every .log read-write at "
+                "load (FileRecords.open), the IOException takes the whole log dir offline",
+                "PERM001",
+            )
+    if part.segments:
+        active = part.segments[-1]
+        for f in (active.index, active.timeindex):
+            if f is not None and not access_for(who, f, pf.acls.get(f.path), pf.probe).write:
+                return (
+                    f"the broker user {who.user} cannot write {f.path}: the active segment's indexes are resized "
+                    "read-write at the end of loading (resizeIndexes), the IOException takes the whole log dir "
+                    "offline",
+                    "PERM001",
+                )
+    for base in pf.will_recover:
+        s = next((x for x in part.segments if x.base_offset == base), None)
+        if s is None:
+            continue
+        for f in (s.index, s.timeindex, s.txnindex):
+            if f is not None and not access_for(who, f, pf.acls.get(f.path), pf.probe).write:
+                return (
+                    f"the broker user {who.user} cannot write {f.path}, which recovery rewrites "
+                    "(LogSegment.recover): the IOException takes the whole log dir offline",
+                    "PERM001",
+                )
+    return None
+
+
+def broker_exit(h: HostFacts) -> tuple[str, str] | None:
+    """Why the broker refuses to start with these files, before loading any log, or None."""
+    for ldf in h.log_dirs:
+        for d in ldf.scan.fatal_dirs:
+            return (
+                f"{d.path} is not a topic-partition directory: LogManager.loadLogs throws a KafkaException "
+                "('... is not in the form of topic-partition ...'), which is not an IOException, so the broker "
+                "exits instead of taking the log dir offline",
+                "DIR003",
+            )
+    metas = [(ldf.path, ldf.scan.meta) for ldf in h.log_dirs if ldf.scan.meta is not None]
+    for key in ("cluster.id", "node.id", "broker.id"):
+        seen = {m.raw.get(key) for _, m in metas}
+        seen.discard(None)
+        if len(seen) > 1:
+            return (
+                f"the log dirs' meta.properties disagree on {key} ({', '.join(sorted(map(str, seen)))}): the broker "
+                "refuses to start with log dirs of different clusters or nodes",
+                "DIR002",
+            )
+    return None
+
+
+def dir_offline_prescan(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
+    """Whether the next start takes this log dir offline, decided before streaming it: a second, stat-only
+    pass over its partitions (for ``kafka-ops forecast``, which streams partitions and must not predict a
+    deletion in a dir that a later partition takes offline; the audit decides it in the same pass instead)."""
+    if h.broker_state == "running" or h.identity is None:
+        return None
+    why = log_dir_offline(h, ldf)
+    if why is not None:
+        return why
+    from kafka_ops.engine import checkpoints as ckpt
+    from kafka_ops.engine.logdir import recovered_segments, scan_partition
+    from kafka_ops.facts.access import read_acl
+
+    for path, name in ldf.scan.partition_names:
+        part = scan_partition(path, name, read_tails=False)
+        rp = (ldf.scan.checkpoints.get(ckpt.RECOVERY_POINT) or {}).get((name.topic, name.partition))
+        pf = PartitionFacts(ldf, part, h.configs.for_topic(name.topic), rp, None, None)
+        if is_metadata_log(pf):
+            continue
+        pf.will_recover = [s.base_offset for s in recovered_segments(part, ldf.clean_shutdown, rp)]
+        for f in [*(f for s in part.segments for f in s.files), *part.leftovers, *part.other_files]:
+            acl = read_acl(f.path)
+            if acl:
+                pf.acls[f.path] = acl
+        why = partition_offline(h, pf)
+        if why is not None:
+            return why
+    return None
+
+
+def not_loaded(h: HostFacts, pf: PartitionFacts) -> str | None:
+    """Why a stopped broker's next start serves nothing of this partition because of the partition's own files
+    or its log dir's, or None. The forecast and the RET checks ask it: the only fix of such a cause (ownership,
+    modes) also changes what retention will read, so no deletion is predicted from these files. A broker that
+    exits (DIR002, DIR003) and a log dir that goes offline for another partition's files are the plan's
+    (NextStartPlan): the forecast then says what happens once that is fixed."""
+    if h.broker_state == "running" or is_metadata_log(pf):
+        return None
+    why = log_dir_offline(h, pf.log_dir) or partition_offline(h, pf)
+    return why[0] if why else None
+
+
+def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+    """(load, why) for one segment of a log dir that comes online."""
+    reason = recovery_reason(ctx, pf, seg)
+    if reason is not None:
+        kind = INDEXES_REBUILT if seg.index is None else RECOVERED
+        return kind, reason
+    ns = next_start(ctx, pf, seg)
+    if ns.verdict == REBUILT:
+        return INDEXES_REBUILT, ns.why
+    return AS_IS, None
+
+
+class NextStartPlan:
+    """Accumulates the plan while the audit streams partitions; ``to_dict`` is the report's ``next_start``."""
+
+    def __init__(self, h: HostFacts) -> None:
+        self.h = h
+        self.applies = h.broker_state != "running"
+        self.exit = broker_exit(h) if self.applies else None
+        self.dirs: dict[str, LogDirFate] = {}
+        self.segments: list[SegmentFate] = []
+        for ldf in h.log_dirs:
+            fate = self.dirs[ldf.path] = LogDirFate(ldf.path)
+            why = log_dir_offline(h, ldf) if self.applies else None
+            if why is not None:
+                fate.state, fate.reason, fate.check = "offline", why[0], why[1]
+
+    def dir_online(self, path: str) -> bool:
+        """Whether the dir's own files let the broker serve it (a broker exit is apart: see ``not_loaded``)."""
+        return self.dirs[path].state == "online"
+
+    def add_partition(self, ctx, pf: PartitionFacts, deletions: dict[int, tuple[int, str]]) -> bool:  # type: ignore[no-untyped-def]
+        """Record the partition's listed segments; returns False when its log dir is (now) offline, so that
+        the caller drops the partition's retention deletions. ``deletions``: base -> (at_ms, reason)."""
+        if not self.applies or is_metadata_log(pf):
+            return True
+        fate = self.dirs[pf.log_dir.path]
+        if fate.state == "online":
+            why = partition_offline(self.h, pf)
+            if why is not None:
+                fate.state, fate.reason, fate.check = "offline", why[0], why[1]
+                self._unload(fate.path)
+        online = self.exit is None and self.dir_online(pf.log_dir.path)
+        truncated_at: int | None = None
+        for seg in pf.part.segments:
+            sf = SegmentFate(
+                seg.log.path if seg.log else f"{seg.dir}/{seg.base_offset:020d}.log",
+                pf.part.topic, pf.part.partition, seg.base_offset, pf.log_dir.path,
+            )  # fmt: skip
+            if not online:
+                load, why = segment_fate(ctx, pf, seg)
+                if load != AS_IS or seg.base_offset in deletions:
+                    sf.load, sf.reason = NOT_LOADED, fate.reason or (self.exit[0] if self.exit else None)
+                    self.segments.append(sf)
+                continue
+            if truncated_at is not None:
+                sf.load, sf.deleted_at, sf.deleted_by = RECOVERED, self.h.now_ms, RECOVERY
+                sf.reason = (
+                    f"recovery truncated segment {truncated_at} of this partition, and LogLoader.recoverLog then "
+                    "deletes every later unflushed segment"
+                )
+                self.segments.append(sf)
+                continue
+            sf.load, sf.reason = segment_fate(ctx, pf, seg)
+            rec = pf.recovery.get(seg.base_offset)
+            if sf.load != AS_IS and rec is not None and rec.tail is not None:
+                sf.truncated_bytes = rec.tail.truncated_bytes
+                if sf.truncated_bytes and sf.load == RECOVERED:
+                    truncated_at = seg.base_offset
+            d = deletions.get(seg.base_offset)
+            if d is not None:
+                sf.deleted_at, sf.deleted_by = d[0], DELETED_BY.get(d[1], d[1])
+            if sf.load != AS_IS or sf.deleted_at is not None:
+                self.segments.append(sf)
+        return online
+
+    def _unload(self, log_dir: str) -> None:
+        """A log dir went offline after some of its partitions were planned: none of them is loaded."""
+        for sf in self.segments:
+            if sf.log_dir == log_dir:
+                sf.load, sf.truncated_bytes, sf.deleted_at, sf.deleted_by = NOT_LOADED, 0, None, None
+                sf.reason = self.dirs[log_dir].reason
+
+    def attach_checks(self, findings: list[Any]) -> None:
+        """Name on each listed segment the checks whose findings are about it."""
+        by_key: dict[tuple[str, int, int], SegmentFate] = {
+            (s.topic, s.partition, s.base_offset): s for s in self.segments
+        }
+        for f in findings:
+            if f.topic is None or f.partition is None or f.segment is None:
+                continue
+            sf = by_key.get((f.topic, f.partition, f.segment))
+            if sf is not None:
+                sf.checks.append(f.check)
+
+    def finish(self) -> None:
+        if not self.applies:
+            return
+        if self.exit is None and self.dirs and all(d.state == "offline" for d in self.dirs.values()):
+            self.exit = (
+                "every log dir is offline: the broker shuts down ('Shutdown broker because all log dirs in ... have "
+                "failed')",
+                next(iter(self.dirs.values())).check or "PERM001",
+            )
+        for ldf in self.h.log_dirs:
+            fate = self.dirs[ldf.path]
+            if self.exit is not None or fate.state == "offline":
+                fate.segments_not_loaded = ldf.agg.segments
+
+    def to_dict(self) -> dict[str, Any]:
+        h = self.h
+        if not self.applies:
+            return {
+                "kafka_version": versions.text(h.kafka_version) if h.kafka_version else None,
+                "broker": None,
+                "reason": "the broker is running: the plan is made for a stopped broker",
+                "check": None,
+                "log_dirs": [],
+                "segments": [],
+            }
+        exited = self.exit is not None
+        dirs = []
+        for d in self.dirs.values():
+            out = d.to_dict()
+            if exited and d.state == "online":
+                out["state"], out["reason"] = "offline", "the broker exits before serving it"
+            dirs.append(out)
+        segs = self.segments
+        if exited:
+            segs = [s for s in segs if s.load != AS_IS or s.deleted_at is not None]
+            for s in segs:
+                s.load, s.truncated_bytes, s.deleted_at, s.deleted_by = NOT_LOADED, 0, None, None
+                s.reason = self.exit[0] if self.exit else None
+        return {
+            "kafka_version": versions.text(h.kafka_version) if h.kafka_version else None,
+            "broker": "exits" if exited else "starts",
+            "reason": self.exit[0] if self.exit else None,
+            "check": self.exit[1] if self.exit else None,
+            "log_dirs": dirs,
+            "segments": [
+                s.to_dict() for s in sorted(segs, key=lambda s: (s.topic, s.partition, s.base_offset))
+            ],
+        }
