@@ -6,6 +6,7 @@ import json
 from typing import Any
 from xml.etree import ElementTree as ET
 
+from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.checks.base import SEVERITIES
 
 ORDER = list(reversed(SEVERITIES))
@@ -49,6 +50,8 @@ def to_table(report: dict[str, Any], console: Any) -> None:
         console.print(t)
     counts = ", ".join(f"{report['summary'].get(s, 0)} {s}" for s in ORDER)
     console.print(f"Findings: {counts}.")
+    for line in plan_sentences(report.get("next_start")):
+        console.print(line, markup=False, highlight=False)
     for ld in report["log_dirs"]:
         console.print(
             f"  {ld['path']}: {ld['partitions']} partitions, {ld['segments']} segments, {ld['log_bytes']} bytes; "
@@ -84,6 +87,12 @@ def to_markdown(report: dict[str, Any]) -> str:
             cells = [f["check"], where, f["message"], f["remediation"]]
             out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
         out.append("")
+    words = plan_sentences(report.get("next_start"))
+    if words:
+        out += ["## next start", "", words[0], ""] + [
+            w.strip() if w.startswith("  ") else w for w in words[1:2]
+        ]
+        out += [f"- {w.strip()}" for w in words[2:]] + [""]
     if report["skipped"]:
         out += (
             ["## skipped", ""]

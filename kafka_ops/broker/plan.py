@@ -381,3 +381,71 @@ class NextStartPlan:
                 s.to_dict() for s in sorted(segs, key=lambda s: (s.topic, s.partition, s.base_offset))
             ],
         }
+
+
+def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
+    """The report's ``next_start`` in words: one short section for the text, Markdown and HTML outputs."""
+    if not ns:
+        return []
+    v = f"Kafka {ns['kafka_version']}" if ns.get("kafka_version") else "Kafka version unknown"
+    if ns.get("broker") is None:
+        return [f"Next start ({v}): {ns.get('reason') or 'no plan'}."]
+    if ns["broker"] == "exits":
+        out = [f"Next start ({v}): the broker EXITS: {ns['reason']} [{ns['check']}]."]
+    else:
+        out = [f"Next start ({v}): the broker starts."]
+    for d in ns["log_dirs"]:
+        if d["state"] == "offline" and d.get("check"):
+            out.append(
+                f"{d['path']} goes OFFLINE ({d['segments_not_loaded']} segments not loaded): {d['reason']} "
+                f"[{d['check']}]."
+            )
+    segs = ns["segments"]
+    if ns["broker"] == "exits":
+        out.append(
+            "Nothing is loaded, recovered or deleted until that is fixed"
+            + (f" ({len(segs)} segment(s) would otherwise change)" if segs else "")
+            + ": fix it and audit again."
+        )
+        return out
+    counts: dict[str, list[int]] = {}
+    for s in segs:
+        key = s["load"] if s["load"] != AS_IS else ""
+        if key:
+            c = counts.setdefault(key, [0, 0])
+            c[0] += 1
+            c[1] += s["truncated_bytes"]
+    words = {
+        RECOVERED: "recovers {n} segment(s) (re-reads them, rebuilds their indexes){t}",
+        INDEXES_REBUILT: "rebuilds the indexes of {n} segment(s){t}",
+        NOT_LOADED: "does not load {n} segment(s) that the plan would otherwise change",
+    }
+    parts = []
+    for key in (RECOVERED, INDEXES_REBUILT, NOT_LOADED):
+        if key in counts:
+            n, t = counts[key]
+            parts.append(words[key].format(n=n, t=f", truncating {t} bytes" if t else ""))
+    by_recovery = [s for s in segs if s["deleted_by"] == RECOVERY]
+    by_retention = [s for s in segs if s["deleted_at"] and s["deleted_by"] != RECOVERY]
+    if by_recovery:
+        parts.append(f"deletes {len(by_recovery)} segment(s) after a truncation (LogLoader.recoverLog)")
+    if by_retention:
+        first = min(s["deleted_at"] for s in by_retention)
+        parts.append(
+            f"then retention deletes {len(by_retention)} segment(s) within the horizon, the first at {first}"
+        )
+    if not parts:
+        parts.append("loads every segment as it is, and retention deletes nothing within the horizon")
+    out.append("It " + "; ".join(parts) + ".")
+    shown = sorted(segs, key=lambda s: (not s["truncated_bytes"], not s["deleted_at"]))[:limit]
+    for s in shown:
+        what = s["load"].replace("_", " ")
+        if s["truncated_bytes"]:
+            what += f", {s['truncated_bytes']} bytes truncated"
+        if s["deleted_at"]:
+            what += f", deleted by {s['deleted_by']} at {s['deleted_at']}"
+        checks = f" [{', '.join(s['checks'])}]" if s["checks"] else ""
+        out.append(f"  {s['topic']}-{s['partition']} segment {s['base_offset']}: {what}{checks}")
+    if len(segs) > limit:
+        out.append(f"  ... and {len(segs) - limit} more segment(s) (--format json lists them all)")
+    return out
