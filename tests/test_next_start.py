@@ -1,0 +1,196 @@
+"""The report's ``next_start`` plan (kafka_ops.broker.plan) on simulated hosts, one fault at a time.
+
+The broker lab (tests/lab) checks the same plan against real brokers; these tests pin what the model says for
+the files the simulator writes, and that the plan, the forecast and the findings agree.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from kafka_ops.models import validate
+
+from .checks.index_hosts import NOW_MS, Failures, audit, bases, seg_path, simulate
+from .checks.osusers import Users, broker_users, open_tmp  # noqa: F401
+
+
+def plan(report: dict[str, Any]) -> dict[str, Any]:
+    validate(report)  # the plan is part of the published schema
+    return report["next_start"]  # type: ignore[no-any-return]
+
+
+def fates(ns: dict[str, Any]) -> dict[tuple[str, int, int], dict[str, Any]]:
+    return {(s["topic"], s["partition"], s["base_offset"]): s for s in ns["segments"]}
+
+
+def test_healthy_host_plan_is_empty(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    ns = plan(audit(host))
+    assert ns["broker"] == "starts" and ns["reason"] is None and ns["kafka_version"] == "3.7"
+    assert [d["state"] for d in ns["log_dirs"]] == ["online", "online"]
+    assert ns["segments"] == []
+
+
+def test_running_broker_gets_no_plan(tmp_path: Path) -> None:
+    host = simulate(tmp_path, running=True)
+    ns = plan(audit(host, broker_state="running"))
+    assert ns["broker"] is None and "running" in ns["reason"] and ns["segments"] == []
+
+
+def test_unclean_stop_recovers_from_the_recovery_point_and_truncates_the_torn_tail(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True, torn_tail=True))
+    report = audit(host)
+    ns = plan(report)
+    assert ns["broker"] == "starts"
+    [torn] = host.planted["torn_tail"]
+    part = os.path.dirname(torn)
+    topic, p = os.path.basename(part).rsplit("-", 1)
+    by = fates(ns)
+    active = bases(part)[-1]
+    f = by[(topic, int(p), active)]
+    assert f["load"] == "recovered" and f["truncated_bytes"] > 0 and "SHUT002" in f["checks"]
+    # exactly the bytes after the last valid batch: what LogSegment.recover truncates
+    from kafka_ops.engine.layout import parse_partition_dir
+    from kafka_ops.engine.logdir import recovery_scan, scan_partition
+
+    seg = scan_partition(part, parse_partition_dir(os.path.basename(part))).segments[-1]  # type: ignore[arg-type]
+    assert f["truncated_bytes"] == os.path.getsize(torn) - recovery_scan(seg).valid_bytes
+    # every listed segment is recovered, and every recovered segment of the report's log dirs is listed
+    assert {s["load"] for s in ns["segments"]} == {"recovered"}
+    assert len(ns["segments"]) == sum(d["recover_segments"] for d in report["log_dirs"])
+
+
+def test_corrupt_batch_in_recovery_truncates_and_deletes_the_later_segments(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+    # the partition with most segments above its recovery point: corrupt the first recovered one in its middle
+    report = audit(host)
+    recovered: dict[tuple[str, int], list[int]] = {}
+    for s in report["next_start"]["segments"]:
+        recovered.setdefault((s["topic"], s["partition"]), []).append(s["base_offset"])
+    (topic, p), segs = max(recovered.items(), key=lambda kv: len(kv[1]))
+    assert len(segs) >= 2
+    part = next(d for ld in host.log_dirs for d in [os.path.join(ld, f"{topic}-{p}")] if os.path.isdir(d))
+    log = seg_path(part, segs[0], ".log")
+    size = os.path.getsize(log)
+    with open(log, "r+b") as fh:  # a byte inside the second half's records: its batch's CRC fails
+        fh.seek(size // 2 + 70)
+        b = fh.read(1)
+        fh.seek(size // 2 + 70)
+        fh.write(bytes([b[0] ^ 0xFF]))
+    by = fates(plan(audit(host)))
+    first = by[(topic, p, segs[0])]
+    assert first["load"] == "recovered" and 0 < first["truncated_bytes"] < size
+    for base in segs[1:]:
+        later = by[(topic, p, base)]
+        assert later["deleted_by"] == "recovery" and later["deleted_at"] is not None, later
+
+
+def test_missing_index_is_rebuilt_after_a_clean_stop(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    part = next(
+        os.path.join(ld, d) for ld in host.log_dirs for d in sorted(os.listdir(ld)) if d.startswith("orders-")
+    )
+    base = bases(part)[0]
+    os.remove(seg_path(part, base, ".index"))
+    ns = plan(audit(host))
+    topic, p = os.path.basename(part).rsplit("-", 1)
+    [f] = ns["segments"]
+    assert (f["topic"], f["partition"], f["base_offset"], f["load"]) == (
+        topic,
+        int(p),
+        base,
+        "indexes_rebuilt",
+    )
+    assert f["truncated_bytes"] == 0 and "IDX005" in f["checks"]
+
+
+def test_lost_found_makes_the_broker_exit(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(lost_found=True))
+    ns = plan(audit(host))
+    assert (ns["broker"], ns["check"]) == ("exits", "DIR003") and "lost+found" in ns["reason"]
+    assert {d["state"] for d in ns["log_dirs"]} == {"offline"}
+
+
+def test_meta_properties_of_another_cluster_make_the_broker_exit(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(meta_mismatch=True))
+    ns = plan(audit(host))
+    assert (ns["broker"], ns["check"]) == ("exits", "DIR002") and "cluster.id" in ns["reason"]
+
+
+def test_zero_padded_timeindex_is_deleted_by_time_retention(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(untrimmed_timeindex=True))
+    [timeindex] = host.planted["untrimmed_timeindex"]
+    assert not [
+        s for s in plan(audit(host))["segments"] if s["deleted_at"]
+    ]  # beyond the default 24 h horizon
+    report = audit(host, horizon_ms=10 * 24 * 3600 * 1000)  # RET001's deletion is 6.4 days out
+    ns = plan(report)
+    base = int(os.path.basename(timeindex).split(".")[0])
+    [f] = [
+        s
+        for s in ns["segments"]
+        if s["base_offset"] == base and s["log"].startswith(os.path.dirname(timeindex))
+    ]
+    assert f["load"] == "as_is" and f["deleted_by"] == "retention.ms" and "RET001" in f["checks"]
+    [ret] = [x for x in report["findings"] if x["check"] == "RET001"]
+    assert ret["details"]["deleted_at_ms"] == _ms(f["deleted_at"])
+
+
+def _ms(iso: str) -> int:
+    import datetime as dt
+
+    return int(dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def test_unreadable_timeindex_takes_its_log_dir_offline_and_nothing_is_deleted_there(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    u = broker_users.broker
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    spec = HostSpec(
+        now_ms=NOW_MS, failures=Failures(unreadable_timeindex=True, untrimmed_timeindex=True),
+        broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid,
+    )  # fmt: skip
+    host = simulate_host(str(open_tmp / "host"), spec)
+    [unreadable] = host.planted["unreadable_timeindex"]
+    report = audit(host, broker_user=u.name)
+    ns = plan(report)
+    bad_dir = next(ld for ld in host.log_dirs if unreadable.startswith(ld + "/"))
+    d = next(x for x in ns["log_dirs"] if x["path"] == bad_dir)
+    assert d["state"] == "offline" and d["check"] == "PERM001" and unreadable in d["reason"]
+    assert d["segments_not_loaded"] == next(x for x in report["log_dirs"] if x["path"] == bad_dir)["segments"]
+    # nothing of that dir is deleted: not in the plan, not in the forecast, not by RET001
+    assert all(
+        s["load"] == "not_loaded" and s["deleted_at"] is None
+        for s in ns["segments"]
+        if s["log"].startswith(bad_dir)
+    )
+    assert next(x for x in report["forecast"]["log_dirs"] if x["path"] == bad_dir)["deleted_bytes"] == 0
+    assert not [
+        f for f in report["findings"] if f["check"] == "RET001" and (f["path"] or "").startswith(bad_dir)
+    ]
+    # the PERM001 finding is there, and the broker still starts on the other dir
+    assert ns["broker"] == "starts" and any(f["check"] == "PERM001" for f in report["findings"])
+
+
+def test_text_output_says_what_the_next_start_does(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(lost_found=True))
+    args = [
+        "--server-properties", host.server_properties, "--systemd-unit", host.systemd_unit,
+        "--topic-configs", host.topic_configs, "--broker-state", "stopped", "--kafka-version", "3.9.1",
+        "--now", str(NOW_MS),
+    ]  # fmt: skip
+    env = {**os.environ, "COLUMNS": "200"}
+    kafka_ops = shutil.which("kafka-ops") or os.path.join(os.path.dirname(sys.executable), "kafka-ops")
+    out = subprocess.run([kafka_ops, "audit", *args], capture_output=True, text=True, env=env)
+    assert out.returncode == 1
+    assert "Next start (Kafka 3.9.1): the broker EXITS:" in out.stdout and "[DIR003]" in out.stdout
+    md = subprocess.run([kafka_ops, "audit", *args, "--format", "markdown"], capture_output=True, text=True)
+    assert "## next start" in md.stdout and "the broker EXITS" in md.stdout
