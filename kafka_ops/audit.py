@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops import __version__
+from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.plan import NextStartPlan
 from kafka_ops.checks import load_all
@@ -86,6 +87,9 @@ def _missing(spec: CheckSpec, h: HostFacts) -> str | None:
 def _stamp(f: Finding, h: HostFacts, log_dir: str | None) -> Finding:
     f.host = f.host or h.host
     f.log_dir = f.log_dir or log_dir
+    # Kafka class names as the audited version has them (none when it is unknown): broker.versions.localize
+    f.message = versions.localize(f.message, h.kafka_version)
+    f.remediation = versions.localize(f.remediation, h.kafka_version)
     return f
 
 

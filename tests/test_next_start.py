@@ -194,3 +194,20 @@ def test_text_output_says_what_the_next_start_does(tmp_path: Path) -> None:
     assert "Next start (Kafka 3.9.1): the broker EXITS:" in out.stdout and "[DIR003]" in out.stdout
     md = subprocess.run([kafka_ops, "audit", *args, "--format", "markdown"], capture_output=True, text=True)
     assert "## next start" in md.stdout and "the broker EXITS" in md.stdout
+
+
+def test_messages_name_the_classes_of_the_version_asked_for(tmp_path: Path) -> None:
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+
+    def texts(version: str | None) -> str:
+        r = audit(host, kafka_version=version)
+        return " ".join(
+            [f["message"] for f in r["findings"]] + [s["reason"] for s in r["next_start"]["segments"]]
+        )
+
+    v28, v37, unknown = texts("2.8.2"), texts("3.7.2"), texts(None)
+    assert "Log.recoverLog" in v28 and "LogLoader" not in v28 and "UnifiedLog" not in v28
+    assert "LogLoader.recoverLog" in v37
+    assert "recoverLog" in unknown and not any(
+        c in unknown for c in ("LogLoader", "UnifiedLog", "Log.recoverLog")
+    )

@@ -371,10 +371,15 @@ class NextStartPlan:
             for s in segs:
                 s.load, s.truncated_bytes, s.deleted_at, s.deleted_by = NOT_LOADED, 0, None, None
                 s.reason = self.exit[0] if self.exit else None
+        v = h.kafka_version
+        for d in dirs:
+            d["reason"] = versions.localize(d["reason"], v) if d["reason"] else None
+        for s in segs:
+            s.reason = versions.localize(s.reason, v) if s.reason else None
         return {
             "kafka_version": versions.text(h.kafka_version) if h.kafka_version else None,
             "broker": "exits" if exited else "starts",
-            "reason": self.exit[0] if self.exit else None,
+            "reason": versions.localize(self.exit[0], v) if self.exit else None,
             "check": self.exit[1] if self.exit else None,
             "log_dirs": dirs,
             "segments": [

@@ -14,6 +14,7 @@ internals.log, as the kafka-storage jars of 4.0.0 / 4.1.0 hold them).
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 Version = tuple[int, ...]
@@ -205,3 +206,29 @@ def affected(ticket: str, version: Version | None) -> bool | None:
         return None
     v = norm(version)
     return any(lo <= v < hi for lo, hi in BUGS[ticket].ranges)
+
+
+# Class names in messages, rewritten for the version asked for: the model's texts name the current classes
+# (LogLoader, UnifiedLog); a 2.x broker has those methods in Log (core/.../log/Log.scala), and an unknown
+# version gets no class name at all, so that a message never names a class the operator's broker lacks.
+_CLASS_REF = re.compile(r"\b(LogLoader|UnifiedLog|LazyIndex)\b(\.\w+)?")
+
+
+def localize(text: str, version: Version | None) -> str:
+    """``text`` with its Kafka class names as the broker of ``version`` has them (see ``cite``)."""
+    if version is None:
+        return _CLASS_REF.sub(lambda m: (m.group(2) or "")[1:] or _GENERIC[m.group(1)], text)
+    v = norm(version)
+
+    def sub(m: re.Match[str]) -> str:
+        cls, member = m.group(1), m.group(2) or ""
+        if (cls == "LogLoader" and v < (3, 0, 0)) or (cls == "UnifiedLog" and v < (3, 1, 0)):
+            return "Log" + member
+        if cls == "LazyIndex" and v < (2, 4, 0):
+            return ("the lazily opened index" if v >= (2, 3, 0) else "OffsetIndex/TimeIndex") + member
+        return cls + member
+
+    return _CLASS_REF.sub(sub, text)
+
+
+_GENERIC = {"LogLoader": "the log loader", "UnifiedLog": "the partition's log", "LazyIndex": "the lazy index"}
