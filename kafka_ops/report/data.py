@@ -14,6 +14,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.checks.base import SEVERITY_RANK
 
 SEVERITY_ORDER = ["critical", "error", "warning", "info"]
@@ -164,6 +165,12 @@ def build(reports: list[dict[str, Any]], sources: list[str] | None = None) -> di
         "overview": overview if checks else None,
         "charts": [c for r in reports for c in _charts(r, fleet=len(reports) > 1)],
         "assumptions": _assumptions(reports),
+        # the model's plan of each host's next start, in words (broker.plan.plan_sentences)
+        "next_start": [
+            {"host": r["host"], "lines": plan_sentences(r.get("next_start"))}
+            for r in reports
+            if r.get("next_start")
+        ],
     }
 
 
