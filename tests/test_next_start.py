@@ -211,3 +211,15 @@ def test_messages_name_the_classes_of_the_version_asked_for(tmp_path: Path) -> N
     assert "recoverLog" in unknown and not any(
         c in unknown for c in ("LogLoader", "UnifiedLog", "Log.recoverLog")
     )
+
+
+def test_new_broker_with_empty_log_dirs_is_not_an_unclean_shutdown(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    for d in host.log_dirs:  # formatted, never started: meta.properties only, no marker
+        for name in os.listdir(d):
+            p = os.path.join(d, name)
+            if name != "meta.properties":
+                shutil.rmtree(p) if os.path.isdir(p) else os.remove(p)
+    report = audit(host)
+    assert not [f for f in report["findings"] if f["check"] == "SHUT001"]
+    assert plan(report)["broker"] == "starts" and plan(report)["segments"] == []

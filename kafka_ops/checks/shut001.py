@@ -19,6 +19,8 @@ from kafka_ops.facts.collect import LogDirFacts
 def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     if not ldf.scan.exists or ldf.clean_shutdown:
         return
+    if not ldf.scan.partition_names:
+        return  # nothing to recover: a new (or formatted, never started) broker has no marker and loses nothing
     a = ldf.agg
     secs = ctx.recovery_seconds(a.recover_bytes, a.partitions)
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)

@@ -36,7 +36,7 @@ from kafka_ops.facts.config import (
     read_topic_configs,
 )
 from kafka_ops.facts.identity import Identity, resolve
-from kafka_ops.facts.mounts import MountFacts, mem_total_bytes, mount_of, read_mountinfo
+from kafka_ops.facts.mounts import MountFacts, configured_mounts, mem_total_bytes, mount_of, read_mountinfo
 from kafka_ops.facts.systemd import JvmFacts, UnitFacts, find_unit, jvm_from_env, load_unit
 
 DEFAULT_SERVER_PROPERTIES = "/etc/kafka/server.properties"
@@ -61,6 +61,8 @@ class AuditOptions:
     expected_mounts: dict[str, str] = field(
         default_factory=dict
     )  # log dir -> the mount point it must be on (DIR001)
+    fstab: str = "/etc/fstab"  # configured mounts (DIR001: a configured mount that is not mounted)
+    mount_unit_dirs: tuple[str, ...] = ("/etc/systemd/system", "/run/systemd/system")
 
 
 @dataclass(slots=True)
@@ -162,6 +164,9 @@ class HostFacts:
     mem_total: int | None = None
     broker_state: str = "unknown"  # running | stopped | unknown
     log_events: list[dict[str, object]] = field(default_factory=list)
+    configured_mounts: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (mount point, fstab line or unit)
     log_dirs: list[LogDirFacts] = field(default_factory=list)
     errors: list[EngineError] = field(default_factory=list)
 
@@ -373,6 +378,7 @@ def gather(opts: AuditOptions) -> HostFacts:
     """Host and log-dir facts (partitions are streamed later by :func:`iter_partitions`)."""
     h = gather_host(opts)
     mounts = read_mountinfo()
+    h.configured_mounts = configured_mounts(opts.fstab, opts.mount_unit_dirs)
     dirs = h.inputs["log_dirs"].value if h.has("log_dirs") else []
     for d in dirs:  # type: ignore[union-attr]
         h.log_dirs.append(gather_log_dir(h, d, mounts))

@@ -71,6 +71,44 @@ def mount_of(path: str, mounts: list[tuple[str, str, str]] | None = None) -> Mou
     return MountFacts(real, best[0], best[1], best[2], best[0] == real, best[0] == "/", total, free)
 
 
+def _fstab_field(s: str) -> str:
+    return _unescape(s)  # fstab(5) escapes spaces as \040, as mountinfo does
+
+
+def configured_mounts(
+    fstab: str = "/etc/fstab", unit_dirs: tuple[str, ...] = ("/etc/systemd/system", "/run/systemd/system")
+) -> list[tuple[str, str]]:
+    """Mount points the host is configured to mount: [(mount point, where it is configured)], from /etc/fstab
+    (fstab(5): the second field; swap and ``none`` skipped) and systemd ``.mount`` units (``Where=``)."""
+    out: list[tuple[str, str]] = []
+    try:
+        with open(fstab) as f:
+            for n, line in enumerate(f, start=1):
+                fields = line.split("#", 1)[0].split()
+                if len(fields) >= 3 and fields[1].startswith("/") and fields[2] != "swap":
+                    out.append((os.path.normpath(_fstab_field(fields[1])), f"{fstab}:{n}"))
+    except OSError:
+        pass
+    for d in unit_dirs:
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for name in names:
+            if not name.endswith(".mount"):
+                continue
+            path = os.path.join(d, name)
+            try:
+                with open(path) as f:
+                    for line in f:
+                        key, _, value = line.strip().partition("=")
+                        if key.strip() == "Where" and value.strip().startswith("/"):
+                            out.append((os.path.normpath(value.strip()), path))
+            except OSError:
+                continue
+    return out
+
+
 def mem_total_bytes(path: str = "/proc/meminfo") -> int | None:
     try:
         with open(path) as f:

@@ -30,11 +30,13 @@ def dir001(
     mounts: list[tuple[str, str, str]],
     expected: dict[str, str] | None = None,
     log_dirs: list[str] | None = None,
+    fstab: str = "/nonexistent/fstab",
+    unit_dirs: tuple[str, ...] = (),
 ) -> list[dict]:  # type: ignore[type-arg]
     monkeypatch.setattr(collect, "read_mountinfo", lambda path="/proc/self/mountinfo": mounts)
     opts = AuditOptions(
         server_properties=h.server_properties, log_dirs=log_dirs or [], broker_state="stopped", now_ms=NOW_MS,
-        kafka_version="3.7.0",
+        kafka_version="3.7.0", fstab=fstab, mount_unit_dirs=unit_dirs,
     )  # fmt: skip
     if expected is not None:
         opts.expected_mounts = expected  # type: ignore[attr-defined]  # proposed AuditOptions field
@@ -45,10 +47,11 @@ ROOT = ("/", "ext4", "/dev/sda1")
 
 
 def test_dir001_log_dirs_on_the_root_filesystem(sim: SimulatedHost, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a single-disk VM is a supported setup: a warning about the OS disk filling, not a critical
     found = dir001(sim, monkeypatch, [ROOT])
     assert [f["path"] for f in found] == sorted(sim.log_dirs)
     for f in found:
-        assert f["severity"] == "critical"
+        assert f["severity"] == "warning"
         d = f["details"]
         assert (d["mount_point"], d["fstype"], d["source"], d["on_root_fs"], d["is_mount_point"]) == (
             "/", "ext4", "/dev/sda1", True, False,
@@ -109,3 +112,47 @@ def test_dir001_no_false_alarm_on_a_dedicated_mount(
         dir001(sim, monkeypatch, [ROOT, (data, "xfs", "/dev/sdb1")], expected={d: data for d in sim.log_dirs})
         == []
     )
+
+
+def test_dir001_configured_mount_that_is_not_mounted(
+    sim: SimulatedHost, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    data = os.path.dirname(sim.log_dirs[0])
+    fstab = tmp_path / "fstab"
+    fstab.write_text(
+        f"# <fs> <mount> <type>\nUUID=1234 /boot ext4 defaults 0 2\n/dev/sdb1 {data} xfs defaults 0 0\n"
+    )
+    found = dir001(sim, monkeypatch, [ROOT], fstab=str(fstab))
+    assert [f["severity"] for f in found] == ["critical", "critical"]
+    assert all(f"should be on the filesystem mounted at {data} ({fstab}:3)" in f["message"] for f in found)
+    assert all(f["details"]["configured_mount"] == data for f in found)
+    # mounted as configured: nothing
+    assert dir001(sim, monkeypatch, [ROOT, (data, "xfs", "/dev/sdb1")], fstab=str(fstab)) == []
+    # the same from a systemd mount unit (Where=), for the first log dir only
+    units = tmp_path / "units"
+    units.mkdir()
+    (units / "data-kafka1.mount").write_text(f"[Mount]\nWhat=/dev/sdc1\nWhere={sim.log_dirs[0]}\nType=xfs\n")
+    [f] = dir001(sim, monkeypatch, [ROOT, (data, "xfs", "/dev/sdb1")], unit_dirs=(str(units),))
+    assert f["path"] == sim.log_dirs[0] and f["severity"] == "critical"
+    assert f["details"]["configured_in"] == str(units / "data-kafka1.mount")
+
+
+def test_dir001_empty_log_dir_that_should_hold_data(
+    sim: SimulatedHost, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import shutil
+
+    # the second disk did not mount: its log dir is an empty directory on the root filesystem
+    empty = sim.log_dirs[1]
+    shutil.rmtree(empty)
+    os.mkdir(empty)
+    found = {f["path"]: f for f in dir001(sim, monkeypatch, [ROOT])}
+    assert (
+        found[empty]["severity"] == "critical" and "empty, but it should hold data" in found[empty]["message"]
+    )
+    assert sim.log_dirs[0] in found[empty]["details"]["empty_but_expected"]
+    assert found[sim.log_dirs[0]]["severity"] == "warning"
+    # a brand-new broker: every log dir empty, nothing says they should hold data
+    shutil.rmtree(sim.log_dirs[0])
+    os.mkdir(sim.log_dirs[0])
+    assert {f["severity"] for f in dir001(sim, monkeypatch, [ROOT])} == {"warning"}
