@@ -40,7 +40,8 @@ def to_table(report: dict[str, Any], console: Any) -> None:
             where = f["path"] or f["log_dir"] or f["host"] or ""
             if f.get("topic") is not None:
                 where = (
-                    f"{f['topic']}-{f['partition']}"
+                    f"{f['topic']}"
+                    + (f"-{f['partition']}" if f.get("partition") is not None else "")
                     + (f" @{f['segment']}" if f.get("segment") is not None else "")
                     + f"\n{where}"
                 )
