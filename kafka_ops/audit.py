@@ -177,6 +177,7 @@ def run_audit(
     findings.sort(
         key=lambda f: (-SEVERITY_RANK[f.severity], f.check, f.log_dir or "", f.path or "", f.segment or -1)
     )
+    _own_access_errors(errors, skipped)
     counts = {s: 0 for s in SEVERITY_RANK}
     for f in findings:
         counts[f.severity] += 1
@@ -197,6 +198,28 @@ def run_audit(
         "forecast": host_forecast.to_dict(),
         "next_start": plan.to_dict(),
     }
+
+
+def _own_access_errors(errors: list[dict[str, Any]], skipped: list[dict[str, str]]) -> None:
+    """Files kafka-ops itself could not read are the audit's limit, not the broker user's problem: say so, and
+    how to lift it (the broker user's own access is PERM001's, decided from modes, ACLs or a probe)."""
+    import os
+
+    if os.geteuid() == 0:
+        return
+    denied = [e for e in errors if "permission denied" in str(e.get("error", ""))]
+    for e in denied:
+        e["error"] = (
+            f"kafka-ops could not read {e['file']}: permission denied (run as root or as the broker user)"
+        )
+    if denied:
+        skipped.append(
+            {
+                "input": "files",
+                "reason": f"kafka-ops could not read {len(denied)} path(s), e.g. {denied[0]['file']}: the checks did "
+                "not see them (run as root or as the broker user)",
+            }
+        )
 
 
 def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
