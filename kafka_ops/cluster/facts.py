@@ -1,0 +1,133 @@
+"""What only the running cluster knows, asked once: brokers, leaders and ISRs, topic configs, log dirs.
+
+The result is plain data (``ClusterFacts.to_dict``), so that the checks (standard library only, shipped to hosts)
+read it as they read every other fact, and ``kafka-ops fleet audit`` asks once for all hosts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from kafka_ops.cluster.client import ClusterUnavailable, admin
+
+# The topic configs the audit's retention model and the cluster checks read.
+CONFIG_KEYS = (
+    "retention.ms", "retention.bytes", "cleanup.policy", "segment.bytes", "segment.ms", "min.insync.replicas",
+    "delete.retention.ms", "message.timestamp.type", "min.compaction.lag.ms", "max.compaction.lag.ms",
+    "local.retention.ms", "local.retention.bytes",
+)  # fmt: skip
+
+
+@dataclass
+class PartitionState:
+    topic: str
+    partition: int
+    leader: int  # -1: no leader (offline)
+    replicas: list[int]
+    isr: list[int]
+    offline_replicas: list[int] = field(default_factory=list)
+
+
+@dataclass
+class LogDirState:
+    broker: int
+    path: str
+    error: str | None  # None: online; the error code name otherwise (KafkaStorageError: offline)
+    partitions: int = 0
+    size_bytes: int = 0
+
+
+@dataclass
+class ClusterFacts:
+    bootstrap: str
+    cluster_id: str | None
+    controller: int | None
+    brokers: dict[int, str]  # node id -> host:port
+    partitions: list[PartitionState]
+    topic_configs: dict[str, dict[str, str]]  # every topic's effective values of CONFIG_KEYS
+    log_dirs: list[LogDirState]
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def min_isr(self, topic: str) -> int:
+        try:
+            return int(self.topic_configs.get(topic, {}).get("min.insync.replicas", "1"))
+        except ValueError:
+            return 1
+
+
+def gather(
+    bootstrap: str,
+    client_config: dict[str, Any] | None = None,
+    timeout_s: float = 10.0,
+    log_dirs_of: list[int] | None = None,
+) -> ClusterFacts:
+    """Ask the cluster once. ``log_dirs_of``: the brokers whose log dirs to describe (None: every broker)."""
+    from kafka.admin import ConfigResource, ConfigResourceType
+    from kafka.errors import KafkaError
+
+    client = admin(bootstrap, client_config, timeout_s)
+    try:
+        cluster = client.describe_cluster()
+        brokers = {
+            int(b.get("broker_id", b.get("node_id", -1))): f"{b['host']}:{b['port']}"
+            for b in cluster.get("brokers", [])
+        }
+        topics = client.describe_topics()
+        parts: list[PartitionState] = []
+        names: list[str] = []
+        for t in topics:
+            name = t.get("topic") or t.get("name")
+            if not name or t.get("error_code", 0) not in (0, None):
+                continue
+            names.append(name)
+            for p in t.get("partitions", []):
+                parts.append(
+                    PartitionState(
+                        name, int(p["partition_index"]), int(p.get("leader_id", -1)),
+                        [int(x) for x in p.get("replica_nodes", [])], [int(x) for x in p.get("isr_nodes", [])],
+                        [int(x) for x in p.get("offline_replicas", []) or []],
+                    )
+                )  # fmt: skip
+        configs: dict[str, dict[str, str]] = {}
+        if names:
+            resources = [ConfigResource(ConfigResourceType.TOPIC, n) for n in sorted(names)]
+            described = client.describe_configs(resources, config_filter="all")
+            # kafka-python 3: {"topic": {name: {key: {"value": ..., "config_source": ...}}}}
+            for name, entries in (described.get("topic") or {}).items():
+                configs[name] = {
+                    k: str(e["value"])
+                    for k, e in entries.items()
+                    if k in CONFIG_KEYS and e.get("value") is not None
+                }
+        dirs: list[LogDirState] = []
+        asked = log_dirs_of if log_dirs_of is not None else sorted(brokers)
+        for entry in client.describe_log_dirs(brokers=[b for b in asked if b in brokers]) if asked else []:
+            dirs.extend(_log_dirs(entry))
+        return ClusterFacts(
+            bootstrap, cluster.get("cluster_id"), cluster.get("controller_id"), brokers,
+            sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs,
+        )  # fmt: skip
+    except KafkaError as exc:
+        raise ClusterUnavailable(
+            f"the cluster at {bootstrap} did not answer: {type(exc).__name__}{': ' + str(exc) if str(exc) else ''}"
+        ) from exc
+    finally:
+        client.close()
+
+
+def _log_dirs(entry: dict[str, Any]) -> list[LogDirState]:
+    """One broker's answer to DescribeLogDirs: {"broker": id, "log_dirs": [{"error_code", "log_dir", "topics"}]}."""
+    from kafka.errors import for_code
+
+    out = []
+    for r in entry.get("log_dirs", []):
+        code = int(r.get("error_code", 0) or 0)
+        topics = r.get("topics", [])
+        parts = sum(len(t.get("partitions", [])) for t in topics)
+        size = sum(int(p.get("partition_size", 0) or 0) for t in topics for p in t.get("partitions", []))
+        err = None if code == 0 else for_code(code).__name__
+        out.append(LogDirState(int(entry["broker"]), r.get("log_dir"), err, parts, size))
+    return out
