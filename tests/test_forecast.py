@@ -102,14 +102,14 @@ def test_csv_rows_per_segment_and_topic_sizes(tmp_path) -> None:  # type: ignore
     # the same numbers as RET002's
     [r2] = findings(audit(host), "RET002")
     assert r2["details"]["deleted_bytes"] == total - left
-    # --every-check: the size at each of the 289 checks of 24 h (every 5 min, both ends)
+    # --every-check: the size at each check of 24 h (every 5 min from the first, 30 s after the start)
     r = cli("forecast", *cli_inputs(host, "--format", "csv", "--every-check"))
     dense = [
         x
         for x in csv.DictReader(io.StringIO(r.stdout))
         if x["kind"] == "topic_size" and x["topic"] == "events"
     ]
-    assert len(dense) == DAY // CHECK_MS + 1 and int(dense[-1]["topic_bytes"]) == left
+    assert len(dense) == (DAY - 30_000) // CHECK_MS + 1 and int(dense[-1]["topic_bytes"]) == left
 
 
 def test_library_streams_the_audit_facts_and_agrees_with_ret002(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -160,7 +160,7 @@ def test_running_broker_active_segment_uses_its_records(tmp_path) -> None:  # ty
     doc = _json(host, "--broker-state", "running")
     s = _segment(doc, "logs", 0, active)
     assert s["timestamp_source"] == "active_segment" and s["timestamp"] == real
-    assert s["delete_at"] == next_check(real + 7 * DAY + 1)
+    assert s["delete_at"] == next_check(real + 7 * DAY + 1, first=NOW_MS)
 
 
 def test_table_and_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -95,9 +95,15 @@ class Schedule:
     runs: bool
     thread: str  # log-retention (LogManager) | log-cleaner (LogCleaner)
     note: str = ""
+    # a stopped broker's first retention check comes this long after its start (LogManager.startup schedules
+    # "kafka-log-retention" with initialTaskDelayMs): the plan's checks run at now + first_delay_ms + k * interval
+    first_delay_ms: int = 0
 
     def to_dict(self) -> dict[str, object]:
-        return {"thread": self.thread, "interval_ms": self.interval_ms, "runs": self.runs, "note": self.note}
+        return {
+            "thread": self.thread, "interval_ms": self.interval_ms, "runs": self.runs, "note": self.note,
+            "first_delay_ms": self.first_delay_ms,
+        }  # fmt: skip
 
 
 def _enabled(configs: Configs, key: str, default: bool) -> bool:
@@ -121,6 +127,19 @@ def retention_schedule(configs: Configs, cfg: TopicConfig) -> Schedule:
 
 
 # ----------------------------------------------------------------------------------------------- what
+
+
+INITIAL_TASK_DELAY_MS = 30_000  # LogManager.InitialTaskDelayMs; log.initial.task.delay.ms's default from 3.9
+
+
+def first_check_delay(host: HostFacts) -> int:
+    """How long after the next start the first retention check runs: 0 for a running broker (its checks are
+    already going; their phase is unknown), else LogManager's initial task delay."""
+    if host.broker_state == "running":
+        return 0
+    if versions.since("initial_task_delay_config", host.kafka_version) is not False:
+        return max(0, host.configs.server_int("log.initial.task.delay.ms", INITIAL_TASK_DELAY_MS))
+    return INITIAL_TASK_DELAY_MS
 
 
 def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple[int | None, str]:
@@ -205,7 +224,9 @@ class PartitionForecast:
     def block(self, why: str) -> None:
         """The next start does not serve this partition (its log dir goes offline): nothing is deleted."""
         s0 = self.schedule
-        self.schedule = Schedule(s0.interval_ms, False, s0.thread, f"nothing is deleted: {why}")
+        self.schedule = Schedule(
+            s0.interval_ms, False, s0.thread, f"nothing is deleted: {why}", s0.first_delay_ms
+        )
         for s in self.segments:
             s.delete_at = s.reason = s.held_by = None
 
@@ -222,7 +243,8 @@ class PartitionForecast:
         ]
         cfg = self.config
         deletions = plan(
-            views, now_ms=self.now_ms, retention_ms=cfg.retention_ms, retention_bytes=cfg.retention_bytes,
+            views, now_ms=self.now_ms + self.schedule.first_delay_ms, retention_ms=cfg.retention_ms,
+            retention_bytes=cfg.retention_bytes,
             deletes=cfg.deletes, log_start=self.log_start, log_end=self.log_end,
             check_interval_ms=self.schedule.interval_ms,
         )  # fmt: skip
@@ -254,9 +276,14 @@ def forecast_partition(
     horizon = host.horizon_ms if horizon_ms is None else horizon_ms
     cfg = pf.config
     sched = retention_schedule(host.configs, cfg)
+    delay = first_check_delay(host)
+    if delay and sched.runs and sched.thread == "log-retention":
+        sched = Schedule(sched.interval_ms, sched.runs, sched.thread, sched.note, delay)
     blocked = not_loaded(host, pf)
     if blocked is not None:  # the next start serves nothing of this partition, so it deletes nothing of it
-        sched = Schedule(sched.interval_ms, False, sched.thread, f"nothing is deleted: {blocked}")
+        sched = Schedule(
+            sched.interval_ms, False, sched.thread, f"nothing is deleted: {blocked}", sched.first_delay_ms
+        )
     segs: list[SegmentForecast] = []
     for seg in pf.part.segments:
         ts, source = broker_timestamp(host, pf, seg)
@@ -277,7 +304,9 @@ def forecast_partition(
         s = by_base[d.base]
         s.delete_at, s.reason = d.at_ms, d.reason
         if d.reason == "retention_ms" and s.timestamp is not None:
-            own = next_check(s.timestamp + cfg.retention_ms + 1, now, sched.interval_ms)
+            own = next_check(
+                s.timestamp + cfg.retention_ms + 1, now + sched.first_delay_ms, sched.interval_ms
+            )
             if latest is not None and own < d.at_ms:
                 s.held_by = latest[1]
             if latest is None or own > latest[0]:
@@ -469,6 +498,7 @@ class TopicForecast:
     partitions: int = 0
     bytes_now: int = 0
     interval_ms: int = CHECK_INTERVAL_MS
+    first_delay_ms: int = 0  # the first check after the next start (Schedule.first_delay_ms)
     runs: bool = True
     checks: dict[int, list[int]] = field(default_factory=dict)  # at_ms -> [bytes, segments] (in horizon)
     by_reason: dict[str, list[int]] = field(default_factory=dict)  # reason -> [bytes, segments] (in horizon)
@@ -488,6 +518,7 @@ class TopicForecast:
         self.partitions += 1
         self.bytes_now += fc.bytes
         self.interval_ms = fc.schedule.interval_ms or self.interval_ms
+        self.first_delay_ms = max(self.first_delay_ms, fc.schedule.first_delay_ms)
         self.runs = self.runs and fc.schedule.runs
         for s in fc.deletions():
             assert s.delete_at is not None and s.reason is not None
@@ -523,6 +554,7 @@ class TopicForecast:
         self.partitions += o.partitions
         self.bytes_now += o.bytes_now
         self.interval_ms = o.interval_ms or self.interval_ms
+        self.first_delay_ms = max(self.first_delay_ms, o.first_delay_ms)
         self.runs = self.runs and o.runs
         if deletions:
             for src, dst in ((o.checks, self.checks), (o.by_reason, self.by_reason)):
@@ -560,7 +592,8 @@ class TopicForecast:
         times = sorted(self.checks)
         if every_check and self.runs:
             step = max(1, self.interval_ms)
-            times = sorted(set(times) | set(range(self.now_ms, self.horizon_end + 1, step)))
+            first = self.now_ms + self.first_delay_ms
+            times = sorted(set(times) | set(range(first, self.horizon_end + 1, step)))
         size = self.bytes_now
         out = []
         for t in times:

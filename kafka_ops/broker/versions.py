@@ -98,6 +98,11 @@ _ROWS = (
         "-stray partition dirs are recognised",
     ),
     Behaviour(
+        "initial_task_delay_config", (3, 9, 0), "KAFKA-16991",
+        "core/src/main/scala/kafka/log/LogManager.scala@3.9.0 (initialTaskDelayMs)",
+        "log.initial.task.delay.ms sets when the first retention check runs after a start (fixed 30 s before)",
+    ),
+    Behaviour(
         "kraft_only", (4, 0, 0), "KIP-833", "core/src/main/scala/kafka/server/KafkaConfig.scala@4.0.0",
         "ZooKeeper mode is gone: every broker is a KRaft broker",
     ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.forecast import for_check
+from kafka_ops.broker.forecast import first_check_delay, for_check
 from kafka_ops.broker.timestamps import iso, real_timestamp
 from kafka_ops.checks.base import Finding, check, human_ms
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
@@ -42,7 +42,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
         rec = real[base]
         when = (
             "at the first retention check after the next start"
-            if at <= ctx.now_ms
+            if at <= ctx.now_ms + first_check_delay(ctx.host)
             else f"at {iso(at)} (in {human_ms(at - ctx.now_ms)})"
         )
         if sf.held_by is not None:

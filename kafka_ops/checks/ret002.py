@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.forecast import HostForecast, TopicForecast, for_check
+from kafka_ops.broker.forecast import HostForecast, TopicForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
@@ -45,7 +45,7 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
 
 
 def _point(ctx, at: int, stopped: bool) -> str:  # type: ignore[no-untyped-def]
-    if at <= ctx.now_ms:
+    if at <= ctx.now_ms + first_check_delay(ctx.host):
         return "the first retention check after the broker starts" if stopped else "the next retention check"
     return f"{iso(at)} (in {human_ms(at - ctx.now_ms)})"
 

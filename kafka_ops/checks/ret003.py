@@ -7,7 +7,7 @@ import math
 from collections.abc import Iterator
 
 from kafka_ops.broker import versions
-from kafka_ops.broker.forecast import SegmentForecast, for_check
+from kafka_ops.broker.forecast import SegmentForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import future_batches, iso, segment_path
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX
@@ -121,7 +121,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
 
 
 def _when(ctx, at: int) -> str:  # type: ignore[no-untyped-def]
-    if at <= ctx.now_ms:
+    if at <= ctx.now_ms + first_check_delay(ctx.host):
         running = ctx.host.broker_state == "running"
         return "the next retention check" if running else "the first retention check after the broker starts"
     return f"{iso(at)} (in {human_ms(at - ctx.now_ms)})"

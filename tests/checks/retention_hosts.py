@@ -23,7 +23,7 @@ CLEANER_MS = (
     15_000  # log.cleaner.backoff.ms default: retention of compacted topics runs in the cleaner thread
 )
 
-__all__ = ["DAY", "HOUR", "NOW_MS", "Failures", "HostSpec", "TopicSpec"]
+__all__ = ["DAY", "FIRST_CHECK_MS", "HOUR", "NOW_MS", "Failures", "HostSpec", "TopicSpec"]
 
 
 def simulate(root: Any, topics: list[TopicSpec] | None = None, **kw: Any) -> SimulatedHost:
@@ -128,9 +128,15 @@ def segments(part_dir: str) -> list[tuple[int, int, int, int]]:
     return out
 
 
-def next_check(t: int, interval: int = CHECK_MS) -> int:
-    """The first retention check at or after ``t`` (checks at NOW_MS, NOW_MS + interval, ...)."""
-    return NOW_MS if t <= NOW_MS else NOW_MS + -(-(t - NOW_MS) // interval) * interval
+# A stopped broker's first retention check runs LogManager's initial task delay (30 s) after its start, which
+# the audit takes to be NOW_MS; then every interval.
+FIRST_CHECK_MS = NOW_MS + 30_000
+
+
+def next_check(t: int, interval: int = CHECK_MS, first: int = FIRST_CHECK_MS) -> int:
+    """The first retention check at or after ``t`` (checks at ``first``, + interval, ...; a running broker's
+    checks are taken to run at NOW_MS, + interval)."""
+    return first if t <= first else first + -(-(t - first) // interval) * interval
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:

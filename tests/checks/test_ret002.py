@@ -5,6 +5,7 @@ from __future__ import annotations
 from .retention_hosts import (
     CHECK_MS,
     DAY,
+    FIRST_CHECK_MS,
     NOW_MS,
     TopicSpec,
     audit,
@@ -41,7 +42,9 @@ def test_ret002_forecasts_time_retention_per_topic(tmp_path) -> None:  # type: i
     assert d["deleted_bytes"] == sum(e[2] for e in expected)
     assert d["bytes_now"] == total and d["bytes_at_horizon"] == total - d["deleted_bytes"]
     assert d["partitions"] == 2
-    assert d["first_deletion_at"] == min(e[3] for e in expected) == NOW_MS  # already expired: first check
+    assert (
+        d["first_deletion_at"] == min(e[3] for e in expected) == FIRST_CHECK_MS
+    )  # already expired: first check
     assert d["last_deletion_at"] == max(e[3] for e in expected)
     assert d["by_reason"] == {"retention_ms": {"bytes": d["deleted_bytes"], "segments": len(expected)}}
     assert d["check_interval_ms"] == CHECK_MS
@@ -79,10 +82,10 @@ def test_ret002_size_retention_deletes_oldest_segments_at_the_first_check(tmp_pa
     assert len(gone) == 2
     assert d["by_reason"] == {"retention_bytes": {"bytes": sum(s for _, s in gone), "segments": 2}}
     assert [(s["base_offset"], s["bytes"], s["delete_at"]) for s in d["segments"]] == [
-        (b, s, NOW_MS) for b, s in gone
+        (b, s, FIRST_CHECK_MS) for b, s in gone
     ]
     assert d["series"] == [
-        {"at_ms": NOW_MS, "deleted_bytes": sum(s for _, s in gone), "deleted_segments": 2,
+        {"at_ms": FIRST_CHECK_MS, "deleted_bytes": sum(s for _, s in gone), "deleted_segments": 2,
          "bytes": total - sum(s for _, s in gone)}
     ]  # fmt: skip
 

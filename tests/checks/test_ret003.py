@@ -6,6 +6,7 @@ import os
 
 from .retention_hosts import (
     DAY,
+    FIRST_CHECK_MS,
     HOUR,
     NOW_MS,
     Failures,
@@ -32,14 +33,14 @@ def test_ret003_future_timestamp_holds_back_later_segments(tmp_path) -> None:  #
     assert f["path"] == os.path.join(part, "00000000000000000020.log")
     d = f["details"]
     # released at the first 5-minute check after now + 30 d + 3 d (strictly greater: + 1 ms)
-    assert d["release_at"] == next_check(NOW_MS + 30 * DAY + 3 * DAY + 1) == NOW_MS + 33 * DAY + 300_000
+    assert d["release_at"] == next_check(NOW_MS + 30 * DAY + 3 * DAY + 1) == NOW_MS + 33 * DAY + 30_000
     assert d["last_release_at"] == d["release_at"]
     # held back: segment 20 (its other records are 9 days old) and segment 40 (8 days old), both of which
     # would go at the first check; segment 0 goes anyway (not held)
     assert d["held_back_segments"] == [20, 40]
     assert d["held_back_bytes"] == segs[20][0] + segs[40][0]
     assert d["held_back_in_horizon_segments"] == [20, 40]
-    assert d["would_delete_at"] == {"20": NOW_MS, "40": NOW_MS}
+    assert d["would_delete_at"] == {"20": FIRST_CHECK_MS, "40": FIRST_CHECK_MS}
     [fs] = d["future_segments"]
     assert fs["timestamp"] == NOW_MS + 30 * DAY and fs["timestamp_source"] == "time_index"
     assert fs["future_batches"] == 1 and fs["first_future_offset"] == 20
@@ -90,5 +91,5 @@ def test_ret003_future_records_in_the_active_segment_hold_themselves(tmp_path) -
     assert f["segment"] == 1 and d["held_back_segments"] == [1]
     assert d["release_at"] == next_check(NOW_MS + 2 * DAY + 3 * DAY + 1)
     # its other record (5 days old) would have gone at the first check
-    assert d["would_delete_at"] == {"1": NOW_MS}
+    assert d["would_delete_at"] == {"1": FIRST_CHECK_MS}
     assert '"offset": 3' in f["remediation"]  # the log end offset: the whole active segment
