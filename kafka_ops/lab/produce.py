@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import threading
 import time
 from collections import defaultdict
@@ -155,12 +156,14 @@ def produce(
     timestamp_ms: int | None = None,
     seed: int = 0,
     transactions: int = 1,
+    flush_every: int | None = None,
 ) -> Acked:
     """Write ``count`` records with a producer of ``kind``; returns what was acknowledged.
 
     ``timestamp_ms`` sets every record's CreateTime (old timestamps make retention delete the segments).
     Transactional kinds split the records over ``transactions`` transactions, committed ("transactional") or
-    aborted ("aborted"; the offsets go to ``Acked.aborted``).
+    aborted ("aborted"; the offsets go to ``Acked.aborted``). ``flush_every`` flushes after that many records,
+    so that batches stay small (many batches per segment).
     """
     vals = values(seed, count, value_bytes, compressible=kind in CODECS)
     acked = Acked()
@@ -174,14 +177,12 @@ def produce(
             if txn:
                 producer.begin_transaction()
             futures = []
-            for i, value in chunk:
+            for n, (i, value) in enumerate(chunk, 1):
                 key = f"key-{i % 16}".encode() if kind == "keyed" else None
-                futures.append(
-                    (
-                        value,
-                        producer.send(topic, value, key=key, partition=partition, timestamp_ms=timestamp_ms),
-                    )
-                )
+                sent = producer.send(topic, value, key=key, partition=partition, timestamp_ms=timestamp_ms)
+                futures.append((value, sent))
+                if flush_every and n % flush_every == 0:
+                    producer.flush()
             producer.flush()
             metas = [(value, f.get(timeout=30)) for value, f in futures]
             if kind == "aborted":
@@ -257,12 +258,29 @@ def produce_until(
     return acked
 
 
-def read_back(
-    bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: float = 60.0
-) -> dict[TopicPartition, dict[int, bytes]]:
-    """Every committed record now readable (read_committed, from the log start), as value digests by offset."""
+@dataclass
+class ReadBack:
+    """What a read returned: value digests by offset per partition, and the partitions a read error stopped
+    (e.g. a batch failing its CRC check: the broker serves a corrupt batch of a segment it did not recover)."""
+
+    records: dict[TopicPartition, dict[int, bytes]]
+    errors: dict[TopicPartition, str] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.records.values())
+
+
+_ERROR_TP = re.compile(r"TopicPartition\(topic='([^']+)', partition=(\d+)\)")
+
+
+def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: float = 60.0) -> ReadBack:
+    """Every committed record now readable (read_committed, from the log start), as value digests by offset.
+
+    A partition whose fetch fails (CRC, storage error) is paused and its error kept; the others are read on.
+    """
     parts = list(partitions)
-    out: dict[TopicPartition, dict[int, bytes]] = {tp: {} for tp in parts}
+    out = ReadBack({tp: {} for tp in parts})
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
         isolation_level="read_committed",
@@ -276,38 +294,42 @@ def read_back(
         consumer.seek_to_beginning(*parts)
         ends = consumer.end_offsets(parts)
         deadline = time.monotonic() + timeout
-        while any(consumer.position(tp) < ends[tp] for tp in parts):
+        while pending := [tp for tp in parts if tp not in out.errors and consumer.position(tp) < ends[tp]]:
             if time.monotonic() > deadline:
-                behind = {
-                    str(tp): (consumer.position(tp), ends[tp])
-                    for tp in parts
-                    if consumer.position(tp) < ends[tp]
-                }
+                behind = {str(tp): (consumer.position(tp), ends[tp]) for tp in pending}
                 raise LabError(f"read_back did not reach the end offsets within {timeout:.0f} s: {behind}")
-            for tp, records in consumer.poll(timeout_ms=1000).items():
+            try:
+                polled = consumer.poll(timeout_ms=1000)
+            except KafkaError as e:
+                m = _ERROR_TP.search(str(e))
+                if m is None:
+                    raise
+                tp = TopicPartition(m[1], int(m[2]))
+                out.errors[tp] = f"{type(e).__name__}: {e}"
+                consumer.pause(tp)
+                continue
+            for tp, records in polled.items():
                 for r in records:
-                    out[tp][r.offset] = digest(r.value)
+                    out.records[tp][r.offset] = digest(r.value)
     finally:
         consumer.close()
     return out
 
 
-def lost(acked: Acked, read: Mapping[TopicPartition, Mapping[int, bytes]]) -> dict[TopicPartition, list[int]]:
+def lost(acked: Acked, read: ReadBack) -> dict[TopicPartition, list[int]]:
     """Acknowledged offsets a read no longer returned (or returned with another value), per partition."""
     out: dict[TopicPartition, list[int]] = {}
     for tp, offs in acked.offsets.items():
-        got = read.get(tp, {})
+        got = read.records.get(tp, {})
         gone = [o for o in offs if got.get(o) != acked.digests[(tp, o)]]
         if gone:
             out[tp] = gone
     return out
 
 
-def visible_aborted(
-    acked: Acked, read: Mapping[TopicPartition, Mapping[int, bytes]]
-) -> dict[TopicPartition, list[int]]:
+def visible_aborted(acked: Acked, read: ReadBack) -> dict[TopicPartition, list[int]]:
     """Offsets of aborted records a read_committed read returned anyway (should be none)."""
-    out = {tp: [o for o in offs if o in read.get(tp, {})] for tp, offs in acked.aborted.items()}
+    out = {tp: [o for o in offs if o in read.records.get(tp, {})] for tp, offs in acked.aborted.items()}
     return {tp: offs for tp, offs in out.items() if offs}
 
 
