@@ -1,0 +1,275 @@
+"""Faults planted into a stopped lab broker's log dirs, as operators and crashes leave them.
+
+Each function changes files under a partition dir (``<log dir>/<topic>-<partition>``) or a log dir root and
+returns a :class:`Fault` naming what it changed, for the test to hand to the observation. Segments are chosen
+by base offset; by default a *rolled* fault takes the oldest segment (the one retention reaches first) and a
+tail fault the active (last) one. Ownership faults need root (``chown root``); the broker runs as ``kafka``.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_INDEX_BYTES = 10 * 1024 * 1024  # log.index.size.max.bytes / segment.index.bytes default
+OFFSET_ENTRY, TIME_ENTRY = 8, 12
+LOG_OVERHEAD = 12  # base offset (8) + length (4)
+RECORD_BATCH_OVERHEAD = 61  # v2 batch header; the records (or the compressed blob) follow
+CLEAN_SHUTDOWN = ".kafka_cleanshutdown"
+
+
+@dataclass
+class Fault:
+    """What a fault changed: its name, the paths it touched, and details (offsets, sizes) for assertions."""
+
+    name: str
+    paths: list[Path]
+    detail: dict[str, object] = field(default_factory=dict)
+
+    @property
+    def partition_dir(self) -> Path | None:
+        return Path(str(self.detail["partition_dir"])) if "partition_dir" in self.detail else None
+
+
+@dataclass(frozen=True)
+class Batch:
+    position: int
+    base_offset: int
+    last_offset: int
+    size: int
+    max_timestamp: int
+
+
+def segment_bases(partition_dir: Path) -> list[int]:
+    """Base offsets of the partition's segments, oldest first (the last is the active segment)."""
+    return sorted(
+        int(p.name[:-4]) for p in partition_dir.glob("*.log") if re.fullmatch(r"\d{20}\.log", p.name)
+    )
+
+
+def segment_file(partition_dir: Path, base: int, suffix: str) -> Path:
+    return partition_dir / f"{base:020d}{suffix}"
+
+
+def _rolled(partition_dir: Path, base: int | None) -> int:
+    bases = segment_bases(partition_dir)
+    if len(bases) < 2:
+        raise ValueError(f"{partition_dir} has no rolled segment (segments: {bases})")
+    if base is None:
+        return bases[0]
+    if base not in bases[:-1]:
+        raise ValueError(f"{base} is not a rolled segment of {partition_dir} ({bases})")
+    return base
+
+
+def _active(partition_dir: Path) -> int:
+    bases = segment_bases(partition_dir)
+    if not bases:
+        raise ValueError(f"{partition_dir} has no segment")
+    return bases[-1]
+
+
+def batches(log: Path) -> list[Batch]:
+    """The batches of a ``.log`` by their 12-byte framing (stops at a torn or impossible length)."""
+    data = log.read_bytes()
+    out, pos = [], 0
+    while pos + RECORD_BATCH_OVERHEAD <= len(data):
+        base, length = struct.unpack_from(">qi", data, pos)
+        if length < RECORD_BATCH_OVERHEAD - LOG_OVERHEAD or pos + LOG_OVERHEAD + length > len(data):
+            break
+        delta, _, max_ts = struct.unpack_from(">iqq", data, pos + 23)
+        out.append(Batch(pos, base, base + delta, LOG_OVERHEAD + length, max_ts))
+        pos += LOG_OVERHEAD + length
+    return out
+
+
+def _pad(path: Path, entry: int, max_index_bytes: int) -> tuple[int, int]:
+    before = path.stat().st_size
+    target = max_index_bytes - max_index_bytes % entry  # AbstractIndex preallocates roundDown(max, entrySize)
+    with open(path, "r+b") as f:
+        f.truncate(target)  # the new bytes read as zeros, as an untrimmed preallocated index
+    return before, target
+
+
+def pad_time_index(
+    partition_dir: Path, base: int | None = None, max_index_bytes: int = MAX_INDEX_BYTES
+) -> Fault:
+    """A rolled segment's ``.timeindex`` zero-padded to its preallocated size, as when the trim at roll failed."""
+    base = _rolled(partition_dir, base)
+    path = segment_file(partition_dir, base, ".timeindex")
+    before, after = _pad(path, TIME_ENTRY, max_index_bytes)
+    return Fault(
+        "padded_timeindex",
+        [path],
+        {
+            "partition_dir": str(partition_dir),
+            "base_offset": base,
+            "size_before": before,
+            "size_after": after,
+        },
+    )
+
+
+def pad_time_index_root_owned(
+    partition_dir: Path, base: int | None = None, max_index_bytes: int = MAX_INDEX_BYTES
+) -> Fault:
+    """The padded ``.timeindex`` also owned by root with mode 600 (the broker user can neither read nor trim it)."""
+    fault = pad_time_index(partition_dir, base, max_index_bytes)
+    os.chown(fault.paths[0], 0, 0)
+    fault.paths[0].chmod(0o600)
+    fault.name = "padded_timeindex_root_owned"
+    return fault
+
+
+def unreadable_time_index(partition_dir: Path, base: int | None = None) -> Fault:
+    """A rolled segment's ``.timeindex`` with mode 000 (still owned by the broker user, which cannot read it)."""
+    base = _rolled(partition_dir, base)
+    path = segment_file(partition_dir, base, ".timeindex")
+    path.chmod(0o000)
+    return Fault("unreadable_timeindex", [path], {"partition_dir": str(partition_dir), "base_offset": base})
+
+
+def pad_offset_index(
+    partition_dir: Path, base: int | None = None, max_index_bytes: int = MAX_INDEX_BYTES
+) -> Fault:
+    """A rolled segment's ``.index`` zero-padded to its preallocated size (untrimmed)."""
+    base = _rolled(partition_dir, base)
+    path = segment_file(partition_dir, base, ".index")
+    before, after = _pad(path, OFFSET_ENTRY, max_index_bytes)
+    return Fault(
+        "padded_index",
+        [path],
+        {
+            "partition_dir": str(partition_dir),
+            "base_offset": base,
+            "size_before": before,
+            "size_after": after,
+        },
+    )
+
+
+def read_only_log(partition_dir: Path, base: int | None = None) -> Fault:
+    """A rolled segment's ``.log`` with mode 444 (readable, not writable, by its owner the broker user)."""
+    base = _rolled(partition_dir, base)
+    path = segment_file(partition_dir, base, ".log")
+    path.chmod(0o444)
+    return Fault("read_only_log", [path], {"partition_dir": str(partition_dir), "base_offset": base})
+
+
+def root_owned_partition_dir(partition_dir: Path) -> Fault:
+    """The partition dir owned by root with mode 700: the broker user cannot list or enter it."""
+    os.chown(partition_dir, 0, 0)
+    partition_dir.chmod(0o700)
+    return Fault("root_owned_partition_dir", [partition_dir], {"partition_dir": str(partition_dir)})
+
+
+def torn_tail(partition_dir: Path, nbytes: int = 100, seed: int = 7) -> Fault:
+    """Random garbage appended to the active segment's ``.log``, as a torn write leaves it."""
+    base = _active(partition_dir)
+    path = segment_file(partition_dir, base, ".log")
+    size = path.stat().st_size
+    garbage = random.Random(seed).randbytes(nbytes)
+    with open(path, "ab") as f:
+        f.write(garbage)
+    return Fault(
+        "torn_tail",
+        [path],
+        {
+            "partition_dir": str(partition_dir),
+            "base_offset": base,
+            "valid_bytes": size,
+            "garbage_bytes": nbytes,
+        },
+    )
+
+
+def corrupt_batch(partition_dir: Path, base: int | None = None) -> Fault:
+    """Flip bytes in the payload of the middle batch of a segment (default: the active one): its CRC fails.
+
+    ``detail`` has the batch's offsets and position: a recovery truncates the log there and drops every later
+    batch (acknowledged records included).
+    """
+    base = _active(partition_dir) if base is None else base
+    path = segment_file(partition_dir, base, ".log")
+    found = batches(path)
+    if len(found) < 3:
+        raise ValueError(f"{path} has {len(found)} batches: too few to corrupt one in the middle")
+    batch = found[len(found) // 2]
+    at = batch.position + RECORD_BATCH_OVERHEAD + (batch.size - RECORD_BATCH_OVERHEAD) // 2
+    with open(path, "r+b") as f:
+        f.seek(at)
+        chunk = f.read(4)
+        f.seek(at)
+        f.write(bytes(b ^ 0xFF for b in chunk))
+    return Fault(
+        "corrupt_batch",
+        [path],
+        {
+            "partition_dir": str(partition_dir),
+            "base_offset": base,
+            "batch_base_offset": batch.base_offset,
+            "batch_last_offset": batch.last_offset,
+            "batch_position": batch.position,
+            "flipped_at": at,
+            "batches": len(found),
+            "log_bytes": path.stat().st_size,
+        },
+    )
+
+
+def delete_indexes(
+    partition_dir: Path, base: int | None = None, suffixes: tuple[str, ...] = (".index", ".timeindex")
+) -> Fault:
+    """A rolled segment's index files deleted (default: both)."""
+    base = _rolled(partition_dir, base)
+    paths = [segment_file(partition_dir, base, s) for s in suffixes]
+    for p in paths:
+        p.unlink()
+    return Fault("deleted_indexes", paths, {"partition_dir": str(partition_dir), "base_offset": base})
+
+
+def misaligned_index(partition_dir: Path, base: int | None = None, extra: int = 3) -> Fault:
+    """A rolled segment's ``.index`` whose size is not a multiple of 8 (``extra`` stray bytes at its end)."""
+    base = _rolled(partition_dir, base)
+    path = segment_file(partition_dir, base, ".index")
+    with open(path, "ab") as f:
+        f.write(b"\x01" * extra)
+    return Fault(
+        "misaligned_index",
+        [path],
+        {"partition_dir": str(partition_dir), "base_offset": base, "size": path.stat().st_size},
+    )
+
+
+def lost_and_found(log_dir: Path) -> Fault:
+    """``lost+found`` in a log dir root, as mkfs leaves it on a mount point (root, mode 700)."""
+    path = log_dir / "lost+found"
+    path.mkdir()
+    os.chown(path, 0, 0)
+    path.chmod(0o700)
+    return Fault("lost_and_found", [path], {"log_dir": str(log_dir)})
+
+
+def mismatched_meta_properties(log_dir: Path, cluster_id: str = "AAAAAAAAAAAAAAAAAAAAAA") -> Fault:
+    """``meta.properties`` of one log dir naming another cluster (``cluster.id``) than the others."""
+    path = log_dir / "meta.properties"
+    text = path.read_text()
+    old = re.search(r"^cluster\.id=(.*)$", text, re.M)
+    if old is None:
+        raise ValueError(f"{path} has no cluster.id")
+    path.write_text(text.replace(old.group(0), f"cluster.id={cluster_id}"))
+    return Fault(
+        "mismatched_meta_properties", [path], {"log_dir": str(log_dir), "was": old[1], "now": cluster_id}
+    )
+
+
+def remove_clean_shutdown(log_dir: Path) -> Fault:
+    """The clean-shutdown marker removed from a log dir root, as after SIGKILL."""
+    path = log_dir / CLEAN_SHUTDOWN
+    existed = path.exists()
+    path.unlink(missing_ok=True)
+    return Fault("removed_clean_shutdown", [path], {"log_dir": str(log_dir), "existed": existed})

@@ -1,0 +1,387 @@
+"""What a lab broker did at a start, in the shape of the model's prediction (``next_start`` of ``kafka-ops audit
+--format json``).
+
+Two sources, combined by :func:`next_start`:
+
+* the broker's own log of that start (:func:`parse_log`): the load, recovery, rebuild, retention and log-dir
+  failure lines. Their wording per release was checked against the Kafka source at the tags (2.8.2, 3.5.2,
+  3.7.1, 3.9.0) and the 4.3.1 jars' string constants, and the lab runs confirm them (tests/lab/OBSERVED.md):
+  prefixes ``[Log partition=T-P, dir=D]`` (2.8) and ``[LogLoader|UnifiedLog|LocalLog partition=T-P, dir=D]``
+  (3.x, 4.x);
+* two :func:`snapshot` s of every file in the log dirs, before the start and after the broker stopped (take
+  ``after`` only once it stopped: a running broker holds its active segment's indexes preallocated): a ``.log``
+  that shrank was truncated by that many bytes, an index whose content changed was rebuilt, a segment whose
+  ``.log`` is gone (or renamed ``.deleted``) was deleted.
+
+Only segments whose fate differs from "loaded as is and kept" are listed, as in the prediction. ``deleted_by``
+names what deleted a segment: ``retention.ms``, ``retention.bytes``, ``log_start_offset`` or ``recovery`` (the
+segments after a corrupt one), None if no log line says.
+
+:func:`broker_view` asks the running broker (admin API) for its log dirs and each partition's offsets.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import stat
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+HASH_LIMIT = 64 * 1024 * 1024
+_ENTRY = re.compile(
+    r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*?)(?: \(([\w.$]+)\))?$"
+)
+_PREFIX = re.compile(r"\[(?:Log|LogLoader|UnifiedLog|LocalLog) partition=([^,\]]+), dir=([^\]]+)\] ")
+_SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)$")
+
+
+# -- files ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class FileState:
+    size: int
+    mtime_ns: int
+    inode: int
+    mode: int
+    uid: int
+    is_dir: bool
+    sha1: str | None  # files up to HASH_LIMIT
+
+
+@dataclass
+class Snapshot:
+    """Every file and dir under the log dirs at one moment (``taken_at``: epoch seconds)."""
+
+    taken_at: float
+    log_dirs: list[str]
+    files: dict[str, FileState]
+
+    def segment_logs(self) -> list[str]:
+        """The ``.log`` of every segment, by path."""
+        return sorted(
+            p for p in self.files if _SEGMENT_FILE.match(os.path.basename(p)) and p.endswith(".log")
+        )
+
+
+def _sha1(path: str, size: int) -> str | None:
+    if size > HASH_LIMIT:
+        return None
+    h = hashlib.sha1()
+    with open(path, "rb") as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def snapshot(log_dirs: Iterable[Path | str]) -> Snapshot:
+    """Stat (and hash) every file under the log dirs (as root: root-owned and mode-000 files are read too)."""
+    dirs = [str(Path(d).resolve()) for d in log_dirs]
+    files: dict[str, FileState] = {}
+    for top in dirs:
+        for root, subdirs, names in os.walk(top):
+            for name in subdirs + names:
+                path = os.path.join(root, name)
+                st = os.lstat(path)
+                is_dir = stat.S_ISDIR(st.st_mode)
+                digest = None
+                if stat.S_ISREG(st.st_mode):
+                    try:
+                        digest = _sha1(path, st.st_size)
+                    except PermissionError:
+                        digest = None
+                files[path] = FileState(
+                    st.st_size, st.st_mtime_ns, st.st_ino, stat.S_IMODE(st.st_mode), st.st_uid, is_dir, digest
+                )
+    return Snapshot(time.time(), dirs, files)
+
+
+# -- the broker's log ----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    time: datetime
+    level: str
+    message: str  # without the [Class partition=.., dir=..] prefix
+    logger: str
+    partition: str | None = None  # "topic-partition" from the prefix
+    dir: str | None = None
+    extra: tuple[str, ...] = ()  # continuation lines (stack trace)
+
+    @property
+    def line(self) -> str:
+        return f"{self.level} {self.message}"
+
+
+def parse_log(text: str) -> list[LogEntry]:
+    """Entries of a log written with Kafka's pattern ``[%d] %p %m (%c)%n`` (the lab's JVMs run in UTC)."""
+    out: list[LogEntry] = []
+    extra: list[str] = []
+    for raw in text.splitlines():
+        m = _ENTRY.match(raw)
+        if not m:
+            if out and raw.strip():
+                extra.append(raw.rstrip())
+            continue
+        if out and extra:
+            out[-1] = _with_extra(out[-1], extra)
+        extra = []
+        ts = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=UTC)
+        msg, partition, ldir = m[3], None, None
+        p = _PREFIX.search(msg)
+        if p:
+            partition, ldir = p[1], p[2]
+            msg = msg[: p.start()] + msg[p.end() :]
+        out.append(LogEntry(ts, m[2], msg, m[4] or "", partition, ldir))
+    if out and extra:
+        out[-1] = _with_extra(out[-1], extra)
+    return out
+
+
+def _with_extra(e: LogEntry, extra: list[str]) -> LogEntry:
+    return LogEntry(e.time, e.level, e.message, e.logger, e.partition, e.dir, tuple(extra))
+
+
+_DIR_FAILURES = (
+    re.compile(r"Stopping serving logs in dir (\S+)"),
+    re.compile(r"Error while loading log dir (\S+)"),
+    re.compile(r"Failed to create or validate data directory (\S+)"),
+    re.compile(r"Halting broker because dir (\S+) is offline"),
+)
+_ALL_FAILED = re.compile(r"Shutdown broker because all log dirs in (.+) have failed")
+_LOADED = re.compile(r"Completed load of \w*Log\(dir=([^,)]+)")
+_RECOVERING = re.compile(r"Recovering unflushed segment (\d+)")
+_REBUILT = re.compile(
+    r"(?:Found a corrupted index file|Could not find offset index file) corresponding to log file (\S+?),? "
+)
+_DELETING = re.compile(r"Deleting segments? .*?baseOffset=(\d+)")
+_RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
+_TRUNCATING = re.compile(r"Corruption found in segment (\d+), truncating to offset (\d+)")
+
+
+def offline_dirs(entries: Sequence[LogEntry]) -> list[str]:
+    """Log dirs the broker took offline (or failed to start with) in this log."""
+    out: list[str] = []
+    for e in entries:
+        for rx in _DIR_FAILURES:
+            m = rx.search(e.message)
+            if m:
+                out.append(m[1].rstrip(".,"))
+        m = _ALL_FAILED.search(e.message)
+        if m:
+            out += [d.strip() for d in m[1].split(",")]
+    return list(dict.fromkeys(os.path.normpath(d) for d in out))
+
+
+def exit_reason(entries: Sequence[LogEntry]) -> str | None:
+    """Why the broker exited: its first FATAL entry (else the last ERROR), with the exception line after it."""
+    fatal = [e for e in entries if e.level == "FATAL"] or [e for e in entries if e.level == "ERROR"][-1:]
+    if not fatal:
+        return None
+    e = fatal[0]
+    cause = next((x.strip() for x in e.extra if not x.lstrip().startswith("at ")), "")
+    return f"{e.message}: {cause}" if cause else e.message
+
+
+def _deleted_by(message: str) -> str | None:
+    if "retention time" in message:
+        return "retention.ms"
+    if "retention size" in message:
+        return "retention.bytes"
+    if "log start offset" in message:
+        return "log_start_offset"
+    if "log recovery" in message:
+        return "recovery"
+    return None
+
+
+def _iso(t: datetime) -> str:
+    return t.isoformat(timespec="milliseconds")
+
+
+# -- the observation -----------------------------------------------------------------------------------------
+
+
+@dataclass
+class Observation:
+    """``next_start`` (the prediction's shape) plus the relevant log entries behind it."""
+
+    next_start: dict[str, Any]
+    entries: list[LogEntry] = field(default_factory=list)
+    # per segment (.log path) whose files changed: suffix -> [size before, size after, content changed]
+    changes: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+
+    def segment(self, log: Path | str) -> dict[str, Any] | None:
+        """The listed fate of one segment (by its ``.log`` path), None if it was loaded as is and kept."""
+        return next((s for s in self.next_start["segments"] if s["log"] == str(log)), None)
+
+    def partition(self, partition_dir: Path | str) -> list[dict[str, Any]]:
+        """The listed segments of one partition."""
+        prefix = str(partition_dir).rstrip("/") + "/"
+        return [s for s in self.next_start["segments"] if s["log"].startswith(prefix)]
+
+    def dir_state(self, log_dir: Path | str) -> str:
+        return next(
+            d["state"] for d in self.next_start["log_dirs"] if d["path"] == str(Path(log_dir).resolve())
+        )
+
+    def lines(self, pattern: str, partition: str | None = None) -> list[str]:
+        """The entries matching a regex (optionally of one partition), as ``LEVEL message``."""
+        rx = re.compile(pattern)
+        return [
+            e.line
+            for e in self.entries
+            if rx.search(e.message)
+            and (partition is None or e.partition == partition or partition in e.message)
+        ]
+
+
+def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | None = None) -> Observation:
+    """What the start whose broker log is ``log`` did to the files of ``before`` (``after``: once stopped).
+
+    ``exit_code`` is the broker's own exit (None when it started and we stopped it).
+    """
+    entries = parse_log(log)
+    offline = set(offline_dirs(entries))
+    exited = exit_code is not None
+    dirs = [{"path": d, "state": "offline" if d in offline else "online"} for d in before.log_dirs]
+    loaded = {os.path.normpath(m[1]) for e in entries if (m := _LOADED.search(e.message))}
+    recovering: dict[str, set[int]] = {}
+    rebuilt: set[str] = set()
+    deleted: dict[tuple[str, int], tuple[str, str | None]] = {}
+    for e in entries:
+        if e.partition and (m := _RECOVERING.search(e.message)):
+            recovering.setdefault(e.partition, set()).add(int(m[1]))
+        if m := _REBUILT.search(e.message):
+            rebuilt.add(os.path.normpath(m[1]))
+        if e.partition and (m := _RECOVERY_DELETE.search(e.message)):
+            for b in re.findall(r"baseOffset=(\d+)", m[1]):
+                deleted.setdefault((e.partition, int(b)), (_iso(e.time), "recovery"))
+        elif e.partition and "Deleting segment" in e.message and "Deleting segment files" not in e.message:
+            for b in re.findall(r"baseOffset=(\d+)", e.message):
+                deleted.setdefault((e.partition, int(b)), (_iso(e.time), _deleted_by(e.message)))
+    segments = []
+    changes: dict[str, dict[str, list[Any]]] = {}
+    for log_path in before.segment_logs():
+        pdir = os.path.dirname(log_path)
+        ldir = os.path.dirname(pdir)
+        tp = os.path.basename(pdir)
+        base = int(os.path.basename(log_path)[:20])
+        prefix = log_path[:-4]
+        seg: dict[str, Any] = {
+            "log": log_path,
+            "topic": tp.rsplit("-", 1)[0],
+            "partition": int(tp.rsplit("-", 1)[1]),
+            "base_offset": base,
+            "load": "as_is",
+            "truncated_bytes": 0,
+            "deleted_at": None,
+            "deleted_by": None,
+        }
+        if ldir in offline or (exited and pdir not in loaded):
+            seg["load"] = "not_loaded"
+            segments.append(seg)
+            continue
+        now = after.files.get(log_path)
+        was = before.files[log_path]
+        changed = _changes(before, after, prefix)
+        if changed:
+            changes[log_path] = changed
+        if base in recovering.get(tp, set()):
+            seg["load"] = "recovered"
+        elif log_path in rebuilt or _recreated_with_entries(changed):
+            seg["load"] = "indexes_rebuilt"
+        if now is None:
+            at, by = deleted.get((tp, base), (None, None))
+            seg["deleted_at"], seg["deleted_by"] = at, by
+            if at is None and (log_path + ".deleted") not in after.files:
+                seg["deleted_by"] = None
+            seg["deleted"] = True
+        elif now.size < was.size:
+            seg["truncated_bytes"] = was.size - now.size
+        if seg["load"] != "as_is" or seg["truncated_bytes"] or seg.get("deleted"):
+            seg.pop("deleted", None)
+            segments.append(seg)
+    relevant = [e for e in entries if _relevant(e)]
+    out = {
+        "broker": "exits" if exited else "starts",
+        "reason": exit_reason(entries) if exited else None,
+        "log_dirs": dirs,
+        "segments": segments,
+    }
+    return Observation(out, relevant, changes)
+
+
+def _changes(before: Snapshot, after: Snapshot, prefix: str) -> dict[str, list[Any]]:
+    """Per segment file that changed: ``[size before, size after, content changed]`` (None: absent)."""
+    out: dict[str, list[Any]] = {}
+    for suffix in (".log", ".index", ".timeindex", ".txnindex"):
+        b, a = before.files.get(prefix + suffix), after.files.get(prefix + suffix)
+        if b is None and a is None:
+            continue
+        differs = b is None or a is None or b.size != a.size or bool(b.sha1 and a.sha1 and b.sha1 != a.sha1)
+        if differs or (b is not None and a is not None and (b.mode, b.uid) != (a.mode, a.uid)):
+            out[suffix] = [b.size if b else None, a.size if a else None, differs]
+    return out
+
+
+def _recreated_with_entries(changed: dict[str, list[Any]]) -> bool:
+    """A silent rebuild: an index absent before the start holds entries after it (an empty recreated
+    ``.timeindex`` is not a rebuild: the broker only created it)."""
+    return any(changed.get(s, [1])[0] is None and (changed[s][1] or 0) > 0 for s in (".index", ".timeindex"))
+
+
+_RELEVANT = re.compile(
+    r"Recovering|recovery|Found a corrupted|Could not find offset index|Corruption found|invalid offset"
+    r"|Deleting segment|Incremented log start offset|Stopping serving logs|Shutdown broker|Halting broker"
+    r"|Error while loading log dir|Failed to create or validate|Could not read file|lost\+found|not in the form"
+    r"|clean shutdown|cleanshutdown|Completed load of|Loaded \d+ logs|meta\.properties|cluster\.id|offline"
+)
+
+
+_NOISE = re.compile(r"Producer state recovery took|Performing controller activation")
+
+
+def _relevant(e: LogEntry) -> bool:
+    if _NOISE.search(e.message):
+        return False
+    return e.level in ("WARN", "ERROR", "FATAL") or bool(_RELEVANT.search(e.message))
+
+
+# -- the running broker's view -------------------------------------------------------------------------------
+
+
+def broker_view(bootstrap: str, partitions: Iterable[Any] | None = None) -> dict[str, Any]:
+    """The running broker's log dirs (with their error) and each partition's dir and offsets (admin API)."""
+    from kafka.errors import for_code
+
+    from kafka_ops.lab.produce import admin, offsets
+
+    client = admin(bootstrap)
+    try:
+        described = client.describe_log_dirs()
+    finally:
+        client.close()
+    log_dirs, where = [], {}
+    for broker in described:
+        for d in broker["log_dirs"]:
+            err = for_code(d["error_code"]).__name__ if d["error_code"] else None
+            log_dirs.append({"path": d["log_dir"], "error": err})
+            for t in d.get("topics", []):
+                for p in t["partitions"]:
+                    where[f"{t['name']}-{p['partition_index']}"] = {
+                        "dir": d["log_dir"],
+                        "size": p["partition_size"],
+                    }
+    parts: dict[str, Any] = {k: dict(v) for k, v in where.items()}
+    if partitions is not None:
+        for tp, (start, end) in offsets(bootstrap, partitions).items():
+            parts.setdefault(f"{tp.topic}-{tp.partition}", {}).update({"log_start": start, "log_end": end})
+    return {"log_dirs": log_dirs, "partitions": parts}

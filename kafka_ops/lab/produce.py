@@ -1,0 +1,345 @@
+"""Real data for a lab broker, written with kafka-python, and what the broker acknowledged.
+
+kafka-python (3.0.x in the dev extra) speaks to every lab version (2.8 ZooKeeper mode to 4.3 KRaft) for all it
+is asked here: admin topic creation with per-topic configs, plain and keyed producers, the four codecs (gzip;
+snappy, lz4, zstd through python-snappy, lz4 and zstandard), the idempotent producer and transactions (commit
+and abort), and read_committed consumers. Nothing needed confluent-kafka.
+
+Each produce call returns :class:`Acked`: the offsets the broker acknowledged per partition with a digest of each
+record's value, so that :func:`lost` can say which acknowledged records a later read no longer returns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import re
+import threading
+import time
+from collections import defaultdict
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.errors import InvalidConfigurationError, KafkaError, TopicAlreadyExistsError
+
+from kafka_ops.lab.jars import LabError
+
+Kind = Literal["plain", "keyed", "gzip", "snappy", "lz4", "zstd", "idempotent", "transactional", "aborted"]
+KINDS: tuple[Kind, ...] = (
+    "plain",
+    "keyed",
+    "gzip",
+    "snappy",
+    "lz4",
+    "zstd",
+    "idempotent",
+    "transactional",
+    "aborted",
+)
+CODECS = ("gzip", "snappy", "lz4", "zstd")
+MIN_SEGMENT_BYTES_4X = (
+    1024 * 1024
+)  # 4.x refuses a smaller segment.bytes; internal.segment.bytes is the escape
+_CLIENT = {"request_timeout_ms": 15000, "reconnect_backoff_max_ms": 500}
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    name: str
+    partitions: int = 1
+    configs: Mapping[str, object] = field(default_factory=dict)
+
+
+def digest(value: bytes | None) -> bytes:
+    return hashlib.blake2b(value or b"", digest_size=8).digest()
+
+
+@dataclass
+class Acked:
+    """What the broker acknowledged: offsets per partition (and, for transactions, committed), with each
+    record's value digest; ``aborted`` holds the offsets of records whose transaction was aborted."""
+
+    offsets: dict[TopicPartition, list[int]] = field(default_factory=lambda: defaultdict(list))
+    digests: dict[tuple[TopicPartition, int], bytes] = field(default_factory=dict)
+    aborted: dict[TopicPartition, list[int]] = field(default_factory=lambda: defaultdict(list))
+    failed: int = 0  # sends that got no acknowledgement (e.g. the broker was killed)
+
+    def add(self, tp: TopicPartition, offset: int, value: bytes | None) -> None:
+        self.offsets[tp].append(offset)
+        self.digests[(tp, offset)] = digest(value)
+
+    def merge(self, other: Acked) -> Acked:
+        for tp, offs in other.offsets.items():
+            self.offsets[tp].extend(offs)
+        for tp, offs in other.aborted.items():
+            self.aborted[tp].extend(offs)
+        self.digests |= other.digests
+        self.failed += other.failed
+        return self
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.offsets.values())
+
+    def last_offsets(self) -> dict[TopicPartition, int]:
+        return {tp: max(offs) for tp, offs in self.offsets.items() if offs}
+
+
+def admin(bootstrap: str) -> KafkaAdminClient:
+    return KafkaAdminClient(bootstrap_servers=bootstrap, **_CLIENT)
+
+
+def create_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 30.0) -> None:
+    """Create topics (replication factor 1) with their configs and wait until each has a leader.
+
+    A ``segment.bytes`` under 1 MiB is sent as ``internal.segment.bytes`` to a broker that refuses it (4.x),
+    so that small segments roll on every version.
+    """
+    specs = list(specs)
+    client = admin(bootstrap)
+    try:
+        for spec in specs:
+            configs = {k: str(v) for k, v in spec.configs.items()}
+            request = {
+                spec.name: {"num_partitions": spec.partitions, "replication_factor": 1, "configs": configs}
+            }
+            try:
+                client.create_topics(request, timeout_ms=int(timeout * 1000))
+            except TopicAlreadyExistsError:
+                pass
+            except InvalidConfigurationError as e:
+                if "segment.bytes" not in str(e) or "segment.bytes" not in configs:
+                    raise
+                configs["internal.segment.bytes"] = configs.pop("segment.bytes")
+                client.create_topics(request, timeout_ms=int(timeout * 1000))
+        client.wait_for_topics([s.name for s in specs], timeout_ms=int(timeout * 1000))
+    finally:
+        client.close()
+
+
+def values(seed: int, count: int, size: int, compressible: bool) -> list[bytes]:
+    """Record values: random (incompressible, so segments fill at the expected rate) or half text."""
+    rnd = random.Random(seed)
+    if not compressible:
+        return [rnd.randbytes(size) for _ in range(count)]
+    return [(f"{seed}:{i}:".encode() + rnd.randbytes(size // 2)).ljust(size, b"=") for i in range(count)]
+
+
+def _producer(bootstrap: str, kind: Kind, client_id: str) -> KafkaProducer:
+    conf: dict[str, Any] = {
+        "bootstrap_servers": bootstrap,
+        "acks": "all",
+        "linger_ms": 5,
+        "client_id": client_id,
+    }
+    conf |= _CLIENT
+    if kind in CODECS:
+        conf["compression_type"] = kind
+    if kind in ("transactional", "aborted"):
+        conf["transactional_id"] = client_id
+    else:
+        # kafka-python enables idempotence by default (as the Java client does since 3.0): only "idempotent" keeps it
+        conf["enable_idempotence"] = kind == "idempotent"
+    return KafkaProducer(**conf)
+
+
+def produce(
+    bootstrap: str,
+    topic: str,
+    count: int,
+    *,
+    kind: Kind = "plain",
+    value_bytes: int = 1024,
+    partition: int | None = None,
+    timestamp_ms: int | None = None,
+    seed: int = 0,
+    transactions: int = 1,
+    flush_every: int | None = None,
+) -> Acked:
+    """Write ``count`` records with a producer of ``kind``; returns what was acknowledged.
+
+    ``timestamp_ms`` sets every record's CreateTime (old timestamps make retention delete the segments).
+    Transactional kinds split the records over ``transactions`` transactions, committed ("transactional") or
+    aborted ("aborted"; the offsets go to ``Acked.aborted``). ``flush_every`` flushes after that many records,
+    so that batches stay small (many batches per segment).
+    """
+    vals = values(seed, count, value_bytes, compressible=kind in CODECS)
+    acked = Acked()
+    producer = _producer(bootstrap, kind, f"lab-{topic}-{kind}-{seed}")
+    try:
+        txn = kind in ("transactional", "aborted")
+        if txn:
+            producer.init_transactions()
+        chunks = _split(list(enumerate(vals)), transactions if txn else 1)
+        for chunk in chunks:
+            if txn:
+                producer.begin_transaction()
+            futures = []
+            for n, (i, value) in enumerate(chunk, 1):
+                key = f"key-{i % 16}".encode() if kind == "keyed" else None
+                sent = producer.send(topic, value, key=key, partition=partition, timestamp_ms=timestamp_ms)
+                futures.append((value, sent))
+                if flush_every and n % flush_every == 0:
+                    producer.flush()
+            producer.flush()
+            metas = [(value, f.get(timeout=30)) for value, f in futures]
+            if kind == "aborted":
+                producer.abort_transaction()
+                for _, md in metas:
+                    acked.aborted[TopicPartition(md.topic, md.partition)].append(md.offset)
+                continue
+            if txn:
+                producer.commit_transaction()
+            for value, md in metas:
+                acked.add(TopicPartition(md.topic, md.partition), md.offset, value)
+    finally:
+        producer.close(timeout=10)
+    return acked
+
+
+def _split(items: list[Any], n: int) -> list[list[Any]]:
+    n = max(1, min(n, len(items) or 1))
+    size = -(-len(items) // n)
+    return [items[i : i + size] for i in range(0, len(items), size)] or [[]]
+
+
+def produce_until(
+    bootstrap: str,
+    topic: str,
+    stop: threading.Event,
+    *,
+    kind: Kind = "idempotent",
+    value_bytes: int = 1024,
+    seed: int = 0,
+    batch: int = 50,
+) -> Acked:
+    """Produce batches until ``stop`` is set or the broker goes away (SIGKILL); returns every acknowledged
+    record. Sends that got no acknowledgement are counted in ``Acked.failed``, never as acknowledged."""
+    acked = Acked()
+    conf: dict[str, Any] = {
+        "bootstrap_servers": bootstrap,
+        "acks": "all",
+        "linger_ms": 2,
+        "enable_idempotence": kind == "idempotent",
+        "max_block_ms": 3000,
+        "request_timeout_ms": 3000,
+        "delivery_timeout_ms": 4000,
+        "reconnect_backoff_max_ms": 500,
+    }
+    if kind != "idempotent":
+        conf["retries"] = (
+            0  # the idempotent producer refuses retries=0; delivery_timeout_ms bounds its retries
+        )
+    producer = KafkaProducer(**conf)
+    n = 0
+    try:
+        while not stop.is_set():
+            vals = values(seed + n, batch, value_bytes, compressible=False)
+            n += batch
+            futures = []
+            try:
+                for value in vals:
+                    futures.append((value, producer.send(topic, value)))
+            except KafkaError:
+                acked.failed += len(vals) - len(futures)
+            for value, f in futures:
+                try:
+                    md = f.get(timeout=10)
+                except KafkaError:
+                    acked.failed += 1
+                    continue
+                acked.add(TopicPartition(md.topic, md.partition), md.offset, value)
+            if acked.failed:
+                break
+    finally:
+        producer.close(timeout=2)
+    return acked
+
+
+@dataclass
+class ReadBack:
+    """What a read returned: value digests by offset per partition, and the partitions a read error stopped
+    (e.g. a batch failing its CRC check: the broker serves a corrupt batch of a segment it did not recover)."""
+
+    records: dict[TopicPartition, dict[int, bytes]]
+    errors: dict[TopicPartition, str] = field(default_factory=dict)
+
+    @property
+    def count(self) -> int:
+        return sum(len(v) for v in self.records.values())
+
+
+_ERROR_TP = re.compile(r"TopicPartition\(topic='([^']+)', partition=(\d+)\)")
+
+
+def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: float = 60.0) -> ReadBack:
+    """Every committed record now readable (read_committed, from the log start), as value digests by offset.
+
+    A partition whose fetch fails (CRC, storage error) is paused and its error kept; the others are read on.
+    """
+    parts = list(partitions)
+    out = ReadBack({tp: {} for tp in parts})
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        isolation_level="read_committed",
+        enable_auto_commit=False,
+        group_id=None,
+        max_partition_fetch_bytes=4 * 1024 * 1024,
+        **_CLIENT,
+    )
+    try:
+        consumer.assign(parts)
+        consumer.seek_to_beginning(*parts)
+        ends = consumer.end_offsets(parts)
+        deadline = time.monotonic() + timeout
+        while pending := [tp for tp in parts if tp not in out.errors and consumer.position(tp) < ends[tp]]:
+            if time.monotonic() > deadline:
+                behind = {str(tp): (consumer.position(tp), ends[tp]) for tp in pending}
+                raise LabError(f"read_back did not reach the end offsets within {timeout:.0f} s: {behind}")
+            try:
+                polled = consumer.poll(timeout_ms=1000)
+            except KafkaError as e:
+                m = _ERROR_TP.search(str(e))
+                if m is None:
+                    raise
+                tp = TopicPartition(m[1], int(m[2]))
+                out.errors[tp] = f"{type(e).__name__}: {e}"
+                consumer.pause(tp)
+                continue
+            for tp, records in polled.items():
+                for r in records:
+                    out.records[tp][r.offset] = digest(r.value)
+    finally:
+        consumer.close()
+    return out
+
+
+def lost(acked: Acked, read: ReadBack) -> dict[TopicPartition, list[int]]:
+    """Acknowledged offsets a read no longer returned (or returned with another value), per partition."""
+    out: dict[TopicPartition, list[int]] = {}
+    for tp, offs in acked.offsets.items():
+        got = read.records.get(tp, {})
+        gone = [o for o in offs if got.get(o) != acked.digests[(tp, o)]]
+        if gone:
+            out[tp] = gone
+    return out
+
+
+def visible_aborted(acked: Acked, read: ReadBack) -> dict[TopicPartition, list[int]]:
+    """Offsets of aborted records a read_committed read returned anyway (should be none)."""
+    out = {tp: [o for o in offs if o in read.records.get(tp, {})] for tp, offs in acked.aborted.items()}
+    return {tp: offs for tp, offs in out.items() if offs}
+
+
+def offsets(bootstrap: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
+    """(log start offset, log end offset) per partition, as the broker reports them now."""
+    parts = list(partitions)
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, **_CLIENT)
+    try:
+        starts = consumer.beginning_offsets(parts)
+        ends = consumer.end_offsets(parts)
+    finally:
+        consumer.close()
+    return {tp: (starts[tp], ends[tp]) for tp in parts}

@@ -1,0 +1,163 @@
+"""One characterisation run: restore a saved broker, plant faults, start it, watch, stop it, observe.
+
+A :class:`Trial` is split in :meth:`~Trial.launch` (restore, plant, snapshot, start) and :meth:`~Trial.finish`
+(wait until the retention check has run, ask the broker, read every acknowledged record back, stop, snapshot,
+diff) so that :func:`run_trials` can start several brokers and sit out LogManager's 30-second first retention
+check (fixed up to 3.8) once for all of them.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kafka import TopicPartition
+
+from kafka_ops.lab.broker import LabBroker, StartOutcome
+from kafka_ops.lab.faults import Fault
+from kafka_ops.lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
+from kafka_ops.lab.produce import Acked, lost, read_back
+
+Plant = Callable[[LabBroker], list[Fault]]
+RETENTION_MARGIN_S = 4.0  # two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay
+
+
+@dataclass
+class TrialResult:
+    name: str
+    version: str
+    start: StartOutcome
+    observation: Observation
+    faults: list[Fault]
+    view: dict[str, Any] | None  # the running broker's log dirs and offsets (None if it did not start)
+    lost: dict[str, list[int]] | None  # acknowledged offsets no longer readable, per "topic-partition"
+    unreadable: list[str] = field(default_factory=list)  # partitions in a dir the broker reports offline
+    read_errors: dict[str, str] = field(default_factory=dict)  # partitions whose read failed (CRC, storage)
+    seconds: float = 0.0
+    log: str = ""  # the broker log of this start
+    broker_exit: int | None = None  # the broker's own exit (None: it ran until we stopped it)
+
+    @property
+    def next_start(self) -> dict[str, Any]:
+        return self.observation.next_start
+
+
+class Trial:
+    """Restore ``saved``, run ``plant`` on the stopped copy, start it (``properties`` added), observe."""
+
+    def __init__(
+        self,
+        name: str,
+        saved: Path,
+        plant: Plant,
+        *,
+        acked: Acked | None = None,
+        properties: Mapping[str, object] | None = None,
+        wait_retention: bool = False,
+        keep: bool = False,
+    ) -> None:
+        self.name, self.saved, self.plant, self.acked = name, saved, plant, acked
+        self.properties = dict(properties or {})
+        self.wait_retention = wait_retention
+        self.keep = keep
+        self.broker: LabBroker | None = None
+        self.faults: list[Fault] = []
+        self.before: Snapshot | None = None
+        self.outcome: StartOutcome | None = None
+        self._began = 0.0
+
+    def launch(self) -> None:
+        self._began = time.monotonic()
+        self.broker = LabBroker.restore(self.saved, properties=self.properties, keep=self.keep)
+        try:
+            self.faults = self.plant(self.broker)
+            self.before = snapshot(self.broker.log_dirs)
+            self.outcome = self.broker.start(check=False)
+        except BaseException:
+            self.broker.close()
+            raise
+
+    @property
+    def ready_at(self) -> float:
+        """Monotonic time after which the first retention check has run (and deleted files are gone)."""
+        assert self.broker is not None
+        if not self.wait_retention or self.outcome is None or not self.outcome.started:
+            return 0.0
+        return self._began + self.outcome.seconds + self.broker.initial_task_delay_s + RETENTION_MARGIN_S
+
+    def finish(self) -> TrialResult:
+        assert self.broker is not None and self.before is not None and self.outcome is not None
+        broker = self.broker
+        try:
+            view = None
+            lost_now: dict[str, list[int]] | None = None
+            unreadable: list[str] = []
+            read_errors: dict[str, str] = {}
+            if self.outcome.started:
+                time.sleep(max(0.0, self.ready_at - time.monotonic()))
+                if broker.running:
+                    view, lost_now, unreadable, read_errors = self._ask(broker)
+            log_before_stop = broker.run_log()
+            exit_code = broker.exit_code
+            if exit_code is None:
+                broker.stop()
+            after = snapshot(broker.log_dirs)
+            obs = next_start(self.before, after, log_before_stop, exit_code=exit_code)
+            return TrialResult(
+                self.name,
+                broker.version,
+                self.outcome,
+                obs,
+                self.faults,
+                view,
+                lost_now,
+                unreadable,
+                read_errors,
+                time.monotonic() - self._began,
+                log_before_stop,
+                exit_code,
+            )
+        finally:
+            broker.close()
+
+    def _ask(
+        self, broker: LabBroker
+    ) -> tuple[dict[str, Any], dict[str, list[int]] | None, list[str], dict[str, str]]:
+        view = broker_view(broker.bootstrap)
+        offline = {d["path"] for d in view["log_dirs"] if d["error"]}
+        served = {tp for tp, where in view["partitions"].items() if where.get("dir") not in offline}
+        if self.acked is None:
+            return view, None, [], {}
+        parts = [tp for tp in self.acked.offsets if f"{tp.topic}-{tp.partition}" in served]
+        skipped = sorted(f"{tp.topic}-{tp.partition}" for tp in self.acked.offsets if tp not in parts)
+        view = broker_view(broker.bootstrap, parts)
+        read = read_back(broker.bootstrap, parts, timeout=30)
+        gone = lost(_only(self.acked, parts), read)
+        errors = {f"{tp.topic}-{tp.partition}": e for tp, e in read.errors.items()}
+        return view, {f"{tp.topic}-{tp.partition}": offs for tp, offs in gone.items()}, skipped, errors
+
+
+def _only(acked: Acked, parts: Sequence[TopicPartition]) -> Acked:
+    out = Acked()
+    for tp in parts:
+        out.offsets[tp] = list(acked.offsets[tp])
+        for o in out.offsets[tp]:
+            out.digests[(tp, o)] = acked.digests[(tp, o)]
+    return out
+
+
+def run_trials(trials: Sequence[Trial]) -> list[TrialResult]:
+    """Launch every trial, then finish them in turn: the retention wait overlaps instead of adding up."""
+    launched: list[Trial] = []
+    try:
+        for t in trials:
+            t.launch()
+            launched.append(t)
+        return [t.finish() for t in launched]
+    finally:
+        for t in launched:
+            if t.broker is not None:
+                t.broker.close()
