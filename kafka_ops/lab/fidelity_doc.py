@@ -1,0 +1,123 @@
+"""Write docs/fidelity.md from a lab run's reports (``KAFKA_OPS_LAB_REPORT=DIR make lab``, one JSON per version).
+
+``python -m kafka_ops.lab.fidelity_doc DIR [OUT]``: scenario x version, what the plan said and what the broker
+did, with every difference; then the versions that cannot run here and what the model follows for them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+from kafka_ops.broker.versions import BEHAVIOURS, text
+from kafka_ops.lab.versions import LAB_VERSIONS, NOT_RUN
+
+
+def _summary(ns: dict[str, Any] | None) -> str:
+    """One cell: the broker's fate, offline dirs, and the segments by fate."""
+    if not ns:
+        return "–"
+    if ns.get("broker") == "exits":
+        return "**exits**"
+    parts = []
+    off = [d for d in ns.get("log_dirs", []) if d.get("state") == "offline"]
+    if off:
+        parts.append(f"{len(off)} dir offline")
+    counts: dict[str, int] = {}
+    trunc = 0
+    for s in ns.get("segments", []):
+        if "__cluster_metadata" in s["log"] or (
+            off and any(s["log"].startswith(d["path"] + "/") for d in off)
+        ):
+            continue
+        key = s["load"] if s["load"] != "as_is" else ""
+        if s.get("deleted_at"):
+            key = (key + "+" if key else "") + f"deleted({s.get('deleted_by') or '?'})"
+        if key:
+            counts[key] = counts.get(key, 0) + 1
+        trunc += s.get("truncated_bytes") or 0
+    parts += [f"{n} {k.replace('_', ' ')}" for k, n in sorted(counts.items())]
+    if trunc:
+        parts.append(f"{trunc} B truncated")
+    return ", ".join(parts) or "nothing"
+
+
+def render(reports: list[dict[str, Any]]) -> str:
+    reports = sorted(reports, key=lambda r: [int(x) for x in r["version"].split(".")])
+    versions = [r["version"] for r in reports]
+    scenarios: list[str] = []
+    for r in reports:
+        for name in r["trials"]:
+            if name not in scenarios:
+                scenarios.append(name)
+    out = [
+        "# Fidelity: the model's plan against real brokers",
+        "",
+        "Written by `python -m kafka_ops.lab.fidelity_doc` from one run of the broker lab (`make lab`, tests/lab):",
+        "for every scenario and version, the lab stops a real broker, plants the fault, runs `kafka-ops audit` on",
+        "the stopped files (`next_start`), starts the broker, and reads what it did from its log and its files.",
+        "Each cell: **plan** / **broker**; ✅ when they agree field by field (broker starts or exits, every log dir's",
+        "state, every segment's load, truncated bytes and deletion within the tolerance), else the differences below.",
+        "",
+        "| scenario | " + " | ".join(versions) + " |",
+        "|---|" + "---|" * len(versions),
+    ]
+    diffs: list[str] = []
+    for name in scenarios:
+        cells = []
+        for r in reports:
+            t = r["trials"].get(name)
+            if t is None:
+                cells.append("–")
+                continue
+            ok = not t.get("differences")
+            cells.append(
+                f"{'✅' if ok else '❌'} {_summary(t.get('predicted'))} / {_summary(t.get('next_start'))}"
+            )
+            for d in t.get("differences") or []:
+                diffs.append(f"- {r['version']} `{name}`: {d}")
+        out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
+    out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]
+    for r in reports:
+        secs = [t["start"]["seconds"] for t in r["trials"].values() if t.get("start", {}).get("seconds")]
+        if secs:
+            out.append(f"| {r['version']} | {min(secs):.1f} - {max(secs):.1f} |")
+    out += [
+        "",
+        "## Versions that do not run here",
+        "",
+        f"The lab runs {', '.join(LAB_VERSIONS)}. Not run, and why:",
+        "",
+    ]
+    out += [f"- {k}: {v}." for k, v in NOT_RUN.items()]
+    out += [
+        "",
+        "For those the model follows Kafka's source at the release tags, one row per behaviour that changed "
+        "(`kafka_ops/broker/versions.py`):",
+        "",
+        "| behaviour | since | ticket | source |",
+        "|---|---|---|---|",
+    ]
+    for b in sorted(BEHAVIOURS.values(), key=lambda b: b.since):
+        out.append(f"| {b.what} | {text(b.since)} | {b.ticket} | `{b.source}` |")
+    return "\n".join(out) + "\n"
+
+
+def main(argv: list[str]) -> int:
+    if not argv:
+        print("usage: python -m kafka_ops.lab.fidelity_doc REPORT_DIR [OUT]", file=sys.stderr)
+        return 2
+    reports = [json.loads(p.read_text()) for p in sorted(Path(argv[0]).glob("*.json"))]
+    doc = render(reports)
+    if len(argv) > 1:
+        Path(argv[1]).write_text(doc)
+    else:
+        sys.stdout.write(doc)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
