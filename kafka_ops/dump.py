@@ -19,7 +19,7 @@ from kafka_ops.engine import compression
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import read_offset_index, read_time_index, read_txn_index
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
-from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_records
+from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, control_record, iter_records
 from kafka_ops.engine.snapshot import read_snapshot
 from kafka_ops.engine.verify import LogMap, verify_offset_index, verify_time_index
 
@@ -103,8 +103,9 @@ def dump_log(path: str, opts: DumpOptions) -> Iterator[Event]:
                         "sequence": rec.sequence, "header_keys": [k for k, _ in rec.headers],
                     }  # fmt: skip
                     if batch.is_control:
-                        rev["control_type"] = batch.control_type
-                        rev["coordinator_epoch"] = batch.coordinator_epoch
+                        # per record, not the batch's first record: a KRaft snapshot's first batch holds
+                        # SNAPSHOT_HEADER, KRAFT_VERSION and KRAFT_VOTERS (engine.records.control_record)
+                        rev["control_type"], rev["coordinator_epoch"] = control_record(rec.key, rec.value)
                     elif opts.decode and topic and decode_internal is not None:
                         decoded = decode_internal(topic, rec.key, rec.value)
                         if decoded is not None:
