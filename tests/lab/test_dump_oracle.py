@@ -1,0 +1,980 @@
+"""DumpLogSegments, Kafka's own reader, as a second oracle for ``kafka-ops dump`` (lab: runs Maven Central jars).
+
+Every ``.log``, KRaft ``.checkpoint``, ``.index``, ``.timeindex``, ``.txnindex`` and producer ``.snapshot`` of every
+partition dir of the corpus of real broker data dirs (shared/corpus, copied: DumpLogSegments opens a missing
+``.index`` with ``File.createNewFile``, and we run as root), of a simulated host with every failure planted, of a
+running host with every codec, and of deliberately damaged copies, is dumped by DumpLogSegments 3.9.1 and by
+``kafka-ops dump --format json --records --payloads`` (its events, through the same ``json.dumps(ev, default=str)``
+as the CLI). For each file the test derives what DumpLogSegments must print from our events alone, with the
+tool's own rules (each cited below), and compares it line by line with what it did print: the same batches
+(every field of its batch line), the same records (offset, timestamp and its type, key and value sizes, sequence,
+header keys, control type and coordinator epoch, key and payload as StringDecoder prints them), the same index
+entries, the same invalid trailing bytes, and the same stderr diagnostics (index offset mismatches, time index
+mismatches, non-consecutive offsets, corrupt snapshots, the exception that stops it). The other cached releases
+(2.8.2, 3.5.2, 3.7.2, 4.3.1) run on a subset chosen to cover every feature the full set has (file type, magic,
+codec, timestamp type, control type, tail, index shape, crash), so each release's output format is covered.
+
+Sources: core/src/main/scala/kafka/tools/DumpLogSegments.scala at 2.8.2 / 3.5.2 / 3.7 / 3.9, cited as DLS;
+tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java (4.3), cited as DLS-java.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import struct
+import time
+from collections import Counter
+from collections.abc import Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+
+import pytest
+
+from kafka_ops.dump import DumpOptions, dump_file
+from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
+from kafka_ops.engine.records import CONTROL_TYPES, BatchScanner, LogBuffer, iter_records
+from kafka_ops.lab import dumplog, jars
+from kafka_ops.lab.versions import LAB_VERSIONS, Version, parse
+from kafka_ops.simulator.host import Failures, HostSpec, TopicSpec, simulate_host
+
+pytestmark = pytest.mark.lab
+
+CORPUS = Path(os.environ.get("KAFKA_OPS_CORPUS", Path(__file__).resolve().parents[3] / "shared" / "corpus"))
+if not CORPUS.exists():
+    CORPUS = Path("/work/shared/corpus")
+
+FULL = "3.9.1"  # runs on every file
+OTHERS = tuple(v for v in LAB_VERSIONS if v != FULL)  # run on the covering subset
+OPTS = DumpOptions(records=True, payloads=True)  # kafka-ops dump --records --payloads
+DLS_ARGS = ("--deep-iteration", "--print-data-log")
+MAX_MESSAGE_SIZE = 5 * 1024 * 1024  # DLS --max-message-size default: the slice read at an index entry
+SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
+
+
+# ------------------------------------------------------------------------------------------- data sets
+
+
+def _partition_files(root: Path) -> list[str]:
+    """Every file DumpLogSegments reads, of every partition dir under ``root`` (relative to ``root``)."""
+    out = []
+    for d, _dirs, names in os.walk(root):
+        if parse_partition_dir(os.path.basename(d)) is None:
+            continue
+        for n in names:
+            seg = parse_segment_file(n)
+            if (seg is not None and not seg.leftover and seg.suffix in SUFFIXES) or (
+                (k := parse_kraft_snapshot(n)) is not None and k[2] == "complete"
+            ):
+                out.append(os.path.relpath(os.path.join(d, n), root))
+    return sorted(out)
+
+
+def _codec_host(root: str) -> None:
+    """A running broker (preallocated active indexes) with every codec and interleaved transactions."""
+    topics = [
+        TopicSpec(f"c-{codec}", partitions=1, records_per_partition=120, codec=codec, batch_records=7)
+        for codec in ("gzip", "snappy", "lz4", "zstd")
+    ]
+    topics.append(
+        TopicSpec("tx", partitions=1, records_per_partition=160, producer="transactional", abort_every=3,
+                  txn_producers=2, open_txn=True, codec="lz4")
+    )  # fmt: skip
+    topics.append(
+        TopicSpec("lat", partitions=1, records_per_partition=80, log_append_time=True, codec="zstd")
+    )
+    simulate_host(root, HostSpec(topics=topics, running=True, log_dirs=1, seed=11))
+
+
+def _damage(src_root: Path, files: list[str], root: Path) -> list[str]:
+    """Copies of real segments, damaged the ways a disk or a crash damages them (one partition dir each)."""
+    by_dir: dict[str, list[str]] = {}
+    for f in files:
+        by_dir.setdefault(os.path.dirname(f), []).append(f)
+
+    def pick(pred: object) -> str:
+        # the smallest segment that fits: a partition dir's indexes make DumpLogSegments slow when padded
+        for f in sorted(files, key=lambda f: sum(p.stat().st_size for p in (src_root / f).parent.iterdir())):
+            if f.endswith(".log") and pred(f):  # type: ignore[operator]
+                return f
+        raise AssertionError("no segment to damage")
+
+    out: list[str] = []
+
+    def copy(name: str, src: str) -> Path:
+        d = root / name / (os.path.basename(os.path.dirname(src)))
+        shutil.copytree(src_root / os.path.dirname(src), d)
+        for n in os.listdir(d):
+            out.append(os.path.relpath(d / n, root)) if parse_segment_file(n) else None
+        return d / os.path.basename(src)
+
+    def batches(p: Path) -> list[tuple[int, int]]:
+        with LogBuffer.open(p) as buf:
+            return [(b.position, b.size) for b in BatchScanner(buf)]
+
+    multi = pick(lambda f: len(batches(src_root / f)) >= 6)
+    # a flipped bit in a record of the third batch: CRC invalid, sizes intact
+    p = copy("crc", multi)
+    pos, size = batches(p)[2]
+    data = bytearray(p.read_bytes())
+    data[pos + size - 2] ^= 0x01
+    p.write_bytes(bytes(data))
+    # a batch whose size field reads 5 (below the 14-byte minimum): FileLogInputStream throws
+    p = copy("badsize", multi)
+    pos, _ = batches(p)[3]
+    data = bytearray(p.read_bytes())
+    data[pos + 8 : pos + 12] = struct.pack(">i", 5)
+    p.write_bytes(bytes(data))
+    # the last 30 bytes cut off (a torn write) and 9 bytes of garbage after a complete copy
+    p = copy("torn", multi)
+    p.write_bytes(p.read_bytes()[:-30])
+    p = copy("garbage", multi)
+    p.write_bytes(p.read_bytes() + b"\x00" * 9)
+    # an offset index with a slot of relative offset 0 in the middle (DLS stops there, we list on)
+    idx_src = next(
+        f for f in sorted(files, key=lambda f: (src_root / f).stat().st_size)
+        if f.endswith(".index") and (src_root / f).stat().st_size >= 32 and os.path.exists(src_root / (f[:-6] + ".log"))
+    )  # fmt: skip
+    p = copy("midzero", idx_src)
+    data = bytearray(p.read_bytes())
+    data[8:12] = b"\x00\x00\x00\x00"
+    p.write_bytes(bytes(data))
+    # a producer snapshot with a flipped CRC byte, and one cut in the middle of an entry
+    snap_src = next(f for f in files if f.endswith(".snapshot") and (src_root / f).stat().st_size > 10)
+    p = copy("snapcrc", snap_src)
+    data = bytearray(p.read_bytes())
+    data[3] ^= 0xFF
+    p.write_bytes(bytes(data))
+    p = copy("snapcut", snap_src)
+    p.write_bytes(p.read_bytes()[:-20])
+    # a time index whose second entry repeats the first one's timestamp (out of order for DLS)
+    ts_src = next(
+        f for f in sorted(files, key=lambda f: (src_root / f).stat().st_size)
+        if f.endswith(".timeindex") and (src_root / f).stat().st_size >= 24
+        and (src_root / f).read_bytes()[12:24] != bytes(12) and os.path.exists(src_root / (f[:-10] + ".log"))
+    )  # fmt: skip
+    p = copy("tsorder", ts_src)
+    data = bytearray(p.read_bytes())
+    data[12:20] = data[0:8]
+    p.write_bytes(bytes(data))
+    # a transaction index with half an entry at its end
+    txn_src = next(
+        (f for f in files if f.endswith(".txnindex") and (src_root / f).stat().st_size >= 34), None
+    )
+    if txn_src is not None:
+        p = copy("txncut", txn_src)
+        p.write_bytes(p.read_bytes() + b"\x00" * 17)
+    return sorted(set(out))
+
+
+@dataclass
+class DataSet:
+    name: str
+    root: Path
+    files: list[str]
+
+
+@dataclass
+class Lab:
+    sets: list[DataSet]
+    ours: dict[str, list[dict[str, object]]]  # absolute path -> our events
+    runs: dict[str, dict[str, dumplog.DumpRun]] = field(default_factory=dict)  # version -> set name -> run
+    subset: dict[str, list[str]] = field(default_factory=dict)  # set name -> files the other releases dump
+    seconds: dict[str, float] = field(default_factory=dict)
+    compared: dict[str, Counter[str]] = field(default_factory=dict)  # version -> what agreed
+
+
+def _our_events(path: str) -> list[dict[str, object]]:
+    # the CLI writes json.dumps(ev, default=str) per event (commands/dump.py): the same encoding, one call
+    return json.loads(json.dumps(list(dump_file(path, OPTS)), default=str))
+
+
+def _available(version: str) -> bool:
+    try:
+        jars.classpath(version)
+    except (jars.LabError, OSError):
+        return False
+    return shutil.which("java") is not None
+
+
+# --------------------------------------------------------------------------- what DumpLogSegments must print
+
+
+@dataclass(frozen=True)
+class Tool:
+    """Per-release output rules of DumpLogSegments (checked at each tag named)."""
+
+    version: str
+
+    @property
+    def v(self) -> Version:
+        return parse(self.version)
+
+    @property
+    def java(self) -> bool:
+        return self.v >= (4, 3)  # org.apache.kafka.tools.DumpLogSegments
+
+    def log_header(self, name: str) -> str | None:
+        if (k := parse_kraft_snapshot(name)) is not None:
+            # DLS 3.3+: `case UnifiedLog.LogFileSuffix | Snapshots.SUFFIX` and "Snapshot end offset: .., epoch: .."
+            return f"Snapshot end offset: {k[0]}, epoch: {k[1]}"
+        base = int(name.split(".")[0])
+        # DLS 2.8.2 dumpLog: println("Starting offset: " + startOffset); 3.3+: s"Log starting offset: $startOffset"
+        return f"Starting offset: {base}" if self.v < (3, 3) else f"Log starting offset: {base}"
+
+    def reads_checkpoints(self) -> bool:
+        return self.v >= (3, 3)  # before: "Ignoring unknown file" (no Snapshots.SUFFIX case)
+
+    def codec(self, name: str) -> str:
+        # 2.8 prints the CompressionType enum (toString = constant name), 3.0+ its `.name` field
+        return name.upper() if self.v < (3, 0) else name
+
+    def control(self, type_id: int) -> tuple[str, str]:
+        """(name, form): form "marker" (endTxnMarker), "json" (SnapshotHeader {..}) or "type" (controlType: N(id)).
+
+        ControlRecordType.fromTypeId per tag: 2.8.2 ABORT 0, COMMIT 1, QUORUM_REASSIGNMENT 2, LEADER_CHANGE 3;
+        3.0-3.7 ABORT, COMMIT, LEADER_CHANGE 2, SNAPSHOT_HEADER 3, SNAPSHOT_FOOTER 4; 3.8+ adds KRAFT_VERSION 5,
+        KRAFT_VOTERS 6; anything else is UNKNOWN. DLS prints JSON for SNAPSHOT_HEADER/FOOTER from 3.3, for
+        KRAFT_VERSION/VOTERS from 3.8, for LEADER_CHANGE in DLS-java (observed in 4.3.1).
+        """
+        if self.v < (3, 0):
+            names = {0: "ABORT", 1: "COMMIT", 2: "QUORUM_REASSIGNMENT", 3: "LEADER_CHANGE"}
+        else:
+            names = {0: "ABORT", 1: "COMMIT", 2: "LEADER_CHANGE", 3: "SNAPSHOT_HEADER", 4: "SNAPSHOT_FOOTER"}
+            if self.v >= (3, 8):
+                names |= {5: "KRAFT_VERSION", 6: "KRAFT_VOTERS"}
+        name = names.get(type_id, "UNKNOWN")
+        if name in ("ABORT", "COMMIT"):
+            return name, "marker"
+        json_types = set()
+        if self.v >= (3, 3):
+            json_types |= {"SNAPSHOT_HEADER", "SNAPSHOT_FOOTER"}
+        if self.v >= (3, 8):
+            json_types |= {"KRAFT_VERSION", "KRAFT_VOTERS"}
+        if self.java:
+            json_types.add("LEADER_CHANGE")
+        return name, "json" if name in json_types else "type"
+
+
+_CONTROL_IDS = {name: i for i, name in CONTROL_TYPES.items()}
+
+
+def _control_id(control_type: object) -> int:
+    s = str(control_type)
+    if s.startswith("UNKNOWN("):
+        return int(s[8:-1])
+    return _CONTROL_IDS[s]
+
+
+def _payload_bytes(s: object) -> bytes | None:
+    """Inverse of kafka_ops.dump._payload: UTF-8 text as is, other bytes as "0x" + hex.
+
+    (The two collide only for a text value that itself reads "0x" + the hex of invalid UTF-8.)
+    """
+    if s is None:
+        return None
+    assert isinstance(s, str)
+    if s.startswith("0x"):
+        try:
+            raw = bytes.fromhex(s[2:])
+        except ValueError:
+            return s.encode()
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError:
+            return raw
+    return s.encode()
+
+
+def _opt_long(v: object) -> str:
+    return "OptionalLong.empty" if v is None else f"OptionalLong[{v}]"
+
+
+class Diffs(list[str]):
+    def eq(self, what: str, ours: object, theirs: object) -> None:
+        if ours != theirs:
+            self.append(f"{what}: ours {ours!r}, DumpLogSegments {theirs!r}")
+
+
+def _lookup(slots: list[tuple[int, int]], base: int, target: int) -> int:
+    """OffsetIndex.lookup(target).position over every slot of the .index, zero padding included
+    (AbstractIndex.indexSlotRangeFor / binarySearch, LARGEST_LOWER_BOUND; warm section 8192 / 8 entries)."""
+    n = len(slots)
+    if n == 0:
+        return 0
+
+    def search(lo: int, hi: int) -> int:
+        while lo < hi:
+            mid = (lo + hi + 1) >> 1
+            k = slots[mid][0]
+            if k > target:
+                hi = mid - 1
+            elif k < target:
+                lo = mid
+            else:
+                return mid
+        return lo
+
+    first_hot = max(0, n - 1 - 8192 // 8)
+    if slots[first_hot][0] < target:
+        return slots[search(first_hot, n - 1)][1]
+    if slots[0][0] > target:
+        return 0  # slot -1: OffsetPosition(baseOffset, 0)
+    return slots[search(0, first_hot)][1]
+
+
+def _by_type(evs: list[dict[str, object]], t: str) -> list[dict[str, object]]:
+    return [e for e in evs if e["type"] == t]
+
+
+def _file_ev(evs: list[dict[str, object]]) -> dict[str, object] | None:
+    return next((e for e in evs if e["type"] == "file"), None)
+
+
+@dataclass
+class LogModel:
+    """What DumpLogSegments iterates in a .log: our batches, then (past a batch we stop at) the rest."""
+
+    batches: list[dict[str, object]]  # batch events (ours, then the engine's past our stop)
+    records: list[list[dict[str, object]]]  # per batch
+    crash: str | None = None  # exception class DLS must stop with
+    invalid_bytes: int | None = None
+
+
+def _log_model(path: str, evs: list[dict[str, object]]) -> LogModel:
+    batches: list[dict[str, object]] = []
+    records: list[list[dict[str, object]]] = []
+    for e in evs:
+        if e["type"] == "batch":
+            batches.append(e)
+            records.append([])
+        elif e["type"] == "record":
+            records[-1].append(e)
+    tail = next((e for e in evs if e["type"] == "tail"), None)
+    size = int(_file_ev(evs)["size"])  # type: ignore[arg-type, index]
+    model = LogModel(batches, records)
+    if tail is not None and tail["kind"] == "corrupt" and batches and not batches[-1]["crc_valid"]:
+        # We stop at the first batch whose CRC fails, as LogSegment.recover() truncates there. DLS does not
+        # validate while iterating (FileLogInputStream.nextBatch checks sizes only; dumpLog prints
+        # batch.isValid and goes on, deep-iterating the bad batch's records too): read on with our engine.
+        with LogBuffer.open(path) as buf:
+            bad = batches[-1]
+            records[-1] = [
+                {"offset": r.offset, "timestamp": r.timestamp, "key_size": -1 if r.key is None else len(r.key),
+                 "value_size": -1 if r.value is None else len(r.value), "sequence": r.sequence,
+                 "header_keys": [k for k, _ in r.headers], "key": _hexish(r.key), "value": _hexish(r.value)}
+                for r in iter_records(buf, _engine_batch(buf, int(bad["position"])))  # type: ignore[arg-type]
+            ]  # fmt: skip
+            pos = int(bad["position"]) + int(bad["size"])  # type: ignore[arg-type]
+            while True:
+                sc = BatchScanner(buf, start=pos, verify_crc=True)
+                more = list(sc)
+                for b in more:
+                    ev = {"type": "batch", **b.to_dict()}
+                    batches.append(ev)
+                    records.append(
+                        [
+                            {"offset": r.offset, "timestamp": r.timestamp,
+                             "key_size": -1 if r.key is None else len(r.key),
+                             "value_size": -1 if r.value is None else len(r.value), "sequence": r.sequence,
+                             "header_keys": [k for k, _ in r.headers], "key": _hexish(r.key),
+                             "value": _hexish(r.value),
+                             "control_type": b.control_type, "coordinator_epoch": b.coordinator_epoch}
+                            for r in iter_records(buf, b)
+                        ]
+                    )  # fmt: skip
+                tail2 = sc.tail
+                if more and not more[-1].crc_valid:
+                    pos = more[-1].position + more[-1].size
+                    continue
+                tail = tail2.to_dict() if tail2 is not None else None
+                break
+    if tail is not None:
+        if str(tail["reason"]).startswith("record size"):
+            # FileLogInputStream.nextBatch: size < LegacyRecord.RECORD_OVERHEAD_V0 -> CorruptRecordException
+            model.crash = "CorruptRecordException"
+        elif tail["kind"] == "torn":
+            model.invalid_bytes = int(tail["truncated_bytes"])  # type: ignore[arg-type]
+    elif (iterated := sum(int(b["size"]) for b in batches)) < size:  # type: ignore[misc]
+        model.invalid_bytes = size - iterated
+    return model
+
+
+def _hexish(b: bytes | None) -> str | None:
+    from kafka_ops.dump import _payload
+
+    return _payload(b)
+
+
+def _engine_batch(buf: LogBuffer, position: int):  # type: ignore[no-untyped-def]
+    return next(iter(BatchScanner(buf, start=position, verify_crc=False)))
+
+
+def compare_log(
+    tool: Tool, path: str, evs: list[dict[str, object]], got: dumplog.DumpedFile, run: dumplog.DumpRun,
+    abs_path: str,
+) -> Diffs:  # fmt: skip
+    d = Diffs()
+    name = os.path.basename(path)
+    errors = _by_type(evs, "error")
+    d.eq("our errors", [], [e["error"] for e in errors])
+    model = _log_model(abs_path, evs)
+    d.eq("header", tool.log_header(name), got.header)
+    if model.crash is not None:
+        d.eq("crash", model.crash, got.exception)
+    else:
+        d.eq("crash", None, got.crash)
+        d.eq("invalid trailing bytes", model.invalid_bytes, got.invalid_bytes)
+    d.eq("batch count", len(model.batches), len(got.batches))
+    offsets: list[int] = []
+    for i, (ours, recs, theirs) in enumerate(zip(model.batches, model.records, got.batches, strict=False)):
+        where = f"batch {i} at {ours['position']}"
+        f = theirs.fields
+        ts_type = str(ours["timestamp_type"])
+        want: dict[str, str] = {}
+        if int(ours["magic"]) >= 2:  # type: ignore[call-overload]
+            want |= {
+                "baseOffset": str(ours["base_offset"]), "lastOffset": str(ours["last_offset"]),
+                "count": str(ours["count"]), "baseSequence": str(ours["base_sequence"]),
+                "lastSequence": str(ours["last_sequence"]), "producerId": str(ours["producer_id"]),
+                "producerEpoch": str(ours["producer_epoch"]),
+                "partitionLeaderEpoch": str(ours["partition_leader_epoch"]),
+                "isTransactional": str(ours["is_transactional"]).lower(),
+                "isControl": str(ours["is_control"]).lower(),
+            }  # fmt: skip
+            if tool.v >= (3, 2):
+                want["deleteHorizonMs"] = _opt_long(ours["delete_horizon_ms"])  # DLS 3.2+ printBatchLevel
+        else:
+            want["offset"] = str(ours["last_offset"])  # printBatchLevel: "offset: " + batch.lastOffset
+        want |= {
+            "position": str(ours["position"]), ts_type: str(ours["max_timestamp"]), "size": str(ours["size"]),
+            "magic": str(ours["magic"]), "compresscodec": tool.codec(str(ours["codec"])), "crc": str(ours["crc"]),
+            "isvalid": str(ours["crc_valid"]).lower(),
+        }  # fmt: skip
+        d.eq(f"{where} fields", want, f)
+        d.eq(f"{where} records", len(recs), len(theirs.records))
+        for r, t in zip(recs, theirs.records, strict=False):
+            rw = f"{where} record {r['offset']}"
+            offsets.append(int(r["offset"]))  # type: ignore[call-overload]
+            d.eq(f"{rw} offset", r["offset"], t.offset)
+            d.eq(f"{rw} timestamp", (ts_type, r["timestamp"]), (t.timestamp_type, t.timestamp))
+            d.eq(f"{rw} sizes", (r["key_size"], r["value_size"]), (t.key_size, t.value_size))
+            if int(ours["magic"]) >= 2:  # type: ignore[call-overload]
+                d.eq(f"{rw} sequence", r["sequence"], t.sequence)
+                d.eq(f"{rw} header keys", r["header_keys"], t.header_keys)
+            elif ours["codec"] == "none":
+                # an uncompressed legacy message is its own (only) record: the batch's CRC and validity
+                d.eq(f"{rw} legacy crc", (ours["crc_valid"], ours["crc"]), (t.legacy_valid, t.legacy_crc))
+            else:
+                d.append(f"{rw}: a compressed legacy inner record's CRC is not in our events")
+            if tool.v < (3, 0):
+                # 2.8 repeats batch fields on the record line (DLS 2.8.2 dumpLog)
+                b28 = {
+                    "baseOffset": str(ours["base_offset"]), "lastOffset": str(ours["last_offset"]),
+                    "baseSequence": str(ours["base_sequence"]), "lastSequence": str(ours["last_sequence"]),
+                    "producerEpoch": str(ours["producer_epoch"]),
+                    "partitionLeaderEpoch": str(ours["partition_leader_epoch"]), "batchSize": str(ours["size"]),
+                    "magic": str(ours["magic"]), "compressType": tool.codec(str(ours["codec"])),
+                    "position": str(ours["position"]),
+                }  # fmt: skip
+                d.eq(f"{rw} 2.8 batch fields", b28, t.batch_fields)
+            if ours["is_control"]:
+                ctype = r.get("control_type", ours.get("control_type"))
+                cname, form = tool.control(_control_id(ctype))
+                d.eq(f"{rw} control type", cname, t.control)
+                if form == "marker":
+                    epoch = r.get("coordinator_epoch", ours.get("coordinator_epoch"))
+                    d.eq(f"{rw} coordinator epoch", epoch, t.coordinator_epoch)
+                elif form == "type":
+                    d.eq(f"{rw} control type id", _control_id(ctype), t.control_type_id)
+                else:
+                    d.eq(f"{rw} control record as JSON", True, t.control_json is not None)
+                d.eq(f"{rw} data", "", t.data)  # dumpLog: `printContents && !batch.isControlBatch`
+            else:
+                key, value = _payload_bytes(r.get("key")), _payload_bytes(r.get("value"))
+                # DecoderMessageParser with StringDecoder: new String(bytes, UTF_8); " key: K" then " payload: V"
+                data = ("" if key is None else " key: " + dumplog.java_utf8(key)) + (
+                    "" if value is None else " payload: " + dumplog.java_utf8(value)
+                )
+                d.eq(f"{rw} key/payload", data, t.data)
+    d.eq("unparsed output", [], got.unparsed)
+    # Non-consecutive offsets over the whole file (stderr). DLS (Scala): the first record sets lastOffset,
+    # each later one not at lastOffset + 1 is listed (a List, prepended). DLS-java: lastOffset starts at -1,
+    # so a first offset other than 0 is listed too, and a TreeMap keyed by the earlier offset keeps one each.
+    pairs = [(a, b) for a, b in pairwise(offsets) if b != a + 1]
+    if tool.java:
+        if offsets and offsets[0] != 0:
+            pairs.insert(0, (-1, offsets[0]))
+        pairs = sorted(dict(pairs).items())
+    if model.crash is None:
+        d.eq("non-consecutive offsets", sorted(pairs), sorted(run.non_consecutive.get(abs_path, [])))
+    return d
+
+
+def compare_index(
+    tool: Tool, path: str, evs: list[dict[str, object]], got: dumplog.DumpedFile, run: dumplog.DumpRun,
+    abs_path: str, log_evs: list[dict[str, object]] | None,
+) -> Diffs:  # fmt: skip
+    d = Diffs()
+    f = _file_ev(evs)
+    base = int(os.path.basename(path).split(".")[0])
+    log_path = abs_path[: -len(".index")] + ".log"
+    if log_evs is None:
+        # dumpIndex opens the .log first: FileRecords.open(logFile, false) -> NoSuchFileException
+        d.eq("crash", "NoSuchFileException", got.exception)
+        return d
+    assert f is not None
+    if int(f["entries_kafka_counts"]) == 0:  # type: ignore[call-overload]
+        d.eq("empty", True, got.empty)  # DLS: `if (index.entries == 0) println(s"$file is empty.")`
+        d.eq("entries", [], got.index_entries)
+        d.eq("crash", None, got.crash)
+        return d
+    ours = [(int(e["offset"]), int(e["position"])) for e in _by_type(evs, "index_entry")]  # type: ignore[call-overload]
+    # DLS dumpIndex: "since it is a sparse file, in the event of a crash there may be many zero entries, stop
+    # if we see one": it stops at the first slot i > 0 whose offset is the base offset. We list every slot
+    # before the all-zero tail and report the padding separately.
+    stop = next((i for i, (o, _) in enumerate(ours) if i > 0 and o == base), len(ours))
+    want = ours[:stop]
+    # For each entry DLS reads the first batch at its position (fileRecords.slice(position, maxMessageSize))
+    # and records a mismatch when that batch's last offset is not the entry's offset. Positions past the end
+    # make slice throw; an empty slice makes iterator.next() throw.
+    mismatches: list[tuple[int, int]] = []
+    crash = None
+    with LogBuffer.open(log_path) as buf:
+        for i, (o, p) in enumerate(want):
+            if p > buf.size:
+                crash, want = "IllegalArgumentException", want[:i]
+                break
+            sc = BatchScanner(buf, start=p, end=min(buf.size, p + MAX_MESSAGE_SIZE), verify_crc=False)
+            first = next(iter(sc), None)
+            if first is None:
+                corrupt = sc.tail is not None and sc.tail.reason.startswith("record size")
+                crash, want = "CorruptRecordException" if corrupt else "NoSuchElementException", want[:i]
+                break
+            if first.last_offset != o:
+                mismatches.append((o, first.last_offset))
+    d.eq("entries", want, got.index_entries)
+    d.eq("crash", crash, got.exception)
+    if tool.java:  # DLS-java: a TreeMap(reverseOrder) keyed by the index offset
+        mismatches = list(dict(mismatches).items())
+    if crash is None:
+        d.eq("offset mismatches", sorted(mismatches), sorted(run.index_mismatches.get(abs_path, [])))
+    d.eq("unparsed output", [], got.unparsed)
+    return d
+
+
+def compare_time_index(
+    tool: Tool, path: str, evs: list[dict[str, object]], got: dumplog.DumpedFile, abs_path: str,
+    log_exists: bool, idx_evs: list[dict[str, object]] | None,
+) -> tuple[Diffs, dict[str, list[tuple[int, int]]]]:  # fmt: skip
+    """Also returns the stderr lists DLS must print for this file (mismatch, out of order, not found)."""
+    d = Diffs()
+    expect: dict[str, list[tuple[int, int]]] = {"mismatch": [], "order": [], "not_found": []}
+    base = int(os.path.basename(path).split(".")[0])
+    if not log_exists:  # dumpTimeIndex opens the .log first
+        d.eq("crash", "NoSuchFileException", got.exception)
+        return d, expect
+    if (
+        idx_evs is None
+    ):  # new OffsetIndex(missing file, .., maxIndexSize -1, ..): "Invalid max index size: -1"
+        d.eq("crash", "IllegalArgumentException", got.exception)
+        return d, expect
+    ours = [(int(e["timestamp"]), int(e["offset"])) for e in _by_type(evs, "time_index_entry")]  # type: ignore[call-overload]
+    stop = next((i for i, (_, o) in enumerate(ours) if i > 0 and o == base), len(ours))  # the same stop rule
+    want = ours[:stop]
+    idx_file = _file_ev(idx_evs)
+    slots = [(int(e["offset"]), int(e["position"])) for e in _by_type(idx_evs, "index_entry")]  # type: ignore[call-overload]
+    slots += [(base, 0)] * int(idx_file["zero_padded_slots"] if idx_file else 0)  # type: ignore[call-overload]
+    prev = -1  # RecordBatch.NO_TIMESTAMP
+    crash = None
+    with LogBuffer.open(abs_path[: -len(".timeindex")] + ".log") as buf:
+        for ts, o in want:
+            # dumpTimeIndex: position = index.lookup(entry.offset).position, then the first batch from there
+            # whose lastOffset >= entry.offset (Scala: lazy find; Java: collects every batch first)
+            pos = _lookup(slots, base, o)
+            scan = BatchScanner(buf, start=pos, verify_crc=False)
+            scanned = list(scan) if tool.java else None  # DLS-java reads every batch from there first
+            match = next((b for b in (scanned or scan) if b.last_offset >= o), None)
+            if (
+                (tool.java or match is None)
+                and scan.tail is not None
+                and scan.tail.reason.startswith("record size")
+            ):
+                # FileLogInputStream.nextBatch throws CorruptRecordException on a size below 14 before a match
+                # (Scala's lazy find) or anywhere after the position (Java collects them all): the run ends
+                crash = "CorruptRecordException"
+                want = want[: want.index((ts, o))]
+                break
+            if match is None:
+                expect["not_found"].append((o, -1))
+            elif match.last_offset != o:
+                expect["not_found"].append((o, match.last_offset))
+            else:
+                max_ts = max([r.timestamp for r in iter_records(buf, match)], default=-1)
+                if max_ts != ts:
+                    expect["mismatch"].append((ts, max_ts))
+                if prev >= ts:
+                    expect["order"].append((ts, prev))
+            prev = ts
+    d.eq("entries", want, got.time_entries)
+    d.eq("crash", crash, got.exception)
+    d.eq("unparsed output", [], got.unparsed)
+    if crash is not None:
+        expect = {"mismatch": [], "order": [], "not_found": []}  # summaries are printed after the loop only
+    return d, expect
+
+
+def compare_snapshot(
+    tool: Tool, evs: list[dict[str, object]], got: dumplog.DumpedFile
+) -> tuple[Diffs, list[str]]:
+    """Also returns the stderr message DLS must print (a CorruptSnapshotException, caught per file)."""
+    d = Diffs()
+    f = _file_ev(evs)
+    err = _by_type(evs, "error")
+    messages: list[str] = []
+    want: list[dict[str, str]] = []
+    if f is None:
+        # ours refuses the file (too short, unknown version, entries past the end): the struct read of
+        # ProducerStateManager.readSnapshot fails first -> "Snapshot failed schema validation: ..."
+        d.eq("our error", True, bool(err))
+        messages.append("Snapshot failed schema validation")
+    elif not f["crc_valid"]:
+        # readSnapshot checks the CRC before returning any entry
+        messages.append(f"Snapshot is corrupt (CRC is no longer valid). Stored crc: {f['crc']}.")
+    else:
+        for e in _by_type(evs, "producer_state"):
+            w = {
+                "producerId": str(e["producer_id"]), "producerEpoch": str(e["producer_epoch"]),
+                "coordinatorEpoch": str(e["coordinator_epoch"]),
+            }  # fmt: skip
+            first = e["current_txn_first_offset"]
+            # 3.x: OptionalLong (ProducerStateEntry.currentTxnFirstOffset); 2.8: Scala Option[Long]
+            if tool.v >= (3, 0):
+                w["currentTxnFirstOffset"] = _opt_long(first if int(first) >= 0 else None)  # type: ignore[call-overload]
+            else:
+                w["currentTxnFirstOffset"] = f"Some({first})" if int(first) >= 0 else "None"  # type: ignore[call-overload]
+            if tool.v >= (3, 1):
+                w["lastTimestamp"] = str(e["timestamp"])
+            if int(e["last_offset"]) >= 0:  # type: ignore[call-overload]
+                # readSnapshot keeps BatchMetadata only for lastOffset >= 0; firstSeq is
+                # DefaultRecordBatch.decrementSequence(lastSeq, offsetDelta)
+                w |= {
+                    "firstSequence": str(e["first_sequence"]), "lastSequence": str(e["last_sequence"]),
+                    "lastOffset": str(e["last_offset"]), "offsetDelta": str(e["offset_delta"]),
+                    "timestamp": str(e["timestamp"]),
+                }  # fmt: skip
+            want.append(w)
+    d.eq("producer entries", want, got.producer_states)
+    d.eq("crash", None, got.crash)
+    d.eq("unparsed output", [], got.unparsed)
+    return d, messages
+
+
+def compare_txn_index(evs: list[dict[str, object]], got: dumplog.DumpedFile) -> Diffs:
+    d = Diffs()
+    want = [
+        {
+            k: int(e[k])
+            for k in ("version", "producer_id", "first_offset", "last_offset", "last_stable_offset")
+        }  # type: ignore[call-overload]
+        for e in _by_type(evs, "aborted_txn")
+    ]
+    # TransactionIndex.iterable: hasNext while at least AbortedTxn.TOTAL_SIZE (34) bytes remain; a version
+    # above 0 throws KafkaException
+    crash = "KafkaException" if any(w["version"] > 0 for w in want) else None
+    if crash:
+        want = want[: next(i for i, w in enumerate(want) if w["version"] > 0)]
+    d.eq("aborted transactions", want, got.aborted_txns)
+    d.eq("crash", crash, got.exception)
+    d.eq("unparsed output", [], got.unparsed)
+    return d
+
+
+# ------------------------------------------------------------------------------------------- features
+
+
+def features(rel: str, evs: list[dict[str, object]]) -> set[tuple[object, ...]]:
+    """What a file exercises in DumpLogSegments' output (the subset for other releases covers them all)."""
+    name = os.path.basename(rel)
+    kind = dumplog._kind(rel)
+    out: set[tuple[object, ...]] = {(kind,)}
+    if name.endswith(".checkpoint"):
+        out.add(("checkpoint",))
+    offsets = [int(e["offset"]) for e in evs if e["type"] == "record"]  # type: ignore[call-overload]
+    if any(b != a + 1 for a, b in pairwise(offsets)):
+        out.add(("offset gap",))  # stderr "Non-consecutive offsets"
+    if offsets and offsets[0] != 0:
+        out.add(("first offset not 0",))  # DLS-java lists (-1, first)
+    for e in evs:
+        t = e["type"]
+        if t == "batch":
+            out.add(("batch", e["magic"], e["codec"], e["timestamp_type"], e["crc_valid"]))
+            if e["is_control"]:
+                out.add(("control", e["control_type"]))
+            if e["is_transactional"]:
+                out.add(("transactional",))
+            if e["delete_horizon_ms"] is not None:
+                out.add(("delete_horizon",))
+        elif t == "record" and e["header_keys"]:
+            out.add(("headers",))
+        elif t == "tail":
+            out.add(("tail", e["kind"], str(e["reason"]).split(" ")[0]))
+        elif t == "index_issue":
+            out.add((kind, "issue", e["kind"]))
+        elif t == "file" and kind in ("index", "timeindex"):
+            out.add((kind, "empty" if e["entries_kafka_counts"] == 0 else "entries"))
+        elif t == "file" and kind == "snapshot":
+            out.add((kind, "entries" if e["entries"] else "none", e["crc_valid"]))
+        elif t == "error":
+            out.add((kind, "error"))
+    return out
+
+
+def _cost(root: Path, rel: str, ours: dict[str, list[dict[str, object]]]) -> int:
+    """About what DumpLogSegments spends on a file: its size, and for a time index whose offset index is
+    zero-padded, a scan from position 0 per entry (OffsetIndex.lookup lands on a padding slot)."""
+    p = root / rel
+    cost = p.stat().st_size
+    if rel.endswith(".timeindex") and (idx := ours.get(str(p)[: -len(".timeindex")] + ".index")):
+        log = Path(str(p)[: -len(".timeindex")] + ".log")
+        f = _file_ev(idx)
+        if f and f["zero_padded_slots"] and log.exists():
+            cost += len(_by_type(ours[str(p)], "time_index_entry")) * log.stat().st_size
+    return cost
+
+
+def _cover(files: list[str], feats: dict[str, set[tuple[object, ...]]], costs: dict[str, int]) -> list[str]:
+    """Greedy: the cheapest files that together show every feature."""
+    todo = set().union(*feats.values()) if feats else set()
+    chosen: list[str] = []
+    for f in sorted(files, key=lambda f: costs[f]):
+        if feats[f] & todo:
+            chosen.append(f)
+            todo -= feats[f]
+    return chosen
+
+
+# --------------------------------------------------------------------------------------------- fixture
+
+
+def _expected_crash(root: Path, rel: str) -> bool:
+    """Files that end a DumpLogSegments run (they get a JVM each): an index without its .log or .index."""
+    p = root / rel
+    stem = str(p)[: str(p).rfind(".")]
+    if rel.endswith(".index"):
+        return not os.path.exists(stem + ".log")
+    if rel.endswith(".timeindex"):
+        return not (os.path.exists(stem + ".log") and os.path.exists(stem + ".index"))
+    return False
+
+
+def _run_set(version: str, ds: DataSet, files: list[str]) -> dumplog.DumpRun:
+    crashers = [f for f in files if _expected_crash(ds.root, f)]
+    run = dumplog.run(version, [f for f in files if f not in crashers], ds.root, DLS_ARGS)
+    run.merge(dumplog.run_each(version, crashers, ds.root, args=DLS_ARGS))
+    return run
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
+    if not _available(FULL):
+        pytest.skip(f"no java or no Kafka {FULL} jars (kafka_ops.lab.jars)")
+    if not (CORPUS / "README.md").is_file():
+        pytest.skip(f"no corpus at {CORPUS}")
+    t0 = time.monotonic()
+    tmp = tmp_path_factory.mktemp("dumporacle")
+    corpus = tmp / "corpus"
+    shutil.copytree(CORPUS, corpus, ignore=shutil.ignore_patterns("*.md"))
+    for d, _dirs, names in os.walk(corpus):  # the corpus is read-only; the copy need not be
+        os.chmod(d, 0o755)
+        for n in names:
+            os.chmod(os.path.join(d, n), 0o644)
+    sim = tmp / "sim"
+    simulate_host(str(sim), HostSpec(failures=Failures.all()))  # = kafka-ops simulate DIR --fail all
+    codecs = tmp / "codecs"
+    _codec_host(str(codecs))
+    sets = [
+        DataSet(n, r, _partition_files(r)) for n, r in (("corpus", corpus), ("sim", sim), ("codecs", codecs))
+    ]
+    dmg = tmp / "damaged"
+    src = sets[1]
+    sets.append(DataSet("damaged", dmg, _damage(src.root, src.files, dmg)))
+    lab = Lab(sets, {})
+    lab.seconds["setup"] = time.monotonic() - t0
+
+    # DumpLogSegments runs in the background (two JVMs at a time) while we dump the same files.
+    with ThreadPoolExecutor(max_workers=1) as bg:
+        t1 = time.monotonic()
+        full: dict[str, Future[dumplog.DumpRun]] = {
+            ds.name: bg.submit(_run_set, FULL, ds, ds.files) for ds in sets
+        }
+        for ds in sets:
+            for rel in ds.files:
+                lab.ours[str(ds.root / rel)] = _our_events(str(ds.root / rel))
+        lab.seconds["ours"] = time.monotonic() - t1
+        for ds in sets:
+            feats = {f: features(f, lab.ours[str(ds.root / f)]) for f in ds.files}
+            costs = {f: _cost(ds.root, f, lab.ours) for f in ds.files}
+            lab.subset[ds.name] = _cover(ds.files, feats, costs)
+        others = {
+            v: {ds.name: bg.submit(_run_set, v, ds, lab.subset[ds.name]) for ds in sets}
+            for v in OTHERS
+            if _available(v)
+        }
+        lab.runs[FULL] = {n: f.result() for n, f in full.items()}
+        lab.seconds[FULL] = time.monotonic() - t1
+        for v, futs in others.items():
+            lab.runs[v] = {n: f.result() for n, f in futs.items()}
+        lab.seconds["all"] = time.monotonic() - t0
+    yield lab
+
+
+def _compare_set(lab: Lab, version: str, ds: DataSet, files: list[str]) -> dict[str, list[str]]:
+    tool = Tool(version)
+    run = lab.runs[version][ds.name]
+    problems: dict[str, list[str]] = {}
+    time_expect: dict[str, dict[str, list[tuple[int, int]]]] = {}
+    snapshot_messages: list[str] = []
+    for rel in files:
+        abs_path = str(ds.root / rel)
+        evs = lab.ours[abs_path]
+        got = run.files.get(rel)
+        kind = dumplog._kind(rel)
+        if kind == "log" and rel.endswith(".checkpoint") and not tool.reads_checkpoints():
+            diffs = Diffs()
+            diffs.eq("ignored", True, rel in run.ignored)  # no Snapshots.SUFFIX case before 3.3
+        elif got is None:
+            diffs = Diffs(["DumpLogSegments printed no section for it"])
+        elif kind == "log":
+            diffs = compare_log(tool, rel, evs, got, run, abs_path)
+        elif kind == "index":
+            log = abs_path[: -len(".index")] + ".log"
+            diffs = compare_index(
+                tool, rel, evs, got, run, abs_path, lab.ours.get(log) if os.path.exists(log) else None
+            )
+        elif kind == "timeindex":
+            stem = abs_path[: -len(".timeindex")]
+            idx = stem + ".index"
+            idx_evs = (lab.ours.get(idx) or _our_events(idx)) if os.path.exists(idx) else None
+            diffs, expect = compare_time_index(
+                tool, rel, evs, got, abs_path, os.path.exists(stem + ".log"), idx_evs
+            )
+            time_expect[abs_path] = expect
+        elif kind == "snapshot":
+            diffs, msgs = compare_snapshot(tool, evs, got)
+            snapshot_messages += msgs
+        elif kind == "txnindex":
+            diffs = compare_txn_index(evs, got)
+        else:
+            diffs = Diffs([f"unexpected file kind {kind}"])
+        if diffs:
+            problems[rel] = diffs
+        elif got is not None:
+            c = lab.compared.setdefault(version, Counter())
+            c[f"{kind} files"] += 1
+            c["batches"] += len(got.batches)
+            c["records"] += len(got.records)
+            c["payloads"] += sum(1 for r in got.records if r.data)
+            c["control records"] += sum(1 for r in got.records if r.control)
+            c["index entries"] += len(got.index_entries)
+            c["time index entries"] += len(got.time_entries)
+            c["producer states"] += len(got.producer_states)
+            c["aborted txns"] += len(got.aborted_txns)
+            c["crashes"] += got.crash is not None
+            c["invalid tails"] += got.invalid_bytes is not None
+    # stderr summaries of the time indexes (by absolute path, except "not found", which names no file)
+    for name, attr in (("mismatch", "time_mismatches"), ("order", "time_out_of_order")):
+        want = {p: sorted(e[name]) for p, e in time_expect.items() if e[name]}
+        have = {p: sorted(v) for p, v in getattr(run, attr).items()}
+        if want != have:
+            problems.setdefault("<stderr>", []).append(
+                f"time index {name}: ours {want}, DumpLogSegments {have}"
+            )
+    # "not found": Scala prints no file name (compare the groups as a multiset), 4.3.1 names the file
+    named = {p: sorted(g) for p, g in run.time_not_found if p is not None}
+    want_named = {p: sorted(e["not_found"]) for p, e in time_expect.items() if e["not_found"] and p in named}
+    want_nf = sorted(
+        sorted(e["not_found"]) for p, e in time_expect.items() if e["not_found"] and p not in named
+    )
+    have_nf = sorted(sorted(g) for p, g in run.time_not_found if p is None)
+    if want_nf != have_nf or want_named != named:
+        problems.setdefault("<stderr>", []).append(
+            f"offsets not found: ours {want_nf} {want_named}, DumpLogSegments {have_nf} {named}"
+        )
+    # corrupt snapshots: CorruptSnapshotException messages, caught per file (no file name)
+    have_msgs = sorted(m for m in run.stderr_messages if m.startswith("Snapshot "))
+    want_msgs = sorted(snapshot_messages)
+    if len(have_msgs) != len(want_msgs) or not all(
+        h.startswith(w) for w, h in zip(want_msgs, have_msgs, strict=False)
+    ):
+        problems.setdefault("<stderr>", []).append(
+            f"snapshot messages: ours {want_msgs}, DumpLogSegments {have_msgs}"
+        )
+    rest = [m for m in run.stderr_messages if not m.startswith("Snapshot ")]
+    if rest:
+        problems.setdefault("<stderr>", []).append(f"unexplained stderr: {rest[:5]}")
+    if "<stderr>" not in problems:
+        c = lab.compared.setdefault(version, Counter())
+        c["stderr: index mismatches"] += sum(map(len, run.index_mismatches.values()))
+        c["stderr: time index mismatches"] += sum(map(len, run.time_mismatches.values()))
+        c["stderr: time index out of order"] += sum(map(len, run.time_out_of_order.values()))
+        c["stderr: indexed offsets not found"] += sum(len(g) for _, g in run.time_not_found)
+        c["stderr: non-consecutive offsets"] += sum(map(len, run.non_consecutive.values()))
+        c["stderr: corrupt snapshots"] += len(have_msgs)
+    return problems
+
+
+def _report(problems: dict[str, list[str]], limit: int = 40) -> str:
+    lines = []
+    for f, ds in sorted(problems.items()):
+        lines.append(f"{f}: {len(ds)} differences")
+        lines += [f"    {x}" for x in ds[:8]]
+        if len(lines) > limit:
+            break
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("set_name", ["corpus", "sim", "codecs", "damaged"])
+def test_full_release_agrees_on_every_file(lab: Lab, set_name: str) -> None:
+    ds = next(s for s in lab.sets if s.name == set_name)
+    assert ds.files
+    problems = _compare_set(lab, FULL, ds, ds.files)
+    assert not problems, _report(problems)
+
+
+@pytest.mark.parametrize("version", OTHERS)
+def test_other_releases_agree_on_covering_subset(lab: Lab, version: str) -> None:
+    if version not in lab.runs:
+        pytest.skip(f"no Kafka {version} jars")
+    problems: dict[str, list[str]] = {}
+    for ds in lab.sets:
+        for f, diffs in _compare_set(lab, version, ds, lab.subset[ds.name]).items():
+            problems[f"{ds.name}/{f}"] = diffs
+    assert not problems, _report(problems)
+
+
+def test_coverage(lab: Lab) -> None:
+    """The comparison covered what it claims: every file type, magic 1 and 2, every codec, controls, tails."""
+    kinds = Counter(dumplog._kind(f) for ds in lab.sets for f in ds.files)
+    assert {"log", "index", "timeindex", "snapshot", "txnindex"} <= set(kinds)
+    feats = set().union(*(features(f, lab.ours[str(ds.root / f)]) for ds in lab.sets for f in ds.files))
+    batches = {f for f in feats if f[0] == "batch"}
+    assert {b[1] for b in batches} >= {1, 2}
+    assert {b[2] for b in batches} >= {"none", "gzip", "snappy", "lz4", "zstd"}
+    assert {f[1] for f in feats if f[0] == "control"} >= {
+        "COMMIT",
+        "ABORT",
+        "LEADER_CHANGE",
+        "SNAPSHOT_HEADER",
+    }
+    assert ("tail", "torn", "batch") in feats
+    full = lab.compared[FULL]
+    assert full["records"] > 100_000 and full["payloads"] > 90_000 and full["index entries"] > 1000
+    assert full["producer states"] and full["aborted txns"] and full["crashes"] and full["invalid tails"]
+    print(f"compared: { {v: dict(c) for v, c in lab.compared.items()} }")
+    print(f"files per type: {dict(kinds)}; subset: {sum(len(v) for v in lab.subset.values())} files; "
+          f"JVMs: { {v: sum(r.jvm_runs for r in runs.values()) for v, runs in lab.runs.items()} }; "
+          f"seconds: { {k: round(v, 1) for k, v in lab.seconds.items()} }")  # fmt: skip
