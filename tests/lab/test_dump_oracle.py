@@ -34,9 +34,17 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.dump import DumpOptions, dump_file
+from kafka_ops.dump import DumpOptions, _payload, dump_file
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
-from kafka_ops.engine.records import CONTROL_TYPES, BatchScanner, LogBuffer, iter_records
+from kafka_ops.engine.records import (
+    CONTROL_TYPES,
+    Batch,
+    BatchScanner,
+    LogBuffer,
+    Record,
+    control_record,
+    iter_records,
+)
 from kafka_ops.lab import dumplog, jars
 from kafka_ops.lab.versions import LAB_VERSIONS, Version, parse
 from kafka_ops.simulator.host import Failures, HostSpec, TopicSpec, simulate_host
@@ -90,10 +98,7 @@ def _codec_host(root: str) -> None:
 
 
 def _damage(src_root: Path, files: list[str], root: Path) -> list[str]:
-    """Copies of real segments, damaged the ways a disk or a crash damages them (one partition dir each)."""
-    by_dir: dict[str, list[str]] = {}
-    for f in files:
-        by_dir.setdefault(os.path.dirname(f), []).append(f)
+    """Copies of simulated partition dirs, one file of each damaged the way a disk or a crash damages it."""
 
     def pick(pred: object) -> str:
         # the smallest segment that fits: a partition dir's indexes make DumpLogSegments slow when padded
@@ -107,8 +112,7 @@ def _damage(src_root: Path, files: list[str], root: Path) -> list[str]:
     def copy(name: str, src: str) -> Path:
         d = root / name / (os.path.basename(os.path.dirname(src)))
         shutil.copytree(src_root / os.path.dirname(src), d)
-        for n in os.listdir(d):
-            out.append(os.path.relpath(d / n, root)) if parse_segment_file(n) else None
+        out.extend(os.path.relpath(d / n, root) for n in os.listdir(d) if parse_segment_file(n))
         return d / os.path.basename(src)
 
     def batches(p: Path) -> list[tuple[int, int]]:
@@ -299,7 +303,7 @@ class Diffs(list[str]):
             self.append(f"{what}: ours {ours!r}, DumpLogSegments {theirs!r}")
 
 
-def _lookup(slots: list[tuple[int, int]], base: int, target: int) -> int:
+def _lookup(slots: list[tuple[int, int]], target: int) -> int:
     """OffsetIndex.lookup(target).position over every slot of the .index, zero padding included
     (AbstractIndex.indexSlotRangeFor / binarySearch, LARGEST_LOWER_BOUND; warm section 8192 / 8 entries)."""
     n = len(slots)
@@ -362,35 +366,19 @@ def _log_model(path: str, evs: list[dict[str, object]]) -> LogModel:
         # batch.isValid and goes on, deep-iterating the bad batch's records too): read on with our engine.
         with LogBuffer.open(path) as buf:
             bad = batches[-1]
-            records[-1] = [
-                {"offset": r.offset, "timestamp": r.timestamp, "key_size": -1 if r.key is None else len(r.key),
-                 "value_size": -1 if r.value is None else len(r.value), "sequence": r.sequence,
-                 "header_keys": [k for k, _ in r.headers], "key": _hexish(r.key), "value": _hexish(r.value)}
-                for r in iter_records(buf, _engine_batch(buf, int(bad["position"])))  # type: ignore[arg-type]
-            ]  # fmt: skip
-            pos = int(bad["position"]) + int(bad["size"])  # type: ignore[arg-type]
+            bad_batch = next(iter(BatchScanner(buf, start=int(bad["position"]), verify_crc=False)))  # type: ignore[call-overload]
+            records[-1] = [_record_ev(bad_batch, r) for r in iter_records(buf, bad_batch)]
+            pos = bad_batch.position + bad_batch.size
             while True:
                 sc = BatchScanner(buf, start=pos, verify_crc=True)
-                more = list(sc)
-                for b in more:
-                    ev = {"type": "batch", **b.to_dict()}
-                    batches.append(ev)
-                    records.append(
-                        [
-                            {"offset": r.offset, "timestamp": r.timestamp,
-                             "key_size": -1 if r.key is None else len(r.key),
-                             "value_size": -1 if r.value is None else len(r.value), "sequence": r.sequence,
-                             "header_keys": [k for k, _ in r.headers], "key": _hexish(r.key),
-                             "value": _hexish(r.value),
-                             "control_type": b.control_type, "coordinator_epoch": b.coordinator_epoch}
-                            for r in iter_records(buf, b)
-                        ]
-                    )  # fmt: skip
-                tail2 = sc.tail
+                more = list(sc)  # up to and including the next batch whose CRC fails
+                for nb in more:
+                    batches.append({"type": "batch", **nb.to_dict()})
+                    records.append([_record_ev(nb, r) for r in iter_records(buf, nb)])
                 if more and not more[-1].crc_valid:
                     pos = more[-1].position + more[-1].size
                     continue
-                tail = tail2.to_dict() if tail2 is not None else None
+                tail = sc.tail.to_dict() if sc.tail is not None else None
                 break
     if tail is not None:
         if str(tail["reason"]).startswith("record size"):
@@ -403,14 +391,16 @@ def _log_model(path: str, evs: list[dict[str, object]]) -> LogModel:
     return model
 
 
-def _hexish(b: bytes | None) -> str | None:
-    from kafka_ops.dump import _payload
-
-    return _payload(b)
-
-
-def _engine_batch(buf: LogBuffer, position: int):  # type: ignore[no-untyped-def]
-    return next(iter(BatchScanner(buf, start=position, verify_crc=False)))
+def _record_ev(batch: Batch, r: Record) -> dict[str, object]:
+    """A record event as kafka-ops dump writes it (for batches past the one where our scan stops)."""
+    ev: dict[str, object] = {
+        "offset": r.offset, "timestamp": r.timestamp, "key_size": -1 if r.key is None else len(r.key),
+        "value_size": -1 if r.value is None else len(r.value), "sequence": r.sequence,
+        "header_keys": [k for k, _ in r.headers], "key": _payload(r.key), "value": _payload(r.value),
+    }  # fmt: skip
+    if batch.is_control:
+        ev["control_type"], ev["coordinator_epoch"] = control_record(r.key, r.value)
+    return ev
 
 
 def compare_log(
@@ -594,7 +584,7 @@ def compare_time_index(
         for ts, o in want:
             # dumpTimeIndex: position = index.lookup(entry.offset).position, then the first batch from there
             # whose lastOffset >= entry.offset (Scala: lazy find; Java: collects every batch first)
-            pos = _lookup(slots, base, o)
+            pos = _lookup(slots, o)
             scan = BatchScanner(buf, start=pos, verify_crc=False)
             scanned = list(scan) if tool.java else None  # DLS-java reads every batch from there first
             match = next((b for b in (scanned or scan) if b.last_offset >= o), None)
