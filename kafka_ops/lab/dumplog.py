@@ -169,12 +169,12 @@ class DumpRun:
 
     version: str
     files: dict[str, DumpedFile] = field(default_factory=dict)  # by path as passed
-    # stderr summaries, by absolute path as DumpLogSegments prints it (File.getAbsolutePath)
+    # stderr summaries, by path as passed to --files (DumpLogSegments prints File.getAbsolutePath)
     index_mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     time_mismatches: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     time_out_of_order: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     # "The following indexed offsets are not found in the log." names no file (Scala): one group per file, path
-    # None; 4.3 prints "... not found in :<abs path>"
+    # None; 4.3 prints "... not found in :<abs path>" (keyed by the path as passed)
     time_not_found: list[tuple[str | None, list[tuple[int, int]]]] = field(default_factory=list)
     non_consecutive: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     ignored: list[str] = field(default_factory=list)  # "Ignoring unknown file F"
@@ -443,19 +443,35 @@ def parse_stderr(text: str, run: DumpRun) -> list[str]:
 # ------------------------------------------------------------------------------------------------ running
 
 
-def _chunks(files: Sequence[str], limit: int = MAX_FILES_ARG) -> list[list[str]]:
-    out: list[list[str]] = []
-    cur: list[str] = []
-    size = 0
-    for f in files:
-        if cur and size + len(f) + 1 > limit:
-            out.append(cur)
-            cur, size = [], 0
-        cur.append(f)
-        size += len(f) + 1
-    if cur:
-        out.append(cur)
-    return out
+def _chunks(files: Sequence[str], cwd: str, parts: int = 1, limit: int = MAX_FILES_ARG) -> list[list[str]]:
+    """At least ``parts`` lists of about equal bytes to read (largest first onto the lightest list), each
+    joined by commas under ``limit`` characters; each list keeps the order of ``files``."""
+    need = max(parts, -(-sum(len(f) + 1 for f in files) // limit), 1)
+    order = {f: i for i, f in enumerate(files)}
+
+    def size(f: str) -> int:
+        try:
+            return os.path.getsize(os.path.join(cwd, f))
+        except OSError:
+            return 0
+
+    chunks = [_Chunk() for _ in range(need)]
+    for f in sorted(files, key=size, reverse=True):
+        room = [c for c in chunks if c.chars + len(f) + 1 <= limit]
+        chunk = min(room, key=lambda c: c.size) if room else _Chunk()
+        if not room:
+            chunks.append(chunk)
+        chunk.size += size(f)
+        chunk.chars += len(f) + 1
+        chunk.files.append(f)
+    return [sorted(c.files, key=order.__getitem__) for c in chunks if c.files]
+
+
+@dataclass
+class _Chunk:
+    size: int = 0  # bytes to read
+    chars: int = 0  # length of the --files argument
+    files: list[str] = field(default_factory=list)
 
 
 def _run_once(version: str, files: list[str], cwd: str, args: Sequence[str]) -> tuple[DumpRun, list[str]]:
@@ -470,6 +486,7 @@ def _run_once(version: str, files: list[str], cwd: str, args: Sequence[str]) -> 
     run = DumpRun(version, jvm_runs=1)
     dumped = parse_stdout(stdout, files)
     other = parse_stderr(stderr, run)
+    _relative_keys(run, cwd)
     if proc.returncode == 0:
         run.files = {d.path: d for d in dumped}
         run.stderr_messages = other
@@ -485,6 +502,18 @@ def _run_once(version: str, files: list[str], cwd: str, args: Sequence[str]) -> 
     return crash_run, files[:i] + files[i + 1 :]
 
 
+def _relative_keys(run: DumpRun, cwd: str) -> None:
+    """Stderr names files by File.getAbsolutePath (user.dir + "/" + the path given): key them by the path given."""
+    prefixes = {os.path.abspath(cwd) + os.sep, os.path.realpath(cwd) + os.sep}
+
+    def rel(p: str) -> str:
+        return next((p[len(x) :] for x in prefixes if p.startswith(x)), p)
+
+    for name in ("index_mismatches", "time_mismatches", "time_out_of_order", "non_consecutive"):
+        setattr(run, name, {rel(k): v for k, v in getattr(run, name).items()})
+    run.time_not_found = [(None if p is None else rel(p), g) for p, g in run.time_not_found]
+
+
 def run(
     version: str,
     files: Sequence[str],
@@ -497,7 +526,7 @@ def run(
     files around it are dumped by further runs (put files expected to crash into their own call: each one
     costs a JVM)."""
     total = DumpRun(version)
-    pending = _chunks(list(files))
+    pending = _chunks(list(files), os.fspath(cwd), workers)
     with ThreadPoolExecutor(max_workers=max(1, workers)) as pool:
         while pending:
             results = list(pool.map(lambda c: _run_once(version, c, os.fspath(cwd), args), pending))
@@ -505,7 +534,7 @@ def run(
             for part, rest in results:
                 total.merge(part)
                 if rest:
-                    pending += _chunks(rest)
+                    pending += _chunks(rest, os.fspath(cwd))
     return total
 
 
