@@ -20,7 +20,10 @@ tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java (4.3), cited as 
 
 from __future__ import annotations
 
+import base64
+import bisect
 import json
+import operator
 import os
 import shutil
 import struct
@@ -35,6 +38,7 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.dump import DumpOptions, _payload, dump_file
+from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
 from kafka_ops.engine.records import (
     CONTROL_TYPES,
@@ -66,8 +70,8 @@ SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 # ------------------------------------------------------------------------------------------- data sets
 
 
-def _partition_files(root: Path) -> list[str]:
-    """Every file DumpLogSegments reads, of every partition dir under ``root`` (relative to ``root``)."""
+def _partition_files(root: Path, base: Path) -> list[str]:
+    """Every file DumpLogSegments reads, of every partition dir under ``root`` (relative to ``base``)."""
     out = []
     for d, _dirs, names in os.walk(root):
         if parse_partition_dir(os.path.basename(d)) is None:
@@ -77,7 +81,7 @@ def _partition_files(root: Path) -> list[str]:
             if (seg is not None and not seg.leftover and seg.suffix in SUFFIXES) or (
                 (k := parse_kraft_snapshot(n)) is not None and k[2] == "complete"
             ):
-                out.append(os.path.relpath(os.path.join(d, n), root))
+                out.append(os.path.relpath(os.path.join(d, n), base))
     return sorted(out)
 
 
@@ -112,7 +116,7 @@ def _damage(src_root: Path, files: list[str], root: Path) -> list[str]:
     def copy(name: str, src: str) -> Path:
         d = root / name / (os.path.basename(os.path.dirname(src)))
         shutil.copytree(src_root / os.path.dirname(src), d)
-        out.extend(os.path.relpath(d / n, root) for n in os.listdir(d) if parse_segment_file(n))
+        out.extend(os.path.relpath(d / n, src_root) for n in os.listdir(d) if parse_segment_file(n))
         return d / os.path.basename(src)
 
     def batches(p: Path) -> list[tuple[int, int]]:
@@ -177,18 +181,24 @@ def _damage(src_root: Path, files: list[str], root: Path) -> list[str]:
 @dataclass
 class DataSet:
     name: str
-    root: Path
-    files: list[str]
+    files: list[str]  # relative to Lab.root, starting with the set's name
 
 
 @dataclass
 class Lab:
+    root: Path  # every set lives under it: one DumpLogSegments run covers them all
     sets: list[DataSet]
-    ours: dict[str, list[dict[str, object]]]  # absolute path -> our events
-    runs: dict[str, dict[str, dumplog.DumpRun]] = field(default_factory=dict)  # version -> set name -> run
-    subset: dict[str, list[str]] = field(default_factory=dict)  # set name -> files the other releases dump
+    ours: dict[str, list[dict[str, object]]] = field(default_factory=dict)  # file -> our events
+    runs: dict[str, dumplog.DumpRun] = field(default_factory=dict)  # version -> its run
+    subset: list[str] = field(default_factory=list)  # the files the other releases dump
     seconds: dict[str, float] = field(default_factory=dict)
     compared: dict[str, Counter[str]] = field(default_factory=dict)  # version -> what agreed
+    private: dict[str, Path] = field(default_factory=dict)  # version -> root of its private copies
+    changed: set[str] = field(default_factory=set)  # files a Scala DumpLogSegments changed (none, we check)
+
+    @property
+    def files(self) -> list[str]:
+        return [f for ds in self.sets for f in ds.files]
 
 
 def _our_events(path: str) -> list[dict[str, object]]:
@@ -405,7 +415,7 @@ def _record_ev(batch: Batch, r: Record) -> dict[str, object]:
 
 def compare_log(
     tool: Tool, path: str, evs: list[dict[str, object]], got: dumplog.DumpedFile, run: dumplog.DumpRun,
-    abs_path: str,
+    abs_path: str, max_bytes: int | None = None,
 ) -> Diffs:  # fmt: skip
     d = Diffs()
     name = os.path.basename(path)
@@ -417,7 +427,9 @@ def compare_log(
         d.eq("crash", model.crash, got.exception)
     else:
         d.eq("crash", None, got.crash)
-        d.eq("invalid trailing bytes", model.invalid_bytes, got.invalid_bytes)
+        # DLS 3.3+: `if (trailingBytes > 0 && maxBytes == Integer.MAX_VALUE)`: never with --max-bytes (we still
+        # report a torn tail the file really has, not the cut our --max-bytes makes)
+        d.eq("invalid trailing bytes", None if max_bytes else model.invalid_bytes, got.invalid_bytes)
     d.eq("batch count", len(model.batches), len(got.batches))
     offsets: list[int] = []
     for i, (ours, recs, theirs) in enumerate(zip(model.batches, model.records, got.batches, strict=False)):
@@ -500,13 +512,13 @@ def compare_log(
             pairs.insert(0, (-1, offsets[0]))
         pairs = sorted(dict(pairs).items())
     if model.crash is None:
-        d.eq("non-consecutive offsets", sorted(pairs), sorted(run.non_consecutive.get(abs_path, [])))
+        d.eq("non-consecutive offsets", sorted(pairs), sorted(run.non_consecutive.get(path, [])))
     return d
 
 
 def compare_index(
     tool: Tool, path: str, evs: list[dict[str, object]], got: dumplog.DumpedFile, run: dumplog.DumpRun,
-    abs_path: str, log_evs: list[dict[str, object]] | None,
+    abs_path: str, log_evs: list[dict[str, object]] | None, verify_only: bool = False,
 ) -> Diffs:  # fmt: skip
     d = Diffs()
     f = _file_ev(evs)
@@ -546,19 +558,21 @@ def compare_index(
                 break
             if first.last_offset != o:
                 mismatches.append((o, first.last_offset))
+    if verify_only:  # dumpIndex: `if (!verifyOnly) println(...)`; the mismatches are still collected
+        want = []
     d.eq("entries", want, got.index_entries)
     d.eq("crash", crash, got.exception)
     if tool.java:  # DLS-java: a TreeMap(reverseOrder) keyed by the index offset
         mismatches = list(dict(mismatches).items())
     if crash is None:
-        d.eq("offset mismatches", sorted(mismatches), sorted(run.index_mismatches.get(abs_path, [])))
+        d.eq("offset mismatches", sorted(mismatches), sorted(run.index_mismatches.get(path, [])))
     d.eq("unparsed output", [], got.unparsed)
     return d
 
 
 def compare_time_index(
     tool: Tool, path: str, evs: list[dict[str, object]], got: dumplog.DumpedFile, abs_path: str,
-    log_exists: bool, idx_evs: list[dict[str, object]] | None,
+    log_exists: bool, idx_evs: list[dict[str, object]] | None, verify_only: bool = False,
 ) -> tuple[Diffs, dict[str, list[tuple[int, int]]]]:  # fmt: skip
     """Also returns the stderr lists DLS must print for this file (mismatch, out of order, not found)."""
     d = Diffs()
@@ -581,18 +595,30 @@ def compare_time_index(
     prev = -1  # RecordBatch.NO_TIMESTAMP
     crash = None
     with LogBuffer.open(abs_path[: -len(".timeindex")] + ".log") as buf:
+        # every scan from a batch start is a tail of the scan from 0: scan once (a padded .index sends every
+        # lookup to position 0, and a marker-flooded segment has thousands of batches)
+        scan0 = BatchScanner(buf, verify_crc=False)
+        chain = list(scan0)
+        at = {b.position: i for i, b in enumerate(chain)}
+        lasts = [b.last_offset for b in chain]
+        ordered = all(map(operator.le, lasts, lasts[1:]))
         for ts, o in want:
             # dumpTimeIndex: position = index.lookup(entry.offset).position, then the first batch from there
             # whose lastOffset >= entry.offset (Scala: lazy find; Java: collects every batch first)
             pos = _lookup(slots, o)
-            scan = BatchScanner(buf, start=pos, verify_crc=False)
-            scanned = list(scan) if tool.java else None  # DLS-java reads every batch from there first
-            match = next((b for b in (scanned or scan) if b.last_offset >= o), None)
-            if (
-                (tool.java or match is None)
-                and scan.tail is not None
-                and scan.tail.reason.startswith("record size")
-            ):
+            if pos in at:
+                k, tail = at[pos], scan0.tail
+                j = (
+                    bisect.bisect_left(lasts, o, k)
+                    if ordered
+                    else next((j for j in range(k, len(chain)) if lasts[j] >= o), len(chain))
+                )
+                match = chain[j] if j < len(chain) else None
+            else:  # not a batch start: DLS reads whatever lies there as batch headers
+                scan = BatchScanner(buf, start=pos, verify_crc=False)
+                scanned = list(scan)
+                match, tail = next((b for b in scanned if b.last_offset >= o), None), scan.tail
+            if (tool.java or match is None) and tail is not None and tail.reason.startswith("record size"):
                 # FileLogInputStream.nextBatch throws CorruptRecordException on a size below 14 before a match
                 # (Scala's lazy find) or anywhere after the position (Java collects them all): the run ends
                 crash = "CorruptRecordException"
@@ -609,7 +635,7 @@ def compare_time_index(
                 if prev >= ts:
                     expect["order"].append((ts, prev))
             prev = ts
-    d.eq("entries", want, got.time_entries)
+    d.eq("entries", [] if verify_only else want, got.time_entries)  # dumpTimeIndex: `if (!verifyOnly)`
     d.eq("crash", crash, got.exception)
     d.eq("unparsed output", [], got.unparsed)
     if crash is not None:
@@ -726,13 +752,12 @@ def features(rel: str, evs: list[dict[str, object]]) -> set[tuple[object, ...]]:
 def _cost(root: Path, rel: str, ours: dict[str, list[dict[str, object]]]) -> int:
     """About what DumpLogSegments spends on a file: its size, and for a time index whose offset index is
     zero-padded, a scan from position 0 per entry (OffsetIndex.lookup lands on a padding slot)."""
-    p = root / rel
-    cost = p.stat().st_size
-    if rel.endswith(".timeindex") and (idx := ours.get(str(p)[: -len(".timeindex")] + ".index")):
-        log = Path(str(p)[: -len(".timeindex")] + ".log")
+    cost = (root / rel).stat().st_size
+    stem = rel[: rel.rfind(".")]
+    if rel.endswith(".timeindex") and (idx := ours.get(stem + ".index")):
         f = _file_ev(idx)
-        if f and f["zero_padded_slots"] and log.exists():
-            cost += len(_by_type(ours[str(p)], "time_index_entry")) * log.stat().st_size
+        if f and f["zero_padded_slots"] and (root / (stem + ".log")).exists():
+            cost += len(_by_type(ours[rel], "time_index_entry")) * (root / (stem + ".log")).stat().st_size
     return cost
 
 
@@ -761,11 +786,32 @@ def _expected_crash(root: Path, rel: str) -> bool:
     return False
 
 
-def _run_set(version: str, ds: DataSet, files: list[str]) -> dumplog.DumpRun:
-    crashers = [f for f in files if _expected_crash(ds.root, f)]
-    run = dumplog.run(version, [f for f in files if f not in crashers], ds.root, DLS_ARGS)
-    run.merge(dumplog.run_each(version, crashers, ds.root, args=DLS_ARGS))
+def _run(version: str, root: Path, files: list[str], args: tuple[str, ...] = DLS_ARGS,
+         crashers: list[str] | None = None) -> dumplog.DumpRun:  # fmt: skip
+    """DumpLogSegments over ``files`` under ``root``; files expected to end the run get a JVM each."""
+    crashers = crashers if crashers is not None else [f for f in files if _expected_crash(root, f)]
+    run = dumplog.run(version, [f for f in files if f not in crashers], root, args)
+    run.merge(dumplog.run_each(version, crashers, root, args=args))
     return run
+
+
+def _private_copy(src: Path, files: list[str], root: Path) -> Path:
+    """The files (and the .log / .index their dump opens) copied under ``root``, paths kept.
+
+    DLS-java (4.3) writes to what it dumps: dumpIndex opens the OffsetIndex in try-with-resources, so
+    AbstractIndex.close() -> trimToValidSize() cuts an .index whose size is not a multiple of 8 down to one.
+    """
+    for rel in files:
+        stem = rel[: rel.rfind(".")]
+        for f in {rel, stem + ".log", stem + ".index"}:
+            if (src / f).exists():
+                (root / f).parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(src / f, root / f)
+    return root
+
+
+def _stat(root: Path, files: list[str]) -> dict[str, tuple[int, int]]:
+    return {f: ((st := (root / f).stat()).st_size, st.st_mtime_ns) for f in files}
 
 
 @pytest.fixture(scope="module")
@@ -776,61 +822,65 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
         pytest.skip(f"no corpus at {CORPUS}")
     t0 = time.monotonic()
     tmp = tmp_path_factory.mktemp("dumporacle")
-    corpus = tmp / "corpus"
-    shutil.copytree(CORPUS, corpus, ignore=shutil.ignore_patterns("*.md"))
-    for d, _dirs, names in os.walk(corpus):  # the corpus is read-only; the copy need not be
+    shutil.copytree(CORPUS, tmp / "corpus", ignore=shutil.ignore_patterns("*.md"))
+    for d, _dirs, names in os.walk(tmp / "corpus"):  # the corpus is read-only; the copy need not be
         os.chmod(d, 0o755)
         for n in names:
             os.chmod(os.path.join(d, n), 0o644)
-    sim = tmp / "sim"
-    simulate_host(str(sim), HostSpec(failures=Failures.all()))  # = kafka-ops simulate DIR --fail all
-    codecs = tmp / "codecs"
-    _codec_host(str(codecs))
-    sets = [
-        DataSet(n, r, _partition_files(r)) for n, r in (("corpus", corpus), ("sim", sim), ("codecs", codecs))
-    ]
-    dmg = tmp / "damaged"
-    src = sets[1]
-    sets.append(DataSet("damaged", dmg, _damage(src.root, src.files, dmg)))
-    lab = Lab(sets, {})
+    simulate_host(str(tmp / "sim"), HostSpec(failures=Failures.all()))  # = kafka-ops simulate DIR --fail all
+    _codec_host(str(tmp / "codecs"))
+    sets = [DataSet(n, _partition_files(tmp / n, tmp)) for n in ("corpus", "sim", "codecs")]
+    sets.append(DataSet("damaged", _damage(tmp, sets[1].files, tmp / "damaged")))
+    lab = Lab(tmp, sets)
+    before = _stat(tmp, lab.files)
     lab.seconds["setup"] = time.monotonic() - t0
 
     # DumpLogSegments runs in the background (two JVMs at a time) while we dump the same files.
     with ThreadPoolExecutor(max_workers=1) as bg:
         t1 = time.monotonic()
-        full: dict[str, Future[dumplog.DumpRun]] = {
-            ds.name: bg.submit(_run_set, FULL, ds, ds.files) for ds in sets
-        }
-        for ds in sets:
-            for rel in ds.files:
-                lab.ours[str(ds.root / rel)] = _our_events(str(ds.root / rel))
+        full = bg.submit(_run, FULL, tmp, lab.files)
+        for rel in lab.files:
+            lab.ours[rel] = _our_events(str(tmp / rel))
         lab.seconds["ours"] = time.monotonic() - t1
         for ds in sets:
-            feats = {f: features(f, lab.ours[str(ds.root / f)]) for f in ds.files}
-            costs = {f: _cost(ds.root, f, lab.ours) for f in ds.files}
-            lab.subset[ds.name] = _cover(ds.files, feats, costs)
-        others = {
-            v: {ds.name: bg.submit(_run_set, v, ds, lab.subset[ds.name]) for ds in sets}
-            for v in OTHERS
-            if _available(v)
-        }
-        lab.runs[FULL] = {n: f.result() for n, f in full.items()}
+            feats = {f: features(f, lab.ours[f]) for f in ds.files}
+            costs = {f: _cost(tmp, f, lab.ours) for f in ds.files}
+            lab.subset += _cover(ds.files, feats, costs)
+        others: dict[str, Future[dumplog.DumpRun]] = {}
+        for v in (v for v in OTHERS if _available(v)):
+            root = _private_copy(tmp, lab.subset, tmp / f"dls-{v}") if Tool(v).java else tmp
+            if Tool(v).java:
+                lab.private[v] = root
+            others[v] = bg.submit(_run, v, root, lab.subset)
+        lab.runs[FULL] = full.result()
         lab.seconds[FULL] = time.monotonic() - t1
-        for v, futs in others.items():
-            lab.runs[v] = {n: f.result() for n, f in futs.items()}
+        for v, fut in others.items():
+            lab.runs[v] = fut.result()
         lab.seconds["all"] = time.monotonic() - t0
+    lab.changed = {p for p, st in _stat(tmp, lab.files).items() if before[p] != st}
     yield lab
 
 
-def _compare_set(lab: Lab, version: str, ds: DataSet, files: list[str]) -> dict[str, list[str]]:
+def _compare(
+    lab: Lab, version: str, files: list[str], run: dumplog.DumpRun | None = None,
+    ours: dict[str, list[dict[str, object]]] | None = None, verify_only: bool = False,
+    max_bytes: int | None = None, counter: str | None = None, whole_run: bool = False,
+) -> dict[str, list[str]]:  # fmt: skip
+    """Every file's differences; ``run``/``ours`` default to the plain dump of ``version`` and our events.
+
+    ``whole_run``: ``files`` are all the run dumped, so the stderr lines that name no file (Scala's "indexed
+    offsets not found" groups, corrupt snapshot messages, anything unexplained) are compared too.
+    """
     tool = Tool(version)
-    run = lab.runs[version][ds.name]
+    run = run or lab.runs[version]
+    ours = ours or lab.ours
+    counter = counter or version
     problems: dict[str, list[str]] = {}
     time_expect: dict[str, dict[str, list[tuple[int, int]]]] = {}
     snapshot_messages: list[str] = []
     for rel in files:
-        abs_path = str(ds.root / rel)
-        evs = lab.ours[abs_path]
+        abs_path = str(lab.root / rel)
+        evs = ours[rel]
         got = run.files.get(rel)
         kind = dumplog._kind(rel)
         if kind == "log" and rel.endswith(".checkpoint") and not tool.reads_checkpoints():
@@ -839,20 +889,16 @@ def _compare_set(lab: Lab, version: str, ds: DataSet, files: list[str]) -> dict[
         elif got is None:
             diffs = Diffs(["DumpLogSegments printed no section for it"])
         elif kind == "log":
-            diffs = compare_log(tool, rel, evs, got, run, abs_path)
+            diffs = compare_log(tool, rel, evs, got, run, abs_path, max_bytes)
         elif kind == "index":
-            log = abs_path[: -len(".index")] + ".log"
-            diffs = compare_index(
-                tool, rel, evs, got, run, abs_path, lab.ours.get(log) if os.path.exists(log) else None
-            )
+            log = rel[: -len(".index")] + ".log"
+            diffs = compare_index(tool, rel, evs, got, run, abs_path, lab.ours.get(log), verify_only)
         elif kind == "timeindex":
-            stem = abs_path[: -len(".timeindex")]
-            idx = stem + ".index"
-            idx_evs = (lab.ours.get(idx) or _our_events(idx)) if os.path.exists(idx) else None
-            diffs, expect = compare_time_index(
-                tool, rel, evs, got, abs_path, os.path.exists(stem + ".log"), idx_evs
-            )
-            time_expect[abs_path] = expect
+            stem = rel[: -len(".timeindex")]
+            idx = lab.ours.get(stem + ".index")
+            exists = (lab.root / (stem + ".log")).exists()
+            diffs, expect = compare_time_index(tool, rel, evs, got, abs_path, exists, idx, verify_only)
+            time_expect[rel] = expect
         elif kind == "snapshot":
             diffs, msgs = compare_snapshot(tool, evs, got)
             snapshot_messages += msgs
@@ -863,7 +909,7 @@ def _compare_set(lab: Lab, version: str, ds: DataSet, files: list[str]) -> dict[
         if diffs:
             problems[rel] = diffs
         elif got is not None:
-            c = lab.compared.setdefault(version, Counter())
+            c = lab.compared.setdefault(counter, Counter())
             c[f"{kind} files"] += 1
             c["batches"] += len(got.batches)
             c["records"] += len(got.records)
@@ -875,24 +921,32 @@ def _compare_set(lab: Lab, version: str, ds: DataSet, files: list[str]) -> dict[
             c["aborted txns"] += len(got.aborted_txns)
             c["crashes"] += got.crash is not None
             c["invalid tails"] += got.invalid_bytes is not None
-    # stderr summaries of the time indexes (by absolute path, except "not found", which names no file)
-    for name, attr in (("mismatch", "time_mismatches"), ("order", "time_out_of_order")):
+            c["stderr: index mismatches"] += len(run.index_mismatches.get(rel, []))
+            c["stderr: time index mismatches"] += len(run.time_mismatches.get(rel, []))
+            c["stderr: time index out of order"] += len(run.time_out_of_order.get(rel, []))
+            c["stderr: non-consecutive offsets"] += len(run.non_consecutive.get(rel, []))
+    # the time indexes' stderr summaries, by path (DLS-java names the file of "not found" groups too)
+    mine = set(files)
+    named = {p: sorted(g) for p, g in run.time_not_found if p is not None}
+    for name, have_all in (
+        ("mismatch", run.time_mismatches), ("order", run.time_out_of_order), ("not_found", named)
+    ):  # fmt: skip
         want = {p: sorted(e[name]) for p, e in time_expect.items() if e[name]}
-        have = {p: sorted(v) for p, v in getattr(run, attr).items()}
+        if name == "not_found" and not named:
+            continue
+        have = {p: sorted(v) for p, v in have_all.items() if p in mine}
         if want != have:
             problems.setdefault("<stderr>", []).append(
                 f"time index {name}: ours {want}, DumpLogSegments {have}"
             )
-    # "not found": Scala prints no file name (compare the groups as a multiset), 4.3.1 names the file
-    named = {p: sorted(g) for p, g in run.time_not_found if p is not None}
-    want_named = {p: sorted(e["not_found"]) for p, e in time_expect.items() if e["not_found"] and p in named}
-    want_nf = sorted(
-        sorted(e["not_found"]) for p, e in time_expect.items() if e["not_found"] and p not in named
-    )
+    if not whole_run:
+        return problems
+    # Scala's "not found" groups name no file: compare them as a multiset over the whole run
+    want_nf = sorted(sorted(e["not_found"]) for e in time_expect.values() if e["not_found"] and not named)
     have_nf = sorted(sorted(g) for p, g in run.time_not_found if p is None)
-    if want_nf != have_nf or want_named != named:
+    if want_nf != have_nf:
         problems.setdefault("<stderr>", []).append(
-            f"offsets not found: ours {want_nf} {want_named}, DumpLogSegments {have_nf} {named}"
+            f"offsets not found: ours {want_nf}, DumpLogSegments {have_nf}"
         )
     # corrupt snapshots: CorruptSnapshotException messages, caught per file (no file name)
     have_msgs = sorted(m for m in run.stderr_messages if m.startswith("Snapshot "))
@@ -907,12 +961,8 @@ def _compare_set(lab: Lab, version: str, ds: DataSet, files: list[str]) -> dict[
     if rest:
         problems.setdefault("<stderr>", []).append(f"unexplained stderr: {rest[:5]}")
     if "<stderr>" not in problems:
-        c = lab.compared.setdefault(version, Counter())
-        c["stderr: index mismatches"] += sum(map(len, run.index_mismatches.values()))
-        c["stderr: time index mismatches"] += sum(map(len, run.time_mismatches.values()))
-        c["stderr: time index out of order"] += sum(map(len, run.time_out_of_order.values()))
+        c = lab.compared.setdefault(counter, Counter())
         c["stderr: indexed offsets not found"] += sum(len(g) for _, g in run.time_not_found)
-        c["stderr: non-consecutive offsets"] += sum(map(len, run.non_consecutive.values()))
         c["stderr: corrupt snapshots"] += len(have_msgs)
     return problems
 
@@ -931,7 +981,14 @@ def _report(problems: dict[str, list[str]], limit: int = 40) -> str:
 def test_full_release_agrees_on_every_file(lab: Lab, set_name: str) -> None:
     ds = next(s for s in lab.sets if s.name == set_name)
     assert ds.files
-    problems = _compare_set(lab, FULL, ds, ds.files)
+    problems = _compare(lab, FULL, ds.files)
+    assert not problems, _report(problems)
+
+
+def test_full_release_stderr_lines_without_file_names(lab: Lab) -> None:
+    """Scala's "offsets not found" groups and corrupt-snapshot messages name no file: compared over the run."""
+    files = [f for f in lab.files if f.endswith((".timeindex", ".snapshot"))]
+    problems = _compare(lab, FULL, files, counter=f"{FULL} (stderr)", whole_run=True)
     assert not problems, _report(problems)
 
 
@@ -939,18 +996,29 @@ def test_full_release_agrees_on_every_file(lab: Lab, set_name: str) -> None:
 def test_other_releases_agree_on_covering_subset(lab: Lab, version: str) -> None:
     if version not in lab.runs:
         pytest.skip(f"no Kafka {version} jars")
-    problems: dict[str, list[str]] = {}
-    for ds in lab.sets:
-        for f, diffs in _compare_set(lab, version, ds, lab.subset[ds.name]).items():
-            problems[f"{ds.name}/{f}"] = diffs
+    problems = _compare(lab, version, lab.subset, whole_run=True)
     assert not problems, _report(problems)
+
+
+def test_dump_log_segments_changes_only_what_dls_java_trims(lab: Lab) -> None:
+    """DumpLogSegments up to 4.2 (Scala) leaves every file as it was; 4.3 (Java) cuts an .index whose size is not
+    a multiple of 8 (try-with-resources OffsetIndex -> AbstractIndex.close() -> trimToValidSize()), as root even
+    in a read-only data dir: a reason to dump copies."""
+    assert lab.changed == set()
+    odd = [rel for rel in lab.subset if rel.endswith(".index") and (lab.root / rel).stat().st_size % 8]
+    assert odd, "no .index of odd size in the subset: the trim is not exercised"
+    for v, root in lab.private.items():
+        for rel in lab.subset:
+            if rel.endswith(".index") and (root / (rel[:-6] + ".log")).exists():
+                size, now = (lab.root / rel).stat().st_size, (root / rel).stat().st_size
+                assert now == size - size % 8, f"{v} {rel}: {size} -> {now}"
 
 
 def test_coverage(lab: Lab) -> None:
     """The comparison covered what it claims: every file type, magic 1 and 2, every codec, controls, tails."""
-    kinds = Counter(dumplog._kind(f) for ds in lab.sets for f in ds.files)
+    kinds = Counter(dumplog._kind(f) for f in lab.files)
     assert {"log", "index", "timeindex", "snapshot", "txnindex"} <= set(kinds)
-    feats = set().union(*(features(f, lab.ours[str(ds.root / f)]) for ds in lab.sets for f in ds.files))
+    feats = set().union(*(features(f, lab.ours[f]) for f in lab.files))
     batches = {f for f in feats if f[0] == "batch"}
     assert {b[1] for b in batches} >= {1, 2}
     assert {b[2] for b in batches} >= {"none", "gzip", "snappy", "lz4", "zstd"}
@@ -965,6 +1033,213 @@ def test_coverage(lab: Lab) -> None:
     assert full["records"] > 100_000 and full["payloads"] > 90_000 and full["index entries"] > 1000
     assert full["producer states"] and full["aborted txns"] and full["crashes"] and full["invalid tails"]
     print(f"compared: { {v: dict(c) for v, c in lab.compared.items()} }")
-    print(f"files per type: {dict(kinds)}; subset: {sum(len(v) for v in lab.subset.values())} files; "
-          f"JVMs: { {v: sum(r.jvm_runs for r in runs.values()) for v, runs in lab.runs.items()} }; "
+    print(f"files per type: {dict(kinds)}; subset: {len(lab.subset)} files; "
+          f"JVMs: { {v: r.jvm_runs for v, r in lab.runs.items()} }; "
           f"seconds: { {k: round(v, 1) for k, v in lab.seconds.items()} }")  # fmt: skip
+
+
+# ------------------------------------------------------------------ kafka-dump-log.sh's options, same files
+
+OPTION_ARGS: dict[str, tuple[str, ...]] = {
+    "offsets-decoder": ("--offsets-decoder",),
+    "transaction-log-decoder": ("--transaction-log-decoder",),
+    "index-sanity-check": ("--index-sanity-check",),
+    "verify-index-only": ("--verify-index-only",),
+    "max-bytes": (*DLS_ARGS, "--max-bytes", "3000"),
+}
+MAX_BYTES = 3000
+
+
+def _our_options(option: str) -> DumpOptions:
+    """What ``kafka-ops dump`` runs for each kafka-dump-log.sh option (commands/dump.py)."""
+    return {
+        "offsets-decoder": DumpOptions(records=True, payloads=True, decoder=CONSUMER_OFFSETS),
+        "transaction-log-decoder": DumpOptions(records=True, payloads=True, decoder=TRANSACTION_STATE),
+        "index-sanity-check": DumpOptions(sanity_only=True),
+        "verify-index-only": DumpOptions(max_index_entries=0),
+        "max-bytes": DumpOptions(records=True, payloads=True, max_bytes=MAX_BYTES),
+    }[option]
+
+
+def _option_files(lab: Lab, option: str) -> list[str]:
+    """The files an option is about, from the covering subset (every index shape, every kind of log) and, for
+    the decoders, every internal topic's log; files that end the plain run (covered there) are left out."""
+    plain = lab.runs[FULL]
+    out = []
+    for f in lab.files:
+        part = os.path.basename(os.path.dirname(f))
+        if (got := plain.files.get(f)) is None or got.crash is not None or not f.endswith(SUFFIXES):
+            continue
+        if option == "offsets-decoder":
+            take = f.endswith(".log") and part.startswith("__consumer_offsets-")
+        elif option == "transaction-log-decoder":
+            take = f.endswith(".log") and part.startswith("__transaction_state-")
+        elif option in ("index-sanity-check", "verify-index-only"):
+            take = f.endswith((".index", ".timeindex")) and f in lab.subset
+        else:
+            take = f.endswith(".log") and f in lab.subset
+        if take:
+            out.append(f)
+    return out
+
+
+@dataclass
+class OptionRun:
+    run: dumplog.DumpRun
+    files: list[str]
+    ours: dict[str, list[dict[str, object]]]  # our events with the matching options
+
+
+@pytest.fixture(scope="module")
+def option_runs(lab: Lab) -> dict[str, OptionRun]:
+    """option -> DumpLogSegments 3.9.1 with it over the option's files, and our events with ours."""
+    t0 = time.monotonic()
+    out: dict[str, OptionRun] = {}
+    with ThreadPoolExecutor(max_workers=1) as bg:
+        futs = {}
+        for option, args in OPTION_ARGS.items():
+            files = _option_files(lab, option)
+            opts = _our_options(option)
+            ours = {
+                f: json.loads(json.dumps(list(dump_file(str(lab.root / f), opts)), default=str))
+                for f in files
+            }
+            # a failing sanity check throws CorruptIndexException: those files get a JVM each
+            crashers = [
+                f for f in files if any(e["type"] == "sanity_check" and not e["passed"] for e in ours[f])
+            ]  # fmt: skip
+            futs[option] = (bg.submit(_run, FULL, lab.root, files, args, crashers), files, ours)
+        for option, (fut, files, ours) in futs.items():
+            out[option] = OptionRun(fut.result(), files, ours)
+    lab.seconds["options"] = time.monotonic() - t0
+    return out
+
+
+def _decoded_diffs(option: str, rec: dict[str, object], t: dumplog.DumpedRecord) -> list[str]:
+    """Our decoded record against the key/payload DumpLogSegments 3.9's decoder printed."""
+    d = Diffs()
+    dec = rec.get("decoded")
+    where = f"record {rec['offset']}"
+    if not isinstance(dec, dict):
+        return [f"{where}: ours not decoded"]
+    data = t.data
+    if not data.startswith(" key: "):
+        return [f"{where}: DumpLogSegments printed no key: {data[:100]!r}"]
+    if option == "offsets-decoder":
+        # OffsetsMessageParser: key {"type": "<key version>", "data": ..}, payload {"version": "<v>", "data": ..}
+        # or "<DELETE>"; an unknown type or an error prints only a key: "Unknown record type N at offset O,
+        # skipping." / "Error at offset O, skipping. <message>"
+        if dec.get("error"):
+            unknown = str(dec["error"]).startswith("key at byte 0: unknown record type")
+            want = (
+                f" key: Unknown record type {dec['key_version']}"
+                if unknown
+                else f" key: Error at offset {rec['offset']}"
+            )
+            d.eq(f"{where} undecodable", want, data[: len(want)])
+            return d
+        key, end = json.JSONDecoder().raw_decode(data, 6)
+        d.eq(f"{where} key", {"type": str(dec["key_version"]), "data": dec["key"]}, key)
+        rest = data[end:]
+        if dec["tombstone"]:
+            d.eq(f"{where} payload", " payload: <DELETE>", rest)
+            return d
+        if not rest.startswith(" payload: "):
+            return [f"{where}: no payload in {rest[:80]!r}"]
+        payload = json.loads(rest[10:])
+        d.eq(f"{where} value version", str(dec["value_version"]), payload.get("version"))
+        d.eq(f"{where} value", *_align(dec["value"], payload.get("data")))
+        return d
+    # TransactionLogMessageParser (TransactionLog.formatRecordKeyAndValue, 3.9): plain text
+    if dec.get("error"):
+        return [f"{where}: ours could not decode: {dec['error']}"]
+    key = f"transaction_metadata::transactionalId={dec['key']['transactionalId']}"  # type: ignore[index]
+    if dec["tombstone"]:
+        d.eq(f"{where} key/payload", f" key: {key} payload: <DELETE>", data)
+        return d
+    v = dec["value"]
+    assert isinstance(v, dict)
+    head = f" key: {key} payload: producerId:{v['producerId']},producerEpoch:{v['producerEpoch']},state={v['state']},partitions=["
+    tail = f"],txnLastUpdateTimestamp={v['transactionLastUpdateTimestampMs']},txnTimeoutMs={v['transactionTimeoutMs']}"
+    if not (data.startswith(head) and data.endswith(tail)):
+        return [f"{where}: ours {head}...{tail}, DumpLogSegments {data}"]
+    # topicPartitions is a mutable Set: its mkString order is the hash set's
+    theirs = data[len(head) : len(data) - len(tail)]
+    parts = sorted(
+        f"{tp['topic']}-{p}" for tp in v["transactionPartitions"] or [] for p in tp["partitionIds"]
+    )
+    d.eq(f"{where} partitions", parts, sorted(theirs.split(",")) if theirs else [])
+    return d
+
+
+def _align(ours: object, theirs: object) -> tuple[object, object]:
+    """Our decoded value and DLS's JSON in the same terms.
+
+    Bytes: Jackson prints them as base64; our decoder prints a blob as ``{"size": n}`` (compare the sizes).
+    A classic group member's subscription/assignment: DLS replaces the bytes by the consumer protocol's JSON
+    when it can (prepareGroupMetadataValue); we print ``{"size", "version", <fields>}``: drop size and version.
+    """
+    if isinstance(ours, dict):
+        if set(ours) == {"size"} and isinstance(theirs, str):
+            return ours, {"size": len(base64.b64decode(theirs))}
+        if "size" in ours and isinstance(theirs, dict) and set(ours) - {"size", "version", "error"}:
+            ours = {k: v for k, v in ours.items() if k not in ("size", "version")}
+        if isinstance(theirs, dict):
+            pairs = {k: _align(v, theirs.get(k)) for k, v in ours.items()}
+            return {k: o for k, (o, _) in pairs.items()}, {
+                k: pairs[k][1] if k in pairs else v for k, v in theirs.items()
+            }
+        return ours, theirs
+    if isinstance(ours, list) and isinstance(theirs, list) and len(ours) == len(theirs):
+        pairs2 = [_align(o, t) for o, t in zip(ours, theirs, strict=True)]
+        return [o for o, _ in pairs2], [t for _, t in pairs2]
+    return ours, theirs
+
+
+def test_dump_log_options_agree(lab: Lab, option_runs: dict[str, OptionRun]) -> None:
+    """kafka-dump-log.sh's option names in kafka-ops dump, checked against DumpLogSegments 3.9.1 with the same
+    option on the same files: the decoders, --index-sanity-check, --verify-index-only, --max-bytes."""
+    problems: dict[str, list[str]] = {}
+    for option, o in option_runs.items():
+        c = lab.compared.setdefault(f"{FULL} --{option}", Counter())
+        for rel in o.files:
+            evs, got = o.ours[rel], o.run.files.get(rel)
+            key = f"--{option} {rel}"
+            if got is None:
+                problems[key] = ["DumpLogSegments printed no section for it"]
+                continue
+            d = Diffs()
+            if option.endswith("decoder"):
+                recs = [e for e in evs if e["type"] == "record" and "decoded" in e]
+                theirs = [r for r in got.records if r.control is None]
+                d.eq("decoded records", len(recs), len(theirs))
+                for r, t in zip(recs, theirs, strict=False):
+                    d += _decoded_diffs(option, r, t)
+                c["decoded records"] += len(recs)
+            elif option == "index-sanity-check":
+                f = _file_ev(evs)
+                check = next(e for e in evs if e["type"] == "sanity_check")
+                if rel.endswith(".index") and f is not None and f["entries_kafka_counts"] == 0:
+                    # dumpIndex: `if (index.entries == 0) { println(s"$file is empty."); return }` comes first
+                    d.eq("empty", True, got.empty)
+                elif check["passed"]:
+                    d.eq("passed", True, got.sanity_passed)
+                else:  # sanityCheck throws CorruptIndexException with the message we print
+                    d.eq("exception", "CorruptIndexException", got.exception)
+                    d.eq("message", True, str(check["message"]) in (got.crash or ""))
+                c["failed" if not check["passed"] else "passed"] += 1
+            elif option == "verify-index-only":
+                listed = [e for e in evs if e["type"] in ("index_entry", "time_index_entry")]
+                d.eq("entries we list", [], listed)
+                issues = [e for e in evs if e["type"] == "index_issue"]
+                d.eq("our issues", [e for e in lab.ours[rel] if e["type"] == "index_issue"], issues)
+            if d:
+                problems[key] = d
+        if option in ("verify-index-only", "max-bytes"):
+            for f, diffs in _compare(
+                lab, FULL, o.files, o.run, o.ours if option == "max-bytes" else lab.ours,
+                verify_only=option == "verify-index-only", max_bytes=MAX_BYTES if option == "max-bytes" else None,
+                counter=f"{FULL} --{option}", whole_run=True,
+            ).items():  # fmt: skip
+                problems[f"--{option} {f}"] = diffs
+    assert not problems, _report(problems)
