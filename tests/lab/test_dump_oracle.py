@@ -2,17 +2,20 @@
 
 Every ``.log``, KRaft ``.checkpoint``, ``.index``, ``.timeindex``, ``.txnindex`` and producer ``.snapshot`` of every
 partition dir of the corpus of real broker data dirs (shared/corpus, copied: DumpLogSegments opens a missing
-``.index`` with ``File.createNewFile``, and we run as root), of a simulated host with every failure planted, of a
-running host with every codec, and of deliberately damaged copies, is dumped by DumpLogSegments 3.9.1 and by
-``kafka-ops dump --format json --records --payloads`` (its events, through the same ``json.dumps(ev, default=str)``
-as the CLI). For each file the test derives what DumpLogSegments must print from our events alone, with the
-tool's own rules (each cited below), and compares it line by line with what it did print: the same batches
-(every field of its batch line), the same records (offset, timestamp and its type, key and value sizes, sequence,
-header keys, control type and coordinator epoch, key and payload as StringDecoder prints them), the same index
-entries, the same invalid trailing bytes, and the same stderr diagnostics (index offset mismatches, time index
-mismatches, non-consecutive offsets, corrupt snapshots, the exception that stops it). The other cached releases
-(2.8.2, 3.5.2, 3.7.2, 4.3.1) run on a subset chosen to cover every feature the full set has (file type, magic,
-codec, timestamp type, control type, tail, index shape, crash), so each release's output format is covered.
+``.index`` with ``File.createNewFile`` and 4.3 trims what it dumps, and we run as root), of a simulated host with
+every failure planted (``kafka-ops simulate --fail all``), of a running host with every codec, and of damaged
+copies, is dumped by DumpLogSegments 3.9.1 and by ``kafka-ops dump --format json --records --payloads`` (its
+events, encoded as the CLI encodes them; one test checks the CLI prints exactly those). For each file the test
+derives what DumpLogSegments must print from our events alone, with the tool's own rules (each cited where it is
+encoded), and compares it with what it did print: the same batches (every field of its batch line), the same
+records (offset, timestamp and its type, key and value sizes, sequence, header keys, control type and coordinator
+epoch, key and payload as StringDecoder prints them), the same index entries, the same invalid trailing bytes, and
+the same stderr diagnostics (index offset mismatches, time index mismatches and order, offsets not found,
+non-consecutive offsets, corrupt snapshots, the exception that stops it). The other cached releases (2.8.2,
+3.5.2, 3.7.2, 4.3.1) dump a subset chosen to show every feature of the full set (file type, magic, codec,
+timestamp type, control type, tail, index shape, crash), so each release's output format is covered. Last,
+kafka-dump-log.sh's options (decoders, --index-sanity-check, --verify-index-only, --max-bytes) are run on both
+sides with the same files.
 
 Sources: core/src/main/scala/kafka/tools/DumpLogSegments.scala at 2.8.2 / 3.5.2 / 3.7 / 3.9, cited as DLS;
 tools/src/main/java/org/apache/kafka/tools/DumpLogSegments.java (4.3), cited as DLS-java.
@@ -27,6 +30,8 @@ import operator
 import os
 import shutil
 import struct
+import subprocess
+import sys
 import time
 from collections import Counter
 from collections.abc import Iterator
@@ -1014,28 +1019,22 @@ def test_dump_log_segments_changes_only_what_dls_java_trims(lab: Lab) -> None:
                 assert now == size - size % 8, f"{v} {rel}: {size} -> {now}"
 
 
-def test_coverage(lab: Lab) -> None:
-    """The comparison covered what it claims: every file type, magic 1 and 2, every codec, controls, tails."""
-    kinds = Counter(dumplog._kind(f) for f in lab.files)
-    assert {"log", "index", "timeindex", "snapshot", "txnindex"} <= set(kinds)
-    feats = set().union(*(features(f, lab.ours[f]) for f in lab.files))
-    batches = {f for f in feats if f[0] == "batch"}
-    assert {b[1] for b in batches} >= {1, 2}
-    assert {b[2] for b in batches} >= {"none", "gzip", "snappy", "lz4", "zstd"}
-    assert {f[1] for f in feats if f[0] == "control"} >= {
-        "COMMIT",
-        "ABORT",
-        "LEADER_CHANGE",
-        "SNAPSHOT_HEADER",
-    }
-    assert ("tail", "torn", "batch") in feats
-    full = lab.compared[FULL]
-    assert full["records"] > 100_000 and full["payloads"] > 90_000 and full["index entries"] > 1000
-    assert full["producer states"] and full["aborted txns"] and full["crashes"] and full["invalid tails"]
-    print(f"compared: { {v: dict(c) for v, c in lab.compared.items()} }")
-    print(f"files per type: {dict(kinds)}; subset: {len(lab.subset)} files; "
-          f"JVMs: { {v: r.jvm_runs for v, r in lab.runs.items()} }; "
-          f"seconds: { {k: round(v, 1) for k, v in lab.seconds.items()} }")  # fmt: skip
+def test_cli_json_is_what_was_compared(lab: Lab) -> None:
+    """`kafka-ops dump --format json --records --payloads` prints exactly the events the comparison used."""
+    files = [f for f in lab.subset if not f.endswith(".index")][:12] + [
+        f for f in lab.subset if f.endswith(".index")
+    ][:3]
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_ops.cli", "dump", "--format", "json", "--records", "--payloads",
+         "--files", ",".join(files)],
+        cwd=lab.root, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    printed = [json.loads(line) for line in proc.stdout.splitlines()]
+    want = [ev for f in files for ev in lab.ours[f]]
+    assert "Traceback" not in proc.stderr and len(printed) == len(want)
+    for got_ev, want_ev in zip(printed, want, strict=True):
+        got_ev["file"] = str(lab.root / str(got_ev["file"]))  # events name files by the path given
+        assert got_ev == want_ev
 
 
 # ------------------------------------------------------------------ kafka-dump-log.sh's options, same files
@@ -1243,3 +1242,30 @@ def test_dump_log_options_agree(lab: Lab, option_runs: dict[str, OptionRun]) -> 
             ).items():  # fmt: skip
                 problems[f"--{option} {f}"] = diffs
     assert not problems, _report(problems)
+
+
+def test_coverage(lab: Lab) -> None:
+    """The comparison covered what it claims: every file type, magic 1 and 2, every codec, controls, tails.
+
+    (Last in the file: it reports what every test before it compared.)
+    """
+    kinds = Counter(dumplog._kind(f) for f in lab.files)
+    print(f"compared: { {v: dict(c) for v, c in lab.compared.items()} }")
+    assert {"log", "index", "timeindex", "snapshot", "txnindex"} <= set(kinds)
+    feats = set().union(*(features(f, lab.ours[f]) for f in lab.files))
+    batches = {f for f in feats if f[0] == "batch"}
+    assert {b[1] for b in batches} >= {1, 2}
+    assert {b[2] for b in batches} >= {"none", "gzip", "snappy", "lz4", "zstd"}
+    assert {f[1] for f in feats if f[0] == "control"} >= {
+        "COMMIT",
+        "ABORT",
+        "LEADER_CHANGE",
+        "SNAPSHOT_HEADER",
+    }
+    assert ("tail", "torn", "batch") in feats
+    full = lab.compared[FULL]
+    assert full["records"] > 100_000 and full["payloads"] > 90_000 and full["index entries"] > 1000
+    assert full["producer states"] and full["aborted txns"] and full["crashes"] and full["invalid tails"]
+    print(f"files per type: {dict(kinds)}; subset: {len(lab.subset)} files; "
+          f"JVMs: { {v: r.jvm_runs for v, r in lab.runs.items()} }; "
+          f"seconds: { {k: round(v, 1) for k, v in lab.seconds.items()} }")  # fmt: skip
