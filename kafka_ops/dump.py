@@ -10,6 +10,7 @@ Bad input never raises: an ``error`` event names the file and the byte position.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,9 +18,15 @@ from dataclasses import dataclass
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import compression
 from kafka_ops.engine.errors import EngineError
-from kafka_ops.engine.indexes import read_offset_index, read_time_index, read_txn_index
+from kafka_ops.engine.indexes import (
+    offset_sanity,
+    read_offset_index,
+    read_time_index,
+    read_txn_index,
+    time_sanity,
+)
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
-from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_records
+from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, control_record, iter_records
 from kafka_ops.engine.snapshot import read_snapshot
 from kafka_ops.engine.verify import LogMap, verify_offset_index, verify_time_index
 
@@ -39,6 +46,10 @@ class DumpOptions:
     verify_indexes: bool = True
     max_bytes: int | None = None  # stop reading a .log after this many bytes (KIP-824's --max-bytes)
     max_index_entries: int | None = None  # entries listed per index (all are verified)
+    # decode every record as this internal topic's, whatever the partition dir says (kafka-dump-log.sh's
+    # --offsets-decoder / --transaction-log-decoder): "__consumer_offsets" or "__transaction_state"
+    decoder: str | None = None
+    sanity_only: bool = False  # indexes: only OffsetIndex/TimeIndex.sanityCheck (--index-sanity-check)
 
 
 def _err(path: str, exc: EngineError | str, position: int | None = None) -> Event:
@@ -69,7 +80,7 @@ def dump_log(path: str, opts: DumpOptions) -> Iterator[Event]:
     except EngineError as exc:
         yield _err(path, exc)
         return
-    topic = _topic_of(path)
+    topic = opts.decoder or _topic_of(path)
     aborted: list[tuple[int, int, int]] = []  # (producer id, first offset, last offset)
     txn_path = path[: -len(".log")] + ".txnindex" if path.endswith(".log") else None
     if txn_path and os.path.exists(txn_path):
@@ -103,9 +114,10 @@ def dump_log(path: str, opts: DumpOptions) -> Iterator[Event]:
                         "sequence": rec.sequence, "header_keys": [k for k, _ in rec.headers],
                     }  # fmt: skip
                     if batch.is_control:
-                        rev["control_type"] = batch.control_type
-                        rev["coordinator_epoch"] = batch.coordinator_epoch
-                    elif opts.decode and topic and decode_internal is not None:
+                        # per record, not the batch's first record: a KRaft snapshot's first batch holds
+                        # SNAPSHOT_HEADER, KRAFT_VERSION and KRAFT_VOTERS (engine.records.control_record)
+                        rev["control_type"], rev["coordinator_epoch"] = control_record(rec.key, rec.value)
+                    elif (opts.decode or opts.decoder) and topic and decode_internal is not None:
                         decoded = decode_internal(topic, rec.key, rec.value)
                         if decoded is not None:
                             rev["decoded"] = decoded
@@ -144,6 +156,17 @@ def dump_index(path: str, opts: DumpOptions) -> Iterator[Event]:
         "entries_kafka_counts": idx.entry_count, "real_entries": len(idx.real_entries),
         "zero_padded_slots": idx.zero_tail,
     }  # fmt: skip
+    if opts.sanity_only:
+        # what the broker ran at load before 2.3 (and kafka-dump-log.sh --index-sanity-check runs); unlike
+        # DumpLogSegments (which prints "<file> is empty." for an offset index without a whole slot and skips
+        # the check), the check runs on every index: a 5-byte .index fails it
+        base = seg.base_offset if seg is not None else idx.base_offset
+        problem = offset_sanity(idx, base, None) if kind == "offset" else time_sanity(idx, base)
+        yield {
+            "type": "sanity_check", "file": path, "kind": f"{kind}_index", "passed": problem is None,
+            "message": problem,
+        }  # fmt: skip
+        return
     limit = opts.max_index_entries
     for i, (a, b) in enumerate(idx.real_entries):
         if limit is not None and i >= limit:
@@ -370,7 +393,7 @@ def render_text(ev: Event) -> str | None:
         if ev.get("control_type"):
             s += f" endTxnMarker: {ev['control_type']} coordinatorEpoch: {ev['coordinator_epoch']}"
         if "decoded" in ev:
-            s += f" decoded: {ev['decoded']}"
+            s += f" decoded: {json.dumps(ev['decoded'], separators=(',', ':'))}"
         if "key" in ev:
             s += f" key: {ev['key']} payload: {ev['value']}"
         return s
@@ -383,6 +406,10 @@ def render_text(ev: Event) -> str | None:
         return f"offset: {ev['offset']} position: {ev['position']}"
     if t == "time_index_entry":
         return f"timestamp: {ev['timestamp']} offset: {ev['offset']}"
+    if t == "sanity_check":
+        if ev["passed"]:
+            return f"{ev['file']} passed sanity check."
+        return f"{ev['file']} failed sanity check: {ev['message']}"
     if t == "index_issue":
         return f"{str(ev['severity']).upper()} {ev['kind']}: {ev['message']}"
     if t == "aborted_txn":

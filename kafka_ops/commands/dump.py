@@ -14,7 +14,17 @@ from kafka_ops.commands import OutputFormat, app
 
 @app.command()
 def dump(
-    paths: Annotated[list[Path], typer.Argument(help="Files, partition dirs or whole log dirs.")],
+    paths: Annotated[
+        list[Path] | None, typer.Argument(help="Files, partition dirs or whole log dirs.", show_default=False)
+    ] = None,
+    files: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--files",
+            help="Comma-separated files or dirs (kafka-dump-log.sh's name; adds to PATHS).",
+            show_default=False,
+        ),
+    ] = None,
     format: Annotated[
         OutputFormat, typer.Option("--format", "-f", help="text, or json (one object per line).")
     ] = OutputFormat.text,
@@ -43,6 +53,31 @@ def dump(
             "--max-index-entries", help="List at most this many entries per index (all are verified)."
         ),
     ] = None,
+    verify_index_only: Annotated[
+        bool,
+        typer.Option("--verify-index-only", help="Verify indexes against the .log without listing entries."),
+    ] = False,
+    index_sanity_check: Annotated[
+        bool,
+        typer.Option(
+            "--index-sanity-check",
+            help="For indexes, only run Kafka's OffsetIndex/TimeIndex sanity check (exit 1 when one fails).",
+        ),
+    ] = False,
+    offsets_decoder: Annotated[
+        bool,
+        typer.Option(
+            "--offsets-decoder",
+            help="Decode every record as a __consumer_offsets record, whatever its topic (implies --print-data-log).",
+        ),
+    ] = False,
+    transaction_log_decoder: Annotated[
+        bool,
+        typer.Option(
+            "--transaction-log-decoder",
+            help="Decode every record as a __transaction_state record (implies --print-data-log).",
+        ),
+    ] = False,
 ) -> None:
     """Print what kafka-dump-log.sh prints, and what it misses: verified index entries, zero padding,
     torn or CRC-invalid tails with what recovery truncates, decoded internal topics, aborted transactions.
@@ -50,19 +85,30 @@ def dump(
     Exit code 1 when any file could not be read or holds an error; the other files are still dumped.
     """
     from kafka_ops.dump import DumpOptions, dump_path, render_text
+    from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
 
+    targets = [str(p) for p in paths or []] + [f for arg in files or [] for f in arg.split(",") if f]
+    if not targets:
+        raise typer.BadParameter("give files or dirs, as arguments or with --files a,b,c")
+    if offsets_decoder and transaction_log_decoder:
+        raise typer.BadParameter("--offsets-decoder and --transaction-log-decoder exclude each other")
+    decoder = CONSUMER_OFFSETS if offsets_decoder else TRANSACTION_STATE if transaction_log_decoder else None
+    # kafka-dump-log.sh: a decoder implies --print-data-log, which implies --deep-iteration
+    payloads = payloads or decoder is not None
     opts = DumpOptions(
         records=records or payloads,
         payloads=payloads,
         decode=not no_decode,
         verify_indexes=not no_verify,
         max_bytes=max_bytes,
-        max_index_entries=max_entries,
+        max_index_entries=0 if verify_index_only else max_entries,
+        decoder=decoder,
+        sanity_only=index_sanity_check,
     )
     errors = 0
     out = sys.stdout
-    for path in paths:
-        for ev in dump_path(str(path), opts):
+    for path in targets:
+        for ev in dump_path(path, opts):
             if ev["type"] == "error":
                 errors += 1
                 pos = f" at byte {ev['position']}" if ev.get("position") is not None else ""
@@ -78,7 +124,9 @@ def dump(
             if ev["type"] == "tail":
                 errors += 1
                 typer.echo(f"kafka-ops: {ev['file']}: at byte {ev['position']}: {ev['message']}", err=True)
-            elif ev["type"] == "index_issue" and ev.get("severity") == "error":
+            elif (ev["type"] == "index_issue" and ev.get("severity") == "error") or (
+                ev["type"] == "sanity_check" and not ev["passed"]
+            ):
                 errors += 1
             if format is OutputFormat.json:
                 out.write(json.dumps(ev, default=str) + "\n")

@@ -44,14 +44,9 @@ def decompress(codec: int, data: bytes | memoryview, magic: int = 2) -> bytes:
     if codec == 2:
         return _snappy_decompress(bytes(data))
     if codec == 3:
-        raw = bytes(data)
-        if magic == 0:
-            # Kafka 0.8/0.9 producers wrote a wrong LZ4 frame-descriptor checksum (HC byte) and Kafka
-            # ignores it for magic v0 (Lz4Compression.wrapForInput -> new Lz4BlockInputStream(...,
-            # ignoreFlagDescriptorChecksum = messageVersion == MAGIC_VALUE_V0)); the LZ4 library checks
-            # it, so put the correct byte in first.
-            raw = _lz4_fix_header_checksum(raw)
-        return bytes(_cramjam.lz4.decompress(raw))
+        # Kafka 0.8/0.9 producers wrote a wrong frame-descriptor checksum (HC byte) and Kafka ignores it for
+        # magic v0 (Lz4Compression.wrapForInput: ignoreFlagDescriptorChecksum = messageVersion == MAGIC_VALUE_V0)
+        return lz4_decompress(bytes(data), ignore_header_checksum=magic == 0)
     return bytes(_cramjam.zstd.decompress(bytes(data)))
 
 
@@ -94,16 +89,98 @@ def xxh32(data: bytes, seed: int = 0) -> int:
     return h
 
 
-def _lz4_fix_header_checksum(data: bytes) -> bytes:
-    """Rewrite the frame descriptor's HC byte: ``(xxh32(FLG..last descriptor byte) >> 8) & 0xFF``."""
-    if len(data) < 7:
-        return data  # too short for a frame header: let the library report it
-    flg = data[4]
-    desc_end = 6 + (8 if flg & 0x08 else 0) + (4 if flg & 0x01 else 0)  # content size, dictionary id
-    if desc_end >= len(data):
-        return data
-    hc = (xxh32(data[4:desc_end]) >> 8) & 0xFF
-    return data[:desc_end] + bytes([hc]) + data[desc_end + 1 :]
+# Kafka's LZ4 frame (clients/.../compress/Lz4BlockOutputStream.java, Lz4BlockInputStream.java at 3.9)
+LZ4_MAGIC = 0x184D2204
+LZ4_INCOMPRESSIBLE = 0x80000000
+_LZ4_BLOCK_SIZES = {4: 1 << 16, 5: 1 << 18, 6: 1 << 20, 7: 1 << 22}  # BD.getBlockMaximumSize
+
+
+def lz4_decompress(data: bytes, ignore_header_checksum: bool = False) -> bytes:
+    """An LZ4 frame as Kafka reads it (Lz4BlockInputStream), not as the LZ4 library does.
+
+    Kafka has its own frame reader and is stricter than the format: FLG.validate() refuses reserved bits
+    (so dictionary ids), dependent blocks ("Dependent block stream is unsupported") and versions other than 1;
+    BD.validate() refuses reserved bits and block sizes outside 4..7; readHeader() checks the HC byte
+    (``(xxh32(FLG..descriptor end) >> 8) & 0xFF``) unless told to ignore it; readBlock() reads blocks up to the
+    end mark (int32 0; a content checksum after it is skipped, not verified) and verifies block checksums.
+    A frame Kafka refuses is a batch its consumers and log cleaner cannot read: raise ValueError with
+    Kafka's message.
+    """
+    assert _cramjam is not None
+    if len(data) < 6:
+        raise ValueError("Stream ended prematurely")
+    if int.from_bytes(data[:4], "little") != LZ4_MAGIC:
+        raise ValueError("Stream unsupported (invalid magic bytes)")
+    flg, bd = data[4], data[5]
+    if flg & 0x03:
+        raise ValueError("Reserved bits must be 0")
+    if not flg & 0x20:
+        raise ValueError("Dependent block stream is unsupported")
+    if flg >> 6 != 1:
+        raise ValueError(f"Version {flg >> 6} is unsupported")
+    if bd & 0x0F:
+        raise ValueError("Reserved2 field must be 0")
+    if not 4 <= (bd >> 4) & 7 <= 7:
+        raise ValueError("Block size value must be between 4 and 7")
+    if bd & 0x80:
+        raise ValueError("Reserved3 field must be 0")
+    max_block = _LZ4_BLOCK_SIZES[(bd >> 4) & 7]
+    pos = 6
+    if flg & 0x08:  # content size: skipped
+        if len(data) < pos + 8:
+            raise ValueError("Stream ended prematurely")
+        pos += 8
+    if not ignore_header_checksum and (pos >= len(data) or data[pos] != (xxh32(data[4:pos]) >> 8) & 0xFF):
+        raise ValueError("Stream frame descriptor corrupted")
+    pos += 1
+    out = bytearray()
+    buf = bytearray(max_block)
+    while True:
+        if pos + 4 > len(data):
+            raise ValueError("Stream ended prematurely")
+        size = int.from_bytes(data[pos : pos + 4], "little")
+        pos += 4
+        compressed = not size & LZ4_INCOMPRESSIBLE
+        size &= ~LZ4_INCOMPRESSIBLE
+        if size == 0:
+            return bytes(out)  # end mark
+        if size > max_block:
+            raise ValueError(f"Block size {size} exceeded max: {max_block}")
+        if pos + size > len(data):
+            raise ValueError("Stream ended prematurely")
+        block = data[pos : pos + size]
+        if compressed:
+            try:
+                n = _cramjam.lz4.decompress_block_into(block, buf)
+            except Exception as exc:  # cramjam.DecompressionError
+                raise ValueError(f"LZ4 block: {exc}") from exc
+            out += buf[:n]
+        else:
+            out += block
+        pos += size
+        if flg & 0x10:  # block checksum
+            if pos + 4 > len(data) or int.from_bytes(data[pos : pos + 4], "little") != xxh32(block):
+                raise ValueError("Block checksum mismatch")
+            pos += 4
+
+
+def lz4_compress(data: bytes, magic: int = 2) -> bytes:
+    """An LZ4 frame as Kafka's producer writes it (Lz4BlockOutputStream: FLG 0x60 = version 1, independent
+    blocks, no checksums; BD 0x40 = 64 KiB blocks; an incompressible block stored raw; end mark 0)."""
+    assert _cramjam is not None
+    header = bytes([0x60, 0x40])
+    # magic v0: Kafka 0.8/0.9's broken HC was computed over the magic bytes too (useBrokenFlagDescriptorChecksum)
+    hc_input = LZ4_MAGIC.to_bytes(4, "little") + header if magic == 0 else header
+    out = bytearray(LZ4_MAGIC.to_bytes(4, "little") + header + bytes([(xxh32(hc_input) >> 8) & 0xFF]))
+    for i in range(0, len(data), 1 << 16):
+        chunk = data[i : i + (1 << 16)]
+        block = bytes(_cramjam.lz4.compress_block(chunk, store_size=False))
+        if len(block) >= len(chunk):
+            out += (len(chunk) | LZ4_INCOMPRESSIBLE).to_bytes(4, "little") + chunk
+        else:
+            out += len(block).to_bytes(4, "little") + block
+    out += bytes(4)
+    return bytes(out)
 
 
 def _snappy_decompress(data: bytes) -> bytes:
@@ -139,7 +216,7 @@ def compress(codec: int, data: bytes) -> bytes:
             out += struct.pack(">i", len(block)) + block
         return bytes(out)
     if codec == 3:
-        return bytes(_cramjam.lz4.compress(data))
+        return lz4_compress(data)
     if codec == 4:
         return bytes(_cramjam.zstd.compress(data))
     raise ValueError(f"unknown compression codec {codec}")

@@ -366,7 +366,7 @@ class BatchScanner:
 
 
 def _fill_control(view: memoryview, batch: Batch, batch_end: int) -> None:
-    """Read the control record's type (and a transaction marker's coordinator epoch).
+    """The batch's first control record: its type (and a transaction marker's coordinator epoch).
 
     Control batches are never compressed by the broker; a compressed one is left undecoded.
     """
@@ -376,11 +376,25 @@ def _fill_control(view: memoryview, batch: Batch, batch_end: int) -> None:
         rec = next(_iter_v2_records(view[batch.position + RECORD_BATCH_OVERHEAD : batch_end], batch, 1))
     except (StopIteration, RecordError):
         return
-    if rec.key is not None and len(rec.key) >= 4:
-        _ver, ctype = _I16_I16.unpack_from(rec.key, 0)
-        batch.control_type = CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})")
-        if ctype in (0, 1) and rec.value is not None and len(rec.value) >= 6:
-            batch.coordinator_epoch = _I16_I32.unpack_from(rec.value, 0)[1]
+    batch.control_type, batch.coordinator_epoch = control_record(rec.key, rec.value)
+
+
+def control_record(key: bytes | None, value: bytes | None) -> tuple[str | None, int | None]:
+    """One control record's type (from its key) and, for a transaction marker, its coordinator epoch.
+
+    Each record of a control batch has its own type: ControlRecordType.parseTypeId(record.key), which
+    DumpLogSegments prints per record (core/.../tools/DumpLogSegments.scala 3.9, dumpLog:
+    ``val controlTypeId = ControlRecordType.parseTypeId(record.key)``). A KRaft snapshot's first batch holds
+    SNAPSHOT_HEADER, KRAFT_VERSION and KRAFT_VOTERS records together. Key: version int16 + type int16; a
+    marker's value: version int16 + coordinator epoch int32 (EndTransactionMarker.deserialize).
+    """
+    if key is None or len(key) < 4:
+        return None, None
+    ctype = _I16_I16.unpack_from(key, 0)[1]
+    epoch = None
+    if ctype in (0, 1) and value is not None and len(value) >= 6:
+        epoch = _I16_I32.unpack_from(value, 0)[1]
+    return CONTROL_TYPES.get(ctype, f"UNKNOWN({ctype})"), epoch
 
 
 def iter_records(buf: LogBuffer, batch: Batch) -> Iterator[Record]:
@@ -594,6 +608,7 @@ __all__ = [
     "RecordError",
     "Tail",
     "batch_at",
+    "control_record",
     "iter_records",
     "scan_file",
 ]
