@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail
 
 
 class AuditFormat(StrEnum):
@@ -104,35 +104,47 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
 
 LogDirOpt = Annotated[
     list[Path] | None,
-    typer.Option("--log-dir", help="A log dir (repeatable); default: log.dirs of --server-properties."),
+    typer.Option(
+        "--log-dir", metavar="DIR", help="A log dir (repeatable); default: log.dirs of --server-properties."
+    ),
 ]
 ServerPropsOpt = Annotated[
     Path | None,
     typer.Option(
-        "--server-properties", help="Broker config (default /etc/kafka/server.properties when it exists)."
+        "--server-properties",
+        metavar="FILE",
+        help="Broker config (default /etc/kafka/server.properties when it exists).",
     ),
 ]
 BrokerUserOpt = Annotated[
     str | None,
-    typer.Option("--broker-user", help="The user the broker runs as (default: User= of the systemd unit)."),
+    typer.Option(
+        "--broker-user",
+        metavar="USER",
+        help="The user the broker runs as (default: User= of the systemd unit).",
+    ),
 ]
 KafkaVersionOpt = Annotated[
     str | None,
     typer.Option(
         "--kafka-version",
+        metavar="VERSION",
         help="Broker version (default: from the installation's kafka_*.jar or the broker log).",
     ),
 ]
 TopicConfigsOpt = Annotated[
     Path | None,
     typer.Option(
-        "--topic-configs", help="Topic overrides: `kafka-configs --describe --all` output, JSON or YAML."
+        "--topic-configs",
+        metavar="FILE",
+        help="Topic overrides: `kafka-configs --describe --all` output, JSON or YAML.",
     ),
 ]
 UnitOpt = Annotated[
     Path | None,
     typer.Option(
         "--systemd-unit",
+        metavar="FILE",
         help="The broker's unit file (default: kafka.service in the unit dirs); drop-ins are read too.",
     ),
 ]
@@ -144,13 +156,21 @@ StateOpt = Annotated[
 ]
 NowOpt = Annotated[
     str | None,
-    typer.Option("--now", help="The time to audit at (epoch ms or ISO 8601), for reproducible forecasts."),
+    typer.Option(
+        "--now",
+        metavar="TIME",
+        help="The time to audit at (epoch ms or ISO 8601), for reproducible forecasts.",
+    ),
 ]
 HorizonOpt = Annotated[
-    str, typer.Option("--horizon", help="How far the retention forecast looks (e.g. 24h, 7d).")
+    str,
+    typer.Option(
+        "--horizon", metavar="DURATION", help="How far the retention forecast looks (e.g. 24h, 7d)."
+    ),
 ]
 LogsOpt = Annotated[
-    list[Path] | None, typer.Option("--broker-log", help="server.log / log-cleaner.log to read (repeatable).")
+    list[Path] | None,
+    typer.Option("--broker-log", metavar="FILE", help="server.log / log-cleaner.log to read (repeatable)."),
 ]
 ProbeOpt = Annotated[
     bool,
@@ -165,6 +185,7 @@ ExpectMountOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--expect-mount",
+        metavar="LOG_DIR=MOUNT",
         help="LOG_DIR=MOUNT_POINT: the filesystem a log dir must be on (repeatable; '/' accepts the root filesystem).",
     ),
 ]
@@ -173,7 +194,7 @@ FailOnOpt = Annotated[
 ]
 
 
-@app.command()
+@app.command(cls=Command)
 def audit(
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -199,7 +220,12 @@ def audit(
     fail_on: FailOnOpt = Severity.critical,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the report to this file (html: default report.html)."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report to this file (html: default report.html).",
+        ),
     ] = None,
 ) -> None:
     """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover

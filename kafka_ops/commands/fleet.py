@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import OutputFormat, app, fail
+from kafka_ops.commands import Command, Group, OutputFormat, app, fail
 from kafka_ops.commands.audit import (
     AuditFormat,
     BrokerState,
@@ -34,6 +34,7 @@ from kafka_ops.commands.audit import (
 )
 
 fleet_app = typer.Typer(
+    cls=Group,
     name="fleet",
     help="Audit a fleet of brokers as one PySpark job (local[*] by default, or --master / spark-submit).",
     no_args_is_help=True,
@@ -43,7 +44,11 @@ app.add_typer(fleet_app, name="fleet")
 DEFAULT_RESULTS = "~/.local/state/kafka-ops/fleet"
 ResultsOpt = Annotated[
     str,
-    typer.Option("--results", help="Parquet results dir (facts, findings, hosts; partitioned by run_date)."),
+    typer.Option(
+        "--results",
+        metavar="DIR",
+        help="Parquet results dir (facts, findings, hosts; partitioned by run_date).",
+    ),
 ]
 
 
@@ -66,17 +71,24 @@ def _spark(master: str | None) -> Any:
         fail(f"cannot start Spark{' on ' + master if master else ''}: {_first_line(exc)}")
 
 
-@fleet_app.command("audit")
+@fleet_app.command("audit", cls=Command)
 def fleet_audit(
     inventory: Annotated[
         Path | None,
         typer.Option(
-            "--inventory", "-i", help="Ansible inventory: hosts of group kafka_brokers and their vars."
+            "--inventory",
+            "-i",
+            metavar="FILE",
+            help="Ansible inventory: hosts of group kafka_brokers and their vars.",
         ),
     ] = None,
     limit: Annotated[
         str | None,
-        typer.Option("--limit", help="Only these hosts or groups of the inventory (comma-separated)."),
+        typer.Option(
+            "--limit",
+            metavar="PATTERN",
+            help="Only these hosts or groups of the inventory (comma-separated).",
+        ),
     ] = None,
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -97,25 +109,32 @@ def fleet_audit(
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
     master: Annotated[
-        str | None, typer.Option("--master", help="Spark master URL (default local[*], or spark-submit's).")
+        str | None,
+        typer.Option(
+            "--master", metavar="URL", help="Spark master URL (default local[*], or spark-submit's)."
+        ),
     ] = None,
     results: ResultsOpt = DEFAULT_RESULTS,
     no_results: Annotated[bool, typer.Option("--no-results", help="Do not write Parquet results.")] = False,
     leaders: Annotated[
         Path | None,
-        typer.Option("--leaders", help="`kafka-topics --describe` output: who leads each partition."),
+        typer.Option(
+            "--leaders", metavar="FILE", help="`kafka-topics --describe` output: who leads each partition."
+        ),
     ] = None,
     known_hosts: Annotated[
         Path | None,
-        typer.Option("--known-hosts", help="Host keys to verify against (default ~/.ssh/known_hosts)."),
+        typer.Option(
+            "--known-hosts", metavar="FILE", help="Host keys to verify against (default ~/.ssh/known_hosts)."
+        ),
     ] = None,
     connect_timeout: Annotated[
-        float, typer.Option("--connect-timeout", help="SSH timeout in seconds.")
+        float, typer.Option("--connect-timeout", metavar="SECONDS", help="SSH timeout in seconds.")
     ] = 10.0,
-    name: Annotated[str, typer.Option("--name", help="The fleet's name in the report.")] = "",
+    name: Annotated[str, typer.Option("--name", metavar="NAME", help="The fleet's name in the report.")] = "",
 ) -> None:
     """Audit every broker of a fleet with the same checks as `kafka-ops audit`, as one PySpark job, and add what
     only a fleet view shows: which replicas are at risk (leader or follower), per-topic impact, per-host summary.
@@ -193,18 +212,22 @@ def fleet_audit(
     raise typer.Exit(code)
 
 
-@fleet_app.command("diff")
+@fleet_app.command("diff", cls=Command)
 def fleet_diff(
     results: ResultsOpt = DEFAULT_RESULTS,
     base: Annotated[
-        str | None, typer.Option("--base", help="Run id to compare from (default: the one before head).")
+        str | None,
+        typer.Option(
+            "--base", metavar="RUN_ID", help="Run id to compare from (default: the one before head)."
+        ),
     ] = None,
     head: Annotated[
-        str | None, typer.Option("--head", help="Run id to compare to (default: the latest).")
+        str | None,
+        typer.Option("--head", metavar="RUN_ID", help="Run id to compare to (default: the latest)."),
     ] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
     master: Annotated[
-        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
+        str | None, typer.Option("--master", metavar="URL", help="Spark master URL (default local[*]).")
     ] = None,
 ) -> None:
     """What changed between two fleet runs (default: the last two): new and resolved findings, partitions that

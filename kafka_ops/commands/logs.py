@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail
 
 
 class LogsFormat(StrEnum):
@@ -162,10 +162,11 @@ def _table(report: dict[str, Any]) -> None:
     )
 
 
-@app.command()
+@app.command(cls=Command)
 def logs(
     files: Annotated[
-        list[Path], typer.Argument(help="server.log / log-cleaner.log files (rotated ones too).")
+        list[Path],
+        typer.Argument(metavar="FILE", help="server.log / log-cleaner.log files (rotated ones too)."),
     ],
     format: Annotated[LogsFormat, typer.Option("--format", "-f", help="table or json.")] = LogsFormat.table,
     follow: Annotated[
@@ -177,28 +178,35 @@ def logs(
         ),
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0, help="With --follow: give up after this many seconds.")
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", min=0, help="With --follow: give up after this many seconds."
+        ),
     ] = None,
     log_dir: Annotated[
         list[Path] | None,
         typer.Option(
             "--log-dir",
+            metavar="DIR",
             help="With --follow: count the logs to load here when the broker's lines carry no totals (Kafka < 2.8).",
         ),
     ] = None,
     total: Annotated[
         int | None,
-        typer.Option("--total", min=1, help="With --follow: the number of logs to load, if known."),
+        typer.Option(
+            "--total", metavar="COUNT", min=1, help="With --follow: the number of logs to load, if known."
+        ),
     ] = None,
     poll: Annotated[
-        float, typer.Option("--poll", min=0.01, help="With --follow: seconds between reads.")
+        float,
+        typer.Option("--poll", metavar="SECONDS", min=0.01, help="With --follow: seconds between reads."),
     ] = 0.5,
 ) -> None:
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
     unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
 
-    Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now / loading failed; 2 bad usage or
-    unreadable file; 3 --timeout before loading completed; 130 interrupted.
+    Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
+    before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
     if follow:
         if len(files) != 1:

@@ -7,15 +7,19 @@ from typing import Annotated
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail
 
 
-@app.command()
+@app.command(cls=Command)
 def simulate(
     directory: Annotated[Path, typer.Argument(help="Where to write the simulated host (created).")],
     failures: Annotated[
         list[str] | None,
-        typer.Option("--fail", help="Plant a failure (repeatable): a name from --list-failures, or 'all'."),
+        typer.Option(
+            "--fail",
+            metavar="NAME",
+            help="Plant a failure (repeatable): a name from --list-failures, or 'all'.",
+        ),
     ] = None,
     list_failures: Annotated[
         bool, typer.Option("--list-failures", help="List the failures that can be planted.")
@@ -26,27 +30,36 @@ def simulate(
             "--running", help="Leave the host as a running broker leaves it (no clean-shutdown marker)."
         ),
     ] = False,
-    log_dirs: Annotated[int, typer.Option("--log-dirs", min=1, help="Number of log dirs.")] = 2,
+    log_dirs: Annotated[
+        int, typer.Option("--log-dirs", metavar="COUNT", min=1, help="Number of log dirs.")
+    ] = 2,
     scale: Annotated[
-        float, typer.Option("--scale", min=0.01, help="Multiply record counts (1 = a few MB; 4000 ~ 10 GB).")
+        float,
+        typer.Option(
+            "--scale", metavar="FACTOR", min=0.01, help="Multiply record counts (1 = a few MB; 4000 ~ 10 GB)."
+        ),
     ] = 1.0,
     segment_bytes: Annotated[
-        int, typer.Option("--segment-bytes", help="log.segment.bytes of the simulated broker.")
+        int,
+        typer.Option("--segment-bytes", metavar="BYTES", help="log.segment.bytes of the simulated broker."),
     ] = 16 * 1024,
     kafka_version: Annotated[
         str,
         typer.Option(
             "--kafka-version",
+            metavar="VERSION",
             help="Broker version the files imitate (>= 3.7 writes the JSON clean-shutdown marker).",
         ),
     ] = "3.7.0",
     broker_user: Annotated[
-        str | None, typer.Option("--broker-user", help="chown the log dirs to this user (needs root).")
+        str | None,
+        typer.Option("--broker-user", metavar="USER", help="chown the log dirs to this user (needs root)."),
     ] = None,
     now_ms: Annotated[
-        int | None, typer.Option("--now-ms", help="Simulated current time, epoch ms (default: now).")
+        int | None,
+        typer.Option("--now-ms", metavar="EPOCH_MS", help="Simulated current time, epoch ms (default: now)."),
     ] = None,
-    seed: Annotated[int, typer.Option("--seed")] = 7,
+    seed: Annotated[int, typer.Option("--seed", metavar="NUMBER")] = 7,
 ) -> None:
     """Write a broker host as a real broker leaves it: log dirs, segments of real v2 batches, indexes,
     checkpoints, markers, server.properties, a systemd unit and broker logs, with the seeds' failures planted."""

@@ -207,11 +207,13 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["fleet", "audit", "--inventory", str(tmp_path / "none.yml")])
     assert (
         r.exit_code == 2
-        and r.stderr.strip() == f"kafka-ops: {tmp_path / 'none.yml'}: no such inventory file or directory"
+        and r.stderr.strip()
+        == f"kafka-ops fleet audit: {tmp_path / 'none.yml'}: no such inventory file or directory"
     )
     r = CliRunner().invoke(app, ["fleet", "audit"])
     assert (
-        r.exit_code == 2 and r.stderr.strip() == "kafka-ops: no hosts to audit: give --inventory or --log-dir"
+        r.exit_code == 2
+        and r.stderr.strip() == "kafka-ops fleet audit: no hosts to audit: give --inventory or --log-dir"
     )
     r = CliRunner().invoke(app, ["fleet", "diff", "--results", str(tmp_path)])
     assert r.exit_code == 2 and "no fleet results here" in r.stderr

@@ -254,5 +254,5 @@ def test_bad_input_is_one_line_naming_the_file(
     out = tmp_path / "x.html"
     r = cli("report", str(report_json), str(bad), "-o", str(out))
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr.startswith(f"kafka-ops: {bad}: {why}") and r.stderr.count("\n") == 1, r.stderr
+    assert r.stderr.startswith(f"kafka-ops report: {bad}: {why}") and r.stderr.count("\n") == 1, r.stderr
     assert not out.exists()
