@@ -28,6 +28,14 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
     return int(code), out, err
 
 
+def assert_one_line(err: str, prefix: str) -> None:
+    """The whole of stderr is one line starting with prefix: no panel, no pydantic wording, no traceback."""
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(prefix), (lines[0], prefix)
+    assert not any(b in err for b in BOXES), err
+
+
 def commands() -> Iterator[tuple[str, Any]]:
     """Every command and group: ('audit', cmd), ('fix ownership', cmd), ..."""
 
@@ -45,13 +53,6 @@ LEAVES = [(p, c) for p, c in ALL if not isinstance(c, Group)]
 
 def snapshot(root: Path) -> dict[str, tuple[int, float]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*")}
-
-
-def assert_one_line(err: str, prefix: str) -> None:
-    lines = err.splitlines()
-    assert len(lines) == 1, err
-    assert lines[0].startswith(prefix), (lines[0], prefix)
-    assert not any(b in err for b in BOXES), err
 
 
 @pytest.mark.parametrize("path", [p for p, _ in ALL], ids=lambda p: p or "kafka-ops")

@@ -67,7 +67,7 @@ def test_bad_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = _run(ship.build(), "audit", "--horizon", "soon", "--log-dir", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "kafka-ops-collector: bad duration 'soon' (use e.g. 24h, 7d, 90m)"
+        "kafka-ops-collector: --horizon: not a duration: 'soon' (expected e.g. 90m, 24h or 7d; a bare number is hours)"
     ]
     assert proc.stdout == ""
 

@@ -30,7 +30,8 @@ PROG = "kafka-ops"
 BUG_CODE = 3
 REPORT_TO = "the kafka-ops maintainers"
 _current = [PROG]  # the command path being run, for the prefix of every message
-_exit_on_epipe = [0]  # the exit code to keep when the reader of stdout goes away (the gate's, once known)
+_exit_on_epipe = [0]
+_notes: list[str] = []  # the exit code to keep when the reader of stdout goes away (the gate's, once known)
 
 # Typer's exception classes, found through a public one (they moved from click into typer._click in 0.2x)
 _USAGE_ERROR: type[Exception] = next(c for c in typer.BadParameter.__mro__ if c.__name__ == "UsageError")
@@ -58,6 +59,17 @@ def say(message: str) -> None:
     """A one-line note or warning on stderr, prefixed like every error."""
     sys.stderr.write(f"{command_path()}: {one_line(message)}\n")
     sys.stderr.flush()
+
+
+def note_later(message: str) -> None:
+    """A note on what the run understood of its options (--now), shown by show_notes() once the command has a
+    result, so that an error stays the only line on stderr."""
+    _notes.append(message)
+
+
+def show_notes() -> None:
+    while _notes:
+        say(_notes.pop(0))
 
 
 def keep_exit_code(code: int) -> None:
@@ -122,6 +134,8 @@ class Group(TyperGroup):
         self, args: Any = None, prog_name: str | None = None, standalone_mode: bool = True, **kw: Any
     ) -> Any:
         argv = list(sys.argv[1:] if args is None else args)
+        _notes.clear()
+        _exit_on_epipe[0] = 0
         try:
             rv = super().main(args=argv, prog_name=prog_name or PROG, standalone_mode=False, **kw)
             code = rv if isinstance(rv, int) else 0

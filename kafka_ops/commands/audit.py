@@ -9,7 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, app, fail
+from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, show_notes
 
 
 class AuditFormat(StrEnum):
@@ -33,14 +33,17 @@ class Severity(StrEnum):
     critical = "critical"
 
 
-def build_options(**kw: Any) -> Any:
-    """AuditOptions from CLI values (shared with `fleet audit` and `forecast`)."""
-    from kafka_ops.options import audit_options
+def build_options(check_paths: bool = True, **kw: Any) -> Any:
+    """AuditOptions from CLI values (shared with `fleet audit`, `forecast` and `fix`); a bad value is one line."""
+    from kafka_ops.options import audit_options, time_note
 
     try:
-        return audit_options(**kw)
+        opts = audit_options(check_paths=check_paths, **kw)
     except ValueError as exc:
         fail(str(exc))
+    if kw.get("now"):
+        note_later(time_note("--now", str(kw["now"])))
+    return opts
 
 
 def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
@@ -129,7 +132,7 @@ KafkaVersionOpt = Annotated[
     typer.Option(
         "--kafka-version",
         metavar="VERSION",
-        help="Broker version (default: from the installation's kafka_*.jar or the broker log).",
+        help="Broker version, e.g. 3.7.0 (default: from the installation's kafka_*.jar or the broker log).",
     ),
 ]
 TopicConfigsOpt = Annotated[
@@ -159,13 +162,16 @@ NowOpt = Annotated[
     typer.Option(
         "--now",
         metavar="TIME",
-        help="The time to audit at (epoch ms or ISO 8601), for reproducible forecasts.",
+        help="The time to audit at, for reproducible forecasts: ISO 8601 (UTC unless it gives an offset), epoch "
+        "seconds or epoch milliseconds (digits below 100000000000 are seconds); the run says which it read.",
     ),
 ]
 HorizonOpt = Annotated[
     str,
     typer.Option(
-        "--horizon", metavar="DURATION", help="How far the retention forecast looks (e.g. 24h, 7d)."
+        "--horizon",
+        metavar="DURATION",
+        help="How far the retention forecast looks: a number and ms, s, m, h, d or w (e.g. 24h, 7d).",
     ),
 ]
 LogsOpt = Annotated[
@@ -246,5 +252,7 @@ def audit(
     from kafka_ops.audit import apply_gate
 
     code = apply_gate(report, fail_on.value)
+    keep_exit_code(code)
+    show_notes()
     emit(report, format.value, fail_on.value, output)
     raise typer.Exit(code)

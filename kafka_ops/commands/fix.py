@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, Group, app, fail
+from kafka_ops.commands import Command, Group, app, fail, show_notes
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
@@ -221,6 +221,7 @@ def indexes(
         report = run_audit(opts)
     except EngineError as exc:
         fail(str(exc))
+    show_notes()
     if report["broker_state"] != "stopped":
         fail("the broker is running: stop it first (index files are mapped by the running broker)")
     segments = []

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, Group, OutputFormat, app, fail
+from kafka_ops.commands import Command, Group, OutputFormat, app, fail, show_notes
 from kafka_ops.commands.audit import (
     AuditFormat,
     BrokerState,
@@ -147,6 +147,7 @@ def fleet_audit(
     from kafka_ops.fleet.inventory import InventoryError, local_target, override, read_inventory
 
     opts = build_options(
+        check_paths=inventory is None,  # an inventory's paths are on its hosts: the collector checks them there
         log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
         topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
         horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
@@ -202,6 +203,7 @@ def fleet_audit(
         fail(f"the Spark job failed: {_first_line(exc)}")
     report = run.report
     code = report["gate"]["exit_code"]
+    show_notes()
     emit(report, format.value, fail_on.value, output)
     if format is AuditFormat.table and output is None:
         from rich.console import Console

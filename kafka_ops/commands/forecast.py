@@ -9,7 +9,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from kafka_ops.commands import Command, app, fail
+from kafka_ops.commands import Command, app, fail, show_notes
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
@@ -84,6 +84,7 @@ def forecast(
         host = gather(opts)
         if not host.log_dirs:
             fail("no log dirs to forecast: log.dirs is empty and no --log-dir was given")
+        show_notes()
         out: TextIO = sys.stdout
         if output is not None:
             try:

@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, OutputFormat, app, fail
-from kafka_ops.options import parse_now, parse_span
+from kafka_ops.commands import Command, OutputFormat, app, fail, note_later, show_notes
+from kafka_ops.options import parse_now, parse_span, time_note
 
 _SPARK_MISSING = (
     "kafka-ops qos needs pyspark, pyarrow and fastavro: pip install 'kafka-ops[spark]' (and Java 17)"
@@ -89,13 +89,17 @@ def qos(
     since: Annotated[
         str | None,
         typer.Option(
-            "--from", metavar="TIME", help="Only source records at or after this time (ISO 8601 or epoch ms)."
+            "--from",
+            metavar="TIME",
+            help="Only source records at or after this time (ISO 8601, epoch seconds or epoch milliseconds).",
         ),
     ] = None,
     until: Annotated[
         str | None,
         typer.Option(
-            "--to", metavar="TIME", help="Only source records before this time (ISO 8601 or epoch ms)."
+            "--to",
+            metavar="TIME",
+            help="Only source records before this time (ISO 8601, epoch seconds or epoch milliseconds).",
         ),
     ] = None,
     window: Annotated[
@@ -152,13 +156,10 @@ def qos(
         fail("--sink needs a source to compare with (--source or --source-export)")
     if isolation not in ("read_committed", "read_uncommitted"):
         fail(f"--isolation must be read_committed or read_uncommitted, not {isolation!r}")
-    try:
-        window_ms = parse_span(window)
-        tolerance_ms = parse_span(tolerance)
-        from_ms = parse_now(since) if since else None
-        to_ms = parse_now(until) if until else None
-    except ValueError as exc:
-        fail(str(exc))
+    window_ms = _option("--window", parse_span, window)
+    tolerance_ms = _option("--rebalance-tolerance", parse_span, tolerance)
+    from_ms = _option("--from", parse_now, since) if since else None
+    to_ms = _option("--to", parse_now, until) if until else None
     if window_ms <= 0:
         fail("--window must be positive")
     specs = None
@@ -191,11 +192,22 @@ def qos(
         sink, sink_format, window_ms, from_ms, to_ms, events, tolerance_ms, max_ids, master,
         show=format is OutputFormat.text and sys.stderr.isatty(),
     )  # fmt: skip
+    show_notes()
     if format is OutputFormat.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         _text(report)
     raise typer.Exit(1 if report["gate"]["failed"] else 0)
+
+
+def _option(name: str, parse: Any, value: str) -> Any:
+    try:
+        result = parse(value)
+    except ValueError as exc:
+        fail(f"{name}: {exc}")
+    if parse is parse_now:
+        note_later(time_note(name, value))
+    return result
 
 
 def _check_local_inputs(source: list[str], export: str | None, sink: str | None, topic: str | None) -> None:
