@@ -59,7 +59,7 @@ def to_table(report: dict[str, Any], console: Any) -> None:
             f"  [dim]skipped {s.get('check') or 'input ' + str(s.get('input'))}: {s['reason']}[/dim]"
         )
     for e in report.get("errors", []):
-        console.print(f"  [yellow]could not read {e['file']}: {e['error']}[/yellow]")
+        console.print(f"  [yellow]{e['file']}: {e['error']}[/yellow]")
 
 
 def to_markdown(report: dict[str, Any]) -> str:

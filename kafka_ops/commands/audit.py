@@ -176,7 +176,12 @@ HorizonOpt = Annotated[
 ]
 LogsOpt = Annotated[
     list[Path] | None,
-    typer.Option("--broker-log", metavar="FILE", help="server.log / log-cleaner.log to read (repeatable)."),
+    typer.Option(
+        "--broker-log",
+        metavar="FILE",
+        help="server.log / log-cleaner.log to read (repeatable), rotated ones too: server.log.1, "
+        "server.log.2026-11-01-10, gzip, bzip2 or xz compressed.",
+    ),
 ]
 ProbeOpt = Annotated[
     bool,

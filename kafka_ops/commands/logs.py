@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, app, fail
+from kafka_ops.commands import Command, app, fail, say
 
 
 class LogsFormat(StrEnum):
@@ -115,7 +115,10 @@ def _table(report: dict[str, Any]) -> None:
     c = Console(width=max(120, Console().width))
     s = report["summary"]
     versions = ", ".join(sorted({v["version"] for v in report["versions"]})) or "unknown"
-    c.print(f"[bold]broker logs[/]: {len(report['files'])} file(s), Kafka {versions}")
+    read = len(report["files"]) - len(report["unrecognised"])
+    c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {versions}")
+    for u in report["unrecognised"]:
+        c.print(f"[yellow]nothing recognised in {u['file']}[/]: {u['error']}")
     if report["cleaner_deaths"]:
         t = Table(title="log-cleaner thread deaths")
         t.add_column("thread", no_wrap=True)
@@ -166,7 +169,11 @@ def _table(report: dict[str, Any]) -> None:
 def logs(
     files: Annotated[
         list[Path],
-        typer.Argument(metavar="FILE", help="server.log / log-cleaner.log files (rotated ones too)."),
+        typer.Argument(
+            metavar="FILE",
+            help="server.log / log-cleaner.log files, rotated ones too: server.log.1, server.log.2026-11-01-10, "
+            "gzip, bzip2 or xz compressed (told by their content).",
+        ),
     ],
     format: Annotated[LogsFormat, typer.Option("--format", "-f", help="table or json.")] = LogsFormat.table,
     follow: Annotated[
@@ -208,10 +215,22 @@ def logs(
     Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
     before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
+    from kafka_ops.options import OptionError, check_broker_log, compression_of
+
     if follow:
         if len(files) != 1:
             fail("--follow takes exactly one file (the broker's server.log)")
+        head = files[0].read_bytes()[:8] if files[0].is_file() else b""
+        if compression_of(head):
+            fail(
+                f"--follow: {files[0]}: {compression_of(head)}-compressed: a rotated log does not grow; follow server.log"
+            )
         _follow(files[0], format, timeout, total, log_dir, poll)
+    for f in files:
+        try:
+            check_broker_log(str(f), option="")
+        except OptionError as exc:
+            fail(str(exc))
     from kafka_ops.brokerlogs import analyze
     from kafka_ops.engine.errors import EngineError
 
@@ -219,6 +238,11 @@ def logs(
         report = analyze([str(f) for f in files])
     except EngineError as exc:
         fail(str(exc))
+    if len(report["unrecognised"]) == len(files):
+        # nothing to go on: no clean bill for files that are not broker logs
+        fail(f"{', '.join(u['file'] for u in report['unrecognised'])}: {report['unrecognised'][0]['error']}")
+    for u in report["unrecognised"]:
+        say(f"warning: {u['file']}: {u['error']}")
     if format is LogsFormat.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
