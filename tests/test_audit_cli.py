@@ -52,7 +52,7 @@ def test_json_report_fields_and_gate(tmp_path) -> None:  # type: ignore[no-untyp
     for f in report["findings"]:
         for key in ("check", "severity", "path", "topic", "partition", "segment", "message", "remediation"):
             assert key in f
-    assert report["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1}
+    assert report["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
     assert report["inputs"]["log_dirs"]["source"].startswith("log.dirs in")
     # the same host passes a gate that only fails on... nothing above critical exists, so use the broker state
     r2 = run(

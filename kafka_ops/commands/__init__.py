@@ -193,8 +193,9 @@ def _option_names(cmd: Any) -> list[str]:
 def close_matches(word: str, candidates: list[str], n: int = 3) -> list[str]:
     low = word.lower()
     prefixed = [c for c in candidates if c.lower().startswith(low) and c.lower() != low]
-    fuzzy = difflib.get_close_matches(word, candidates, n=n, cutoff=0.6)
-    return list(dict.fromkeys(prefixed + fuzzy))[:n]
+    if prefixed:  # what the word begins is what was meant: --fail is --fail-on, not --waive
+        return prefixed[:n]
+    return difflib.get_close_matches(word, candidates, n=n, cutoff=0.6)
 
 
 def _choices(param: Any) -> list[str]:

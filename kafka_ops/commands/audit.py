@@ -14,6 +14,7 @@ from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, s
 
 class AuditFormat(StrEnum):
     table = "table"
+    brief = "brief"
     json = "json"
     junit = "junit"
     markdown = "markdown"
@@ -86,11 +87,14 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
         sys.stderr.write(f"wrote {target}\n")
         return
     if fmt == "table" and output is None:
+        import shutil
+
         from rich.console import Console
 
-        render.to_table(report, Console(width=max(120, Console().width)))
+        render.to_table(report, Console(highlight=False), width=shutil.get_terminal_size((100, 24)).columns)
         return
     text = {
+        "brief": lambda: render.to_brief(report),
         "json": lambda: render.to_json(report),
         "junit": lambda: render.to_junit(report, fail_on),
         "markdown": lambda: render.to_markdown(report),
@@ -200,8 +204,55 @@ ExpectMountOpt = Annotated[
         help="LOG_DIR=MOUNT_POINT: the filesystem a log dir must be on (repeatable; '/' accepts the root filesystem).",
     ),
 ]
+WaiveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--waive",
+        metavar="CHECK[:GLOB]",
+        help="Acknowledge a check's findings (repeatable), or only those whose path matches GLOB (* also matches "
+        "/): they stay in the report, marked waived, and do not fail the gate. A reason may follow after a space.",
+    ),
+]
+WaiveFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--waive-file",
+        metavar="FILE",
+        help="Waivers, one per line as for --waive ('CHECK[:GLOB] reason'); blank and '#' lines are ignored.",
+    ),
+]
+
+
+def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> list[Any]:
+    """The waivers of --waive and --waive-file, or one line saying which is wrong (an unknown check id too: a
+    waiver that silently matches nothing is a gate that fails for no visible reason)."""
+    from kafka_ops.audit import parse_waiver, read_waivers
+    from kafka_ops.checks import load_all
+
+    known = list(load_all())
+    out = []
+    for text in waive or []:
+        try:
+            out.append(parse_waiver(text, "--waive", known))
+        except ValueError as exc:
+            fail(f"--waive: {exc}")
+    if waive_file is not None:
+        if not waive_file.is_file():
+            fail(
+                f"--waive-file: {waive_file}: {'a directory, not a file' if waive_file.is_dir() else 'no such file'}"
+            )
+        try:
+            out += read_waivers(str(waive_file), known)
+        except (ValueError, UnicodeDecodeError) as exc:
+            fail(f"--waive-file: {exc}")
+        except OSError as exc:
+            fail(f"--waive-file: {waive_file}: cannot read: {(exc.strerror or str(exc)).lower()}")
+    return out
+
+
 FailOnOpt = Annotated[
-    Severity, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")
+    Severity,
+    typer.Option("--fail-on", help="Exit 1 when a finding that is not waived is at or above this severity."),
 ]
 
 
@@ -225,10 +276,13 @@ def audit(
         typer.Option(
             "--format",
             "-f",
-            help="table, json (the report), junit, markdown, or html (a page: see `report`).",
+            help="table (findings grouped per check), brief (one line per finding: 'path: CHECK severity "
+            "message'), json (the report), junit, markdown, or html (a page: see `report`).",
         ),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
+    waive: WaiveOpt = None,
+    waive_file: WaiveFileOpt = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -242,8 +296,12 @@ def audit(
     """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover
     or refuse at its next start, why, and the exact fix.
 
-    Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or unreadable input.
+    Waived findings (--waive, --waive-file) stay in the report, marked waived, and do not fail the gate.
+
+    Exit codes: 0 nothing at or above --fail-on but what is waived; 1 something is; 2 bad usage or unreadable
+    input; 3 a bug in kafka-ops.
     """
+    waivers = read_waiver_options(waive, waive_file)
     opts = build_options(
         log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
         topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
@@ -252,11 +310,15 @@ def audit(
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
-    if not report["log_dirs"]:
+    if not report["log_dirs"] and not any(f["check"] == "CONF001" for f in report["findings"]):
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
-    from kafka_ops.audit import apply_gate
+    from kafka_ops.audit import apply_gate, apply_waivers
 
-    code = apply_gate(report, fail_on.value)
+    matched = apply_waivers(report, waivers) if waivers else None
+    code = apply_gate(report, fail_on.value, matched)
+    for w in matched or []:
+        if not w["matched"]:
+            note_later(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
     keep_exit_code(code)
     show_notes()
     emit(report, format.value, fail_on.value, output)
