@@ -31,7 +31,7 @@ _SPAN_MS = {
 # 10^14 and above would be microseconds or nanoseconds, which no option takes.
 SECONDS_BELOW = 100_000_000_000
 MILLIS_BELOW = 100_000_000_000_000
-_NUMBER = re.compile(r"^\d+(\.\d+)?$")
+_NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 # '3.7.0', '2.8', '0.10.2.1', '7.6.0-ccs', '3.8.0-SNAPSHOT', or a jar's name 'kafka_2.13-3.7.0'
 _VERSION = re.compile(r"^(?:kafka_\d+\.\d+-)?\d+(?:\.\d+){1,3}(?:[-+~][0-9A-Za-z][0-9A-Za-z.+~-]*)?$")
 _SNIFF = 65536
@@ -183,6 +183,20 @@ def check_systemd_unit(path: str, option: str = "--systemd-unit") -> None:
         raise OptionError(option, f"{path}: not a systemd unit file: no [Unit] or [Service] section{looks}")
 
 
+def resolve_unit(unit: str) -> str:
+    """A unit name ('kafka.service', as inventories and systemctl say it) -> its file in the unit dirs."""
+    if "/" in unit or os.path.exists(unit):
+        return unit
+    from kafka_ops.facts.systemd import UNIT_DIRS, find_unit
+
+    found = find_unit(unit)
+    if found is None:
+        raise OptionError(
+            "--systemd-unit", f"{unit}: no such file, nor a unit of that name in {', '.join(UNIT_DIRS)}"
+        )
+    return found
+
+
 def check_topic_configs(path: str, option: str = "--topic-configs") -> None:
     head = _must_be_file(option, path)
     if _is_binary(head) or compression_of(head):
@@ -261,15 +275,21 @@ def audit_options(check_paths: bool = True, **kw: Any) -> AuditOptions:
 
     ``check_paths=False`` when the paths are another host's (`fleet audit --inventory`): only their syntax is read.
     """
+    # an empty value ('--now ""', an unset variable in a script) is a mistake, never "not given"
     try:
-        now_ms = parse_now(str(kw["now"])) if kw.get("now") else None
+        now_ms = parse_now(str(kw["now"])) if kw.get("now") is not None else None
     except ValueError as exc:
         raise OptionError("--now", str(exc)) from None
     try:
-        horizon_ms = parse_span(str(kw.get("horizon") or "24h"))
+        horizon_ms = parse_span(str(kw["horizon"] if kw.get("horizon") is not None else "24h"))
     except ValueError as exc:
         raise OptionError("--horizon", str(exc)) from None
-    version = parse_kafka_version(str(kw["kafka_version"])) if kw.get("kafka_version") else None
+    if horizon_ms <= 0:
+        raise OptionError("--horizon", f"must be longer than 0, not {kw.get('horizon')!r}")
+    version = parse_kafka_version(str(kw["kafka_version"])) if kw.get("kafka_version") is not None else None
+    for key in ("broker_user", "server_properties", "systemd_unit", "topic_configs"):
+        if kw.get(key) is not None and not str(kw[key]).strip():
+            raise OptionError(f"--{key.replace('_', '-')}", "empty value")
     log_dirs = [str(p) for p in kw.get("log_dir") or []]
     sp = str(kw["server_properties"]) if kw.get("server_properties") else None
     topic_configs = str(kw["topic_configs"]) if kw.get("topic_configs") else None
@@ -281,6 +301,7 @@ def audit_options(check_paths: bool = True, **kw: Any) -> AuditOptions:
         if sp:
             check_server_properties(sp)
         if unit:
+            unit = resolve_unit(unit)
             check_systemd_unit(unit)
         if topic_configs:
             check_topic_configs(topic_configs)

@@ -27,6 +27,7 @@ def one_line(text: str) -> str:
 def where(report: dict[str, Any], f: dict[str, Any]) -> str:
     """The finding's path (or log dir, or topic, or host); fleet reports say the host first."""
     w = f.get("path") or f.get("log_dir") or _topic(f) or f.get("host") or ""
+    w = w.replace("\n", "\\n").replace("\r", "\\r")  # a path with a newline stays on its line
     if report.get("fleet") and f.get("host") and w != f["host"]:
         w = f"{f['host']}:{w}"
     return w

@@ -24,7 +24,9 @@ def refused(cli: Cli, watch: list[Path | str], *args: str) -> str:
     before = [tree(w) for w in watch]
     code, out, err = cli(*args)
     assert code == 2 and out == "", (args, code, out[-500:], err)
-    assert_one_line(err, f"kafka-ops {args[0]}: ")
+    assert_one_line(
+        err, "kafka-ops " + " ".join(a for a in args[:2] if not a.startswith("-") and "/" not in a) + ":"
+    )
     assert [tree(w) for w in watch] == before
     return err.strip()
 
@@ -261,3 +263,75 @@ def test_a_broker_log_of_the_wrong_kind_is_refused(
         line = refused(cli, [healthy_host.root, tmp_path], "audit", "--log-dir", healthy_host.log_dirs[0],
                        "--broker-log", path)  # fmt: skip
         assert line == f"kafka-ops audit: --broker-log: {path}: {why}"
+
+
+# ------------------------------------------------------------------------------------- files of other commands
+def test_fix_undo_refuses_a_file_that_is_not_a_journal(cli: Cli, tmp_path: Path) -> None:
+    files = {
+        "object.json": ('{"a": 1}', "not a kafka-ops journal (no 'fix' and 'done' written by `kafka-ops fix ... --apply`)"),
+        "array.json": ("[1, 2]", "not a kafka-ops journal (no 'fix' and 'done' written by `kafka-ops fix ... --apply`)"),
+        "text.json": ("hello", "not a kafka-ops journal (not JSON: Expecting value: line 1 column 1 (char 0))"),
+        "damaged.json": ('{"fix": "ownership", "done": [{"op": "rm -rf", "path": "/"}]}',
+                         "damaged journal: entry 0 of 'done' is not a change kafka-ops makes"),
+    }  # fmt: skip
+    for name, (content, _) in files.items():
+        (tmp_path / name).write_text(content)
+    (tmp_path / "dir").mkdir()
+    cases = {str(tmp_path / n): why for n, (_, why) in files.items()}
+    cases[str(tmp_path / "dir")] = "a directory, not a journal"
+    cases[str(tmp_path / "none.json")] = "no such file"
+    for path, why in cases.items():
+        line = refused(cli, [tmp_path], "fix", "undo", path)
+        assert line == f"kafka-ops fix undo: {path}: {why}"
+
+
+def test_fleet_audit_refuses_an_inventory_ansible_cannot_read(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    binary = tmp_path / "inventory.bin"
+    binary.write_bytes(bytes(range(256)) * 4)  # the ini plugin would read hosts named by control characters
+    group = tmp_path / "inventory.json"
+    group.write_text('{"a": 1}')  # the yaml plugin reads 'a' as an invalid group: no host at all
+    unreadable = tmp_path / "dir"
+    unreadable.mkdir()
+    (unreadable / "notes").write_text("# audit notes\n\n- broker: stopped; gate: FAIL\n")
+    cases = {
+        str(binary): "binary data, not an inventory (ini, yaml, or an executable inventory script)",
+        str(group): "no hosts in group kafka_brokers",
+        str(unreadable): "not an inventory Ansible can read (no ini, yaml or script plugin parsed it)",
+        str(tmp_path / "none.yml"): "no such inventory file or directory",
+    }
+    for path, why in cases.items():
+        r = subprocess.run([sys.executable, "-m", "kafka_ops.cli", "fleet", "audit", "--inventory", path,
+                            "--no-results"], capture_output=True, text=True, timeout=120)  # fmt: skip
+        assert r.returncode == 2 and r.stdout == ""
+        assert r.stderr == f"kafka-ops fleet audit: {path}: {why}\n"
+
+
+def test_an_empty_or_zero_value_is_a_mistake_not_a_default(cli: Cli, healthy_host: SimulatedHost) -> None:
+    d = healthy_host.log_dirs[0]
+    cases = {
+        ("--now", ""): "--now: not a time: '' (expected ISO 8601, epoch seconds or epoch milliseconds)",
+        ("--now", "١٧٩٠٠٠٠٠٠٠"): "--now: not a time: '١٧٩٠٠٠٠٠٠٠' (expected ISO 8601, epoch seconds or epoch "
+        "milliseconds)",
+        (
+            "--kafka-version",
+            "",
+        ): "--kafka-version: not a Kafka version: '' (expected e.g. 3.7.0, 2.8, 0.10.2.1 or "
+        "kafka_2.13-3.7.0)",
+        ("--broker-user", " "): "--broker-user: empty value",
+        ("--horizon", "0"): "--horizon: must be longer than 0, not '0'",
+        ("--horizon", "0d"): "--horizon: must be longer than 0, not '0d'",
+        (
+            "--systemd-unit",
+            "kafka-nope.service",
+        ): "--systemd-unit: kafka-nope.service: no such file, nor a unit of "
+        "that name in /etc/systemd/system, /run/systemd/system, /usr/local/lib/systemd/system, "
+        "/usr/lib/systemd/system, /lib/systemd/system",
+    }
+    for (opt, value), why in cases.items():
+        line = refused(cli, [healthy_host.root], "audit", "--log-dir", d, opt, value)
+        assert line == f"kafka-ops audit: {why}"
+    line = refused(cli, [healthy_host.root], "dump", "--max-bytes", "0", d)
+    assert line == "kafka-ops dump: --max-bytes: must be at least 1, not 0"

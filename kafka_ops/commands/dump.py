@@ -38,13 +38,16 @@ def dump(
     ] = False,
     max_bytes: Annotated[
         int | None,
-        typer.Option("--max-bytes", metavar="BYTES", help="Read at most this many bytes of each .log."),
+        typer.Option(
+            "--max-bytes", metavar="BYTES", min=1, help="Read at most this many bytes of each .log."
+        ),
     ] = None,
     max_entries: Annotated[
         int | None,
         typer.Option(
             "--max-index-entries",
             metavar="COUNT",
+            min=0,
             help="List at most this many entries per index (all are verified).",
         ),
     ] = None,

@@ -135,13 +135,16 @@ def systemd(
     timeout_stop_sec: Annotated[
         int | None,
         typer.Option(
-            "--timeout-stop-sec", metavar="SECONDS", help="Use this stop timeout instead of the computed one."
+            "--timeout-stop-sec",
+            metavar="SECONDS",
+            min=1,
+            help="Use this stop timeout instead of the computed one.",
         ),
     ] = None,
     limit_nofile: Annotated[
         int | None,
         typer.Option(
-            "--limit-nofile", metavar="COUNT", help="Use this LimitNOFILE instead of the computed one."
+            "--limit-nofile", metavar="COUNT", min=1, help="Use this LimitNOFILE instead of the computed one."
         ),
     ] = None,
     no_reload: Annotated[
@@ -235,6 +238,33 @@ def indexes(
     _print_and_apply(plan, apply, journal_dir)
 
 
+JOURNAL_OPS = {"chown", "chmod", "move", "write", "run"}
+
+
+def journal_problem(path: Path) -> str | None:
+    """Why ``path`` is not an undo journal that `fix ... --apply` wrote (None: it is one). Checked before
+    anything is undone: undo writes into the journal, and must never do so into another file."""
+    import json
+
+    if not path.is_file():
+        return f"{path}: {'a directory, not a journal' if path.is_dir() else 'no such file'}"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"{path}: not a kafka-ops journal (not JSON: {str(exc).splitlines()[0]})"
+    entries = doc.get("done") if isinstance(doc, dict) else None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("fix") not in ("ownership", "systemd", "indexes")
+        or not isinstance(entries, list)
+    ):
+        return f"{path}: not a kafka-ops journal (no 'fix' and 'done' written by `kafka-ops fix ... --apply`)"
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or e.get("op") not in JOURNAL_OPS or not isinstance(e.get("path"), str):
+            return f"{path}: damaged journal: entry {i} of 'done' is not a change kafka-ops makes"
+    return None
+
+
 @fix_app.command("undo", cls=Command)
 def undo(
     journal: Annotated[
@@ -245,6 +275,9 @@ def undo(
     from kafka_ops.fixes import FixError
     from kafka_ops.fixes import undo as do_undo
 
+    problem = journal_problem(journal)
+    if problem:
+        fail(problem)
     try:
         done = do_undo(str(journal))
     except (FixError, OSError) as exc:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, Group, OutputFormat, app, fail, show_notes
+from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say, show_notes
 from kafka_ops.commands.audit import (
     AuditFormat,
     BrokerState,
@@ -58,6 +61,29 @@ def _first_line(exc: Exception) -> str:
         if "Exception:" in line or "Error:" in line:
             return line.strip()[:300]
     return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[dict[str, Any]]:
+    """Ansible writes its inventory warnings straight to fd 2, several lines each: keep them out of stderr, and
+    show what is left afterwards as one line per warning."""
+    import tempfile
+
+    state: dict[str, Any] = {"drop": False, "text": ""}
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield state
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = state["text"] = tmp.read().decode("utf-8", errors="replace")
+            for line in [] if state["drop"] else re.findall(r"\[WARNING\]: (.*)", text):
+                say(f"warning: ansible: {line.strip()}")
 
 
 def _spark(master: str | None) -> Any:
@@ -132,7 +158,7 @@ def fleet_audit(
         ),
     ] = None,
     connect_timeout: Annotated[
-        float, typer.Option("--connect-timeout", metavar="SECONDS", help="SSH timeout in seconds.")
+        float, typer.Option("--connect-timeout", metavar="SECONDS", min=0.1, help="SSH timeout in seconds.")
     ] = 10.0,
     name: Annotated[str, typer.Option("--name", metavar="NAME", help="The fleet's name in the report.")] = "",
 ) -> None:
@@ -153,10 +179,23 @@ def fleet_audit(
         horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
     )  # fmt: skip
     if inventory is not None:
-        try:
-            targets = read_inventory(str(inventory), limit)
-        except InventoryError as exc:
-            fail(str(exc))
+        from kafka_ops.options import _head, _is_binary
+
+        if inventory.is_file() and not os.access(inventory, os.X_OK) and _is_binary(_head(str(inventory))):
+            fail(f"{inventory}: binary data, not an inventory (ini, yaml, or an executable inventory script)")
+        error = None
+        with _captured_stderr() as noise:
+            try:
+                targets = read_inventory(str(inventory), limit)
+            except InventoryError as exc:
+                noise["drop"] = True  # ansible's own warnings about the same failure: the one line says it
+                error = str(exc)
+        if error is not None and f"Unable to parse {inventory} as an inventory source" in noise["text"]:
+            error = (
+                f"{inventory}: not an inventory Ansible can read (no ini, yaml or script plugin parsed it)"
+            )
+        if error is not None:
+            fail(error)
         targets = override(
             targets, log_dirs=opts.log_dirs, server_properties=opts.server_properties,
             broker_user=opts.broker_user, kafka_version=opts.kafka_version, systemd_unit=opts.systemd_unit,

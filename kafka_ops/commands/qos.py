@@ -134,7 +134,7 @@ def qos(
         ),
     ] = "5m",
     max_ids: Annotated[
-        int, typer.Option("--max-ids", metavar="COUNT", help="Identifiers listed per missing range.")
+        int, typer.Option("--max-ids", metavar="COUNT", min=0, help="Identifiers listed per missing range.")
     ] = 20,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
     master: Annotated[str, typer.Option("--master", metavar="URL", help="Spark master.")] = "local[2]",

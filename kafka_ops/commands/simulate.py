@@ -98,7 +98,9 @@ def simulate(
     ] = 1.0,
     segment_bytes: Annotated[
         int,
-        typer.Option("--segment-bytes", metavar="BYTES", help="log.segment.bytes of the simulated broker."),
+        typer.Option(
+            "--segment-bytes", metavar="BYTES", min=14, help="log.segment.bytes of the simulated broker."
+        ),
     ] = 16 * 1024,
     kafka_version: Annotated[
         str,
@@ -114,7 +116,9 @@ def simulate(
     ] = None,
     now_ms: Annotated[
         int | None,
-        typer.Option("--now-ms", metavar="EPOCH_MS", help="Simulated current time, epoch ms (default: now)."),
+        typer.Option(
+            "--now-ms", metavar="EPOCH_MS", min=0, help="Simulated current time, epoch ms (default: now)."
+        ),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="NUMBER", help="Seed of the simulated data.")] = 7,
     force: Annotated[
