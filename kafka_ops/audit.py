@@ -245,6 +245,18 @@ class Waiver:
         return where is not None and fnmatch.fnmatchcase(where, self.glob)
 
 
+def close_ids(word: str, ids: list[str]) -> list[str]:
+    """The check ids someone typing ``word`` most likely meant: its family first (PERM -> PERM001, ...), then
+    near spellings (PREM001 -> PERM001)."""
+    import difflib
+
+    w = word.strip().upper()
+    stem = w.rstrip("0123456789")
+    family = [i for i in ids if stem and i.startswith(stem) and i.rstrip("0123456789") == stem]
+    near = difflib.get_close_matches(w, ids, n=3, cutoff=0.5)
+    return list(dict.fromkeys(family[:4] + near))[:4]
+
+
 def parse_waiver(text: str, source: str, known: Iterable[str]) -> Waiver:
     """'CHECK[:PATH-GLOB] [reason]' (a '#' before the reason is dropped). ValueError names what is wrong."""
     rule, *rest = text.strip().split(None, 1)
@@ -253,9 +265,7 @@ def parse_waiver(text: str, source: str, known: Iterable[str]) -> Waiver:
     check = check.strip().upper()
     known = list(known)
     if check not in known:
-        import difflib
-
-        near = difflib.get_close_matches(check, known, n=3, cutoff=0.6)
+        near = close_ids(check, known)
         hint = f" (did you mean {', '.join(near)}?)" if near else " (`kafka-ops checks` lists them)"
         raise ValueError(f"no check {rule.partition(':')[0]!r}{hint}")
     if sep and not glob:

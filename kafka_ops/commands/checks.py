@@ -2,22 +2,14 @@
 
 from __future__ import annotations
 
-import difflib
 import json
 import sys
 from typing import Annotated
 
 import typer
 
+from kafka_ops.audit import close_ids
 from kafka_ops.commands import Command, OutputFormat, app, fail
-
-
-def close_ids(word: str, ids: list[str]) -> list[str]:
-    """The ids someone typing ``word`` most likely meant: same family first (PERM -> PERM001...), then spelling."""
-    w = word.upper()
-    family = [i for i in ids if i.startswith(w.rstrip("0123456789")) and w.rstrip("0123456789")]
-    near = difflib.get_close_matches(w, ids, n=3, cutoff=0.5)
-    return list(dict.fromkeys(family[:4] + near))[:4]
 
 
 @app.command(cls=Command)

@@ -111,6 +111,7 @@ def _follow(
 def _table(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     c = Console(width=max(120, Console().width))
     s = report["summary"]
@@ -118,7 +119,7 @@ def _table(report: dict[str, Any]) -> None:
     read = len(report["files"]) - len(report["unrecognised"])
     c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {versions}")
     for u in report["unrecognised"]:
-        c.print(f"[yellow]nothing recognised in {u['file']}[/]: {u['error']}")
+        c.print(Text(f"nothing recognised in {u['file']}: {u['error']}", style="yellow"), soft_wrap=True)
     if report["cleaner_deaths"]:
         t = Table(title="log-cleaner thread deaths")
         t.add_column("thread", no_wrap=True)
