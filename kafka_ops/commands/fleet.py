@@ -131,7 +131,9 @@ def fleet_audit(
     expect_mount: ExpectMountOpt = None,
     format: Annotated[
         AuditFormat,
-        typer.Option("--format", "-f", help="table, json (the report + fleet), junit or markdown."),
+        typer.Option(
+            "--format", "-f", help="table, brief, json (the report + fleet), junit, markdown or html."
+        ),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
     output: Annotated[
