@@ -17,8 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.engine.errors import os_error
-from kafka_ops.facts.logs import parse_line
+from kafka_ops.facts.logs import KAFKA_LINE, NOTHING_RECOGNISED, parse_line, read_lines
 
 Event = dict[str, Any]
 
@@ -33,18 +32,24 @@ MAX_TEXT = 400
 
 
 # ------------------------------------------------------------------------------------------------ reading
-def read_events(path: str, keep_text: bool = True) -> list[Event]:
-    """Every event of one file, in line order (an unreadable file raises EngineError)."""
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return list(_events_of_lines(path, f, 1, keep_text))
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+def read_events(path: str, keep_text: bool = True, recognised: list[int] | None = None) -> list[Event]:
+    """Every event of one file, in line order, plain or compressed as logrotate leaves it (an unreadable file
+    raises EngineError). ``recognised`` gets the number of Kafka log lines appended (0: not a broker log)."""
+    count = [0]
+    events = list(_events_of_lines(path, read_lines(path), 1, keep_text, count))
+    if recognised is not None:
+        recognised.append(count[0])
+    return events
 
 
-def _events_of_lines(path: str, lines: Iterable[str], first: int, keep_text: bool) -> Iterator[Event]:
+def _events_of_lines(
+    path: str, lines: Iterable[str], first: int, keep_text: bool, count: list[int] | None = None
+) -> Iterator[Event]:
     for n, line in enumerate(lines, start=first):
-        for ev in parse_line(line):
+        found = parse_line(line)
+        if count is not None and (found or KAFKA_LINE.search(line)):
+            count[0] += 1
+        for ev in found:
             if "file" in ev:  # a file named by the line itself (an index, a segment)
                 ev["target"] = ev["file"]
             ev["file"] = path
@@ -54,10 +59,16 @@ def _events_of_lines(path: str, lines: Iterable[str], first: int, keep_text: boo
             yield ev
 
 
-def read_all(paths: Iterable[str], keep_text: bool = True) -> list[Event]:
+def read_all(
+    paths: Iterable[str], keep_text: bool = True, unrecognised: list[str] | None = None
+) -> list[Event]:
+    """The events of several files; ``unrecognised`` gets the files without a single Kafka log line."""
     out: list[Event] = []
     for p in paths:
-        out.extend(read_events(p, keep_text))
+        counts: list[int] = []
+        out.extend(read_events(p, keep_text, counts))
+        if unrecognised is not None and not counts[0]:
+            unrecognised.append(p)
     return out
 
 
@@ -397,8 +408,10 @@ def start_state(events: Iterable[Event]) -> dict[str, Any]:
 
 # ------------------------------------------------------------------------------------------------ report
 def analyze(paths: list[str]) -> dict[str, Any]:
-    """The report of ``kafka-ops logs``: a JSON-ready dict."""
-    events = read_all(paths)
+    """The report of ``kafka-ops logs``: a JSON-ready dict (``unrecognised``: files with no Kafka log line, whose
+    silence is no clean bill)."""
+    unrecognised: list[str] = []
+    events = read_all(paths, unrecognised=unrecognised)
     versions = [
         {"version": e["version"], "at": e.get("time"), "where": _where(e)}
         for e in ordered(events)
@@ -433,6 +446,7 @@ def analyze(paths: list[str]) -> dict[str, Any]:
     unclean = [r for r in recs if r["unclean_dirs"]]
     return {
         "files": paths,
+        "unrecognised": [{"file": p, "error": NOTHING_RECOGNISED} for p in unrecognised],
         "versions": versions,
         "cleaner_deaths": [d.to_dict() for d in deaths],
         "cleaner_dead_now": sorted({d.thread for d in deaths if d.dead_now}),
@@ -526,7 +540,8 @@ class FollowResult:
 
     @property
     def exit_code(self) -> int:
-        return {"completed": 0, "failed": 1, "timeout": 3, "interrupted": 130}[self.status]
+        # a timeout fails the gate like a failed load (3 is kafka-ops' code for a bug of its own)
+        return {"completed": 0, "failed": 1, "timeout": 1, "interrupted": 130}[self.status]
 
 
 def count_logs(log_dirs: Iterable[str]) -> int:

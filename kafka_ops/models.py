@@ -30,6 +30,13 @@ class FindingModel(BaseModel):
     message: str = Field(description="What the broker will do, and why")
     remediation: str = Field(description="The exact fix")
     details: dict[str, Any] = Field(default_factory=dict)
+    waived: bool = Field(
+        False, description="Acknowledged with --waive/--waive-file: reported, not failing the gate"
+    )
+    waived_reason: str | None = Field(None, description="The reason the waiver gives, if any")
+    waived_by: str | None = Field(
+        None, description="The waiver that matched: 'CHECK[:GLOB] (--waive or FILE:LINE)'"
+    )
 
 
 class InputModel(BaseModel):
@@ -67,10 +74,19 @@ class ErrorModel(BaseModel):
     host: str | None = Field(None, description="The host of this file (fleet reports)")
 
 
+class WaiverModel(BaseModel):
+    rule: str = Field(description="CHECK or CHECK:PATH-GLOB")
+    reason: str | None
+    source: str = Field(description="--waive, or FILE:LINE of --waive-file")
+    matched: int = Field(description="Findings it waived (0: a stale waiver)")
+
+
 class GateModel(BaseModel):
     fail_on: Severity
     passed: bool
     exit_code: int
+    waived: int = Field(0, description="Findings at or above fail_on that did not fail the gate: waived")
+    waivers: list[WaiverModel] | None = Field(None, description="The waivers given, with what each matched")
 
 
 class FleetHostModel(BaseModel):

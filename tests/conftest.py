@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -27,3 +28,25 @@ def broken_host(tmp_path_factory: pytest.TempPathFactory) -> SimulatedHost:
     return simulate_host(
         str(tmp_path_factory.mktemp("broken")), HostSpec(now_ms=NOW_MS, failures=Failures.all())
     )
+
+
+@pytest.fixture
+def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
+    """The CLI in this process, as the entry point runs it: cli(*args) -> (exit code, stdout, stderr)."""
+    from kafka_ops.commands import load_all
+
+    def run(*args: str) -> tuple[int, str, str]:
+        code = load_all()(args=[str(a) for a in args], standalone_mode=False)
+        out, err = capsys.readouterr()
+        return int(code), out, err
+
+    return run
+
+
+def tree(root: str | Path) -> dict[str, tuple[int, int, int]]:
+    """Every path under root with its size, mtime and mode: to assert that a refused command changed nothing."""
+    out = {}
+    for p in sorted(Path(root).rglob("*")):
+        st = p.lstat()
+        out[str(p)] = (st.st_size, st.st_mtime_ns, st.st_mode)
+    return out

@@ -61,7 +61,7 @@ def test_bad_input_is_one_line_per_file_and_the_rest_is_still_dumped(tmp_path, h
     assert r.returncode == 1
     assert "Traceback" not in r.stderr
     for line in r.stderr.strip().splitlines():
-        assert line.startswith("kafka-ops: /"), line
+        assert line.startswith("kafka-ops dump: /"), line
     assert str(junk) in r.stderr and "at byte 0" in r.stderr
     assert "missing.log" in r.stderr
     assert "baseOffset: 0" in r.stdout  # the good file after the bad ones

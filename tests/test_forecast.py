@@ -171,4 +171,4 @@ def test_table_and_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert "(held" in r.stdout and "by segment 20)" in r.stdout  # segment 40 waits for segment 20
     assert "2026-10-21" in r.stdout  # segment 20's timestamp, 30 days in the future
     r = cli("forecast", "--log-dir", str(tmp_path / "nope"), "--now", "yesterday")
-    assert r.returncode == 2 and "bad time" in r.stderr and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "--now: not a time" in r.stderr and "Traceback" not in r.stderr

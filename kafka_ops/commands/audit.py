@@ -9,11 +9,12 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, show_notes
 
 
 class AuditFormat(StrEnum):
     table = "table"
+    brief = "brief"
     json = "json"
     junit = "junit"
     markdown = "markdown"
@@ -33,14 +34,17 @@ class Severity(StrEnum):
     critical = "critical"
 
 
-def build_options(**kw: Any) -> Any:
-    """AuditOptions from CLI values (shared with `fleet audit` and `forecast`)."""
-    from kafka_ops.options import audit_options
+def build_options(check_paths: bool = True, **kw: Any) -> Any:
+    """AuditOptions from CLI values (shared with `fleet audit`, `forecast` and `fix`); a bad value is one line."""
+    from kafka_ops.options import audit_options, time_note
 
     try:
-        return audit_options(**kw)
+        opts = audit_options(check_paths=check_paths, **kw)
     except ValueError as exc:
         fail(str(exc))
+    if kw.get("now"):
+        note_later(time_note("--now", str(kw["now"])))
+    return opts
 
 
 def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
@@ -83,11 +87,14 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
         sys.stderr.write(f"wrote {target}\n")
         return
     if fmt == "table" and output is None:
+        import shutil
+
         from rich.console import Console
 
-        render.to_table(report, Console(width=max(120, Console().width)))
+        render.to_table(report, Console(highlight=False), width=shutil.get_terminal_size((100, 24)).columns)
         return
     text = {
+        "brief": lambda: render.to_brief(report),
         "json": lambda: render.to_json(report),
         "junit": lambda: render.to_junit(report, fail_on),
         "markdown": lambda: render.to_markdown(report),
@@ -104,35 +111,47 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
 
 LogDirOpt = Annotated[
     list[Path] | None,
-    typer.Option("--log-dir", help="A log dir (repeatable); default: log.dirs of --server-properties."),
+    typer.Option(
+        "--log-dir", metavar="DIR", help="A log dir (repeatable); default: log.dirs of --server-properties."
+    ),
 ]
 ServerPropsOpt = Annotated[
     Path | None,
     typer.Option(
-        "--server-properties", help="Broker config (default /etc/kafka/server.properties when it exists)."
+        "--server-properties",
+        metavar="FILE",
+        help="Broker config (default /etc/kafka/server.properties when it exists).",
     ),
 ]
 BrokerUserOpt = Annotated[
     str | None,
-    typer.Option("--broker-user", help="The user the broker runs as (default: User= of the systemd unit)."),
+    typer.Option(
+        "--broker-user",
+        metavar="USER",
+        help="The user the broker runs as (default: User= of the systemd unit).",
+    ),
 ]
 KafkaVersionOpt = Annotated[
     str | None,
     typer.Option(
         "--kafka-version",
-        help="Broker version (default: from the installation's kafka_*.jar or the broker log).",
+        metavar="VERSION",
+        help="Broker version, e.g. 3.7.0 (default: from the installation's kafka_*.jar or the broker log).",
     ),
 ]
 TopicConfigsOpt = Annotated[
     Path | None,
     typer.Option(
-        "--topic-configs", help="Topic overrides: `kafka-configs --describe --all` output, JSON or YAML."
+        "--topic-configs",
+        metavar="FILE",
+        help="Topic overrides: `kafka-configs --describe --all` output, JSON or YAML.",
     ),
 ]
 UnitOpt = Annotated[
     Path | None,
     typer.Option(
         "--systemd-unit",
+        metavar="FILE",
         help="The broker's unit file (default: kafka.service in the unit dirs); drop-ins are read too.",
     ),
 ]
@@ -144,13 +163,29 @@ StateOpt = Annotated[
 ]
 NowOpt = Annotated[
     str | None,
-    typer.Option("--now", help="The time to audit at (epoch ms or ISO 8601), for reproducible forecasts."),
+    typer.Option(
+        "--now",
+        metavar="TIME",
+        help="The time to audit at, for reproducible forecasts: ISO 8601 (UTC unless it gives an offset), epoch "
+        "seconds or epoch milliseconds (digits below 100000000000 are seconds); the run says which it read.",
+    ),
 ]
 HorizonOpt = Annotated[
-    str, typer.Option("--horizon", help="How far the retention forecast looks (e.g. 24h, 7d).")
+    str,
+    typer.Option(
+        "--horizon",
+        metavar="DURATION",
+        help="How far the retention forecast looks: a number and ms, s, m, h, d or w (e.g. 24h, 7d).",
+    ),
 ]
 LogsOpt = Annotated[
-    list[Path] | None, typer.Option("--broker-log", help="server.log / log-cleaner.log to read (repeatable).")
+    list[Path] | None,
+    typer.Option(
+        "--broker-log",
+        metavar="FILE",
+        help="server.log / log-cleaner.log to read (repeatable), rotated ones too: server.log.1, "
+        "server.log.2026-11-01-10, gzip, bzip2 or xz compressed.",
+    ),
 ]
 ProbeOpt = Annotated[
     bool,
@@ -165,15 +200,63 @@ ExpectMountOpt = Annotated[
     list[str] | None,
     typer.Option(
         "--expect-mount",
+        metavar="LOG_DIR=MOUNT",
         help="LOG_DIR=MOUNT_POINT: the filesystem a log dir must be on (repeatable; '/' accepts the root filesystem).",
     ),
 ]
-FailOnOpt = Annotated[
-    Severity, typer.Option("--fail-on", help="Exit 1 when a finding is at or above this severity.")
+WaiveOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--waive",
+        metavar="CHECK[:GLOB]",
+        help="Acknowledge a check's findings (repeatable), or only those whose path matches GLOB (* also matches "
+        "/): they stay in the report, marked waived, and do not fail the gate. A reason may follow after a space.",
+    ),
+]
+WaiveFileOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--waive-file",
+        metavar="FILE",
+        help="Waivers, one per line as for --waive ('CHECK[:GLOB] reason'); blank and '#' lines are ignored.",
+    ),
 ]
 
 
-@app.command()
+def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> list[Any]:
+    """The waivers of --waive and --waive-file, or one line saying which is wrong (an unknown check id too: a
+    waiver that silently matches nothing is a gate that fails for no visible reason)."""
+    from kafka_ops.audit import parse_waiver, read_waivers
+    from kafka_ops.checks import load_all
+
+    known = list(load_all())
+    out = []
+    for text in waive or []:
+        try:
+            out.append(parse_waiver(text, "--waive", known))
+        except ValueError as exc:
+            fail(f"--waive: {exc}")
+    if waive_file is not None:
+        if not waive_file.is_file():
+            fail(
+                f"--waive-file: {waive_file}: {'a directory, not a file' if waive_file.is_dir() else 'no such file'}"
+            )
+        try:
+            out += read_waivers(str(waive_file), known)
+        except (ValueError, UnicodeDecodeError) as exc:
+            fail(f"--waive-file: {exc}")
+        except OSError as exc:
+            fail(f"--waive-file: {waive_file}: cannot read: {(exc.strerror or str(exc)).lower()}")
+    return out
+
+
+FailOnOpt = Annotated[
+    Severity,
+    typer.Option("--fail-on", help="Exit 1 when a finding that is not waived is at or above this severity."),
+]
+
+
+@app.command(cls=Command)
 def audit(
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -193,20 +276,32 @@ def audit(
         typer.Option(
             "--format",
             "-f",
-            help="table, json (the report), junit, markdown, or html (a page: see `report`).",
+            help="table (findings grouped per check), brief (one line per finding: 'path: CHECK severity "
+            "message'), json (the report), junit, markdown, or html (a page: see `report`).",
         ),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
+    waive: WaiveOpt = None,
+    waive_file: WaiveFileOpt = None,
     output: Annotated[
         Path | None,
-        typer.Option("--output", "-o", help="Write the report to this file (html: default report.html)."),
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            help="Write the report to this file (html: default report.html).",
+        ),
     ] = None,
 ) -> None:
     """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover
     or refuse at its next start, why, and the exact fix.
 
-    Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or unreadable input.
+    Waived findings (--waive, --waive-file) stay in the report, marked waived, and do not fail the gate.
+
+    Exit codes: 0 nothing at or above --fail-on but what is waived; 1 something is; 2 bad usage or unreadable
+    input; 3 a bug in kafka-ops.
     """
+    waivers = read_waiver_options(waive, waive_file)
     opts = build_options(
         log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
         topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
@@ -215,10 +310,16 @@ def audit(
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
-    if not report["log_dirs"]:
+    if not report["log_dirs"] and not any(f["check"] == "CONF001" for f in report["findings"]):
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
-    from kafka_ops.audit import apply_gate
+    from kafka_ops.audit import apply_gate, apply_waivers
 
-    code = apply_gate(report, fail_on.value)
+    matched = apply_waivers(report, waivers) if waivers else None
+    code = apply_gate(report, fail_on.value, matched)
+    for w in matched or []:
+        if not w["matched"]:
+            note_later(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
+    keep_exit_code(code)
+    show_notes()
     emit(report, format.value, fail_on.value, output)
     raise typer.Exit(code)

@@ -9,13 +9,14 @@ from typing import Annotated
 
 import typer
 
-from kafka_ops.commands import OutputFormat, app
+from kafka_ops.commands import Command, OutputFormat, app, say
 
 
-@app.command()
+@app.command(cls=Command)
 def dump(
     paths: Annotated[
-        list[Path] | None, typer.Argument(help="Files, partition dirs or whole log dirs.", show_default=False)
+        list[Path] | None,
+        typer.Argument(metavar="PATH", help="Files, partition dirs or whole log dirs.", show_default=False),
     ] = None,
     files: Annotated[
         list[str] | None,
@@ -45,12 +46,18 @@ def dump(
         typer.Option("--no-verify-index", help="List index entries without checking them against the .log."),
     ] = False,
     max_bytes: Annotated[
-        int | None, typer.Option("--max-bytes", help="Read at most this many bytes of each .log.")
+        int | None,
+        typer.Option(
+            "--max-bytes", metavar="BYTES", min=1, help="Read at most this many bytes of each .log."
+        ),
     ] = None,
     max_entries: Annotated[
         int | None,
         typer.Option(
-            "--max-index-entries", help="List at most this many entries per index (all are verified)."
+            "--max-index-entries",
+            metavar="COUNT",
+            min=0,
+            help="List at most this many entries per index (all are verified).",
         ),
     ] = None,
     verify_index_only: Annotated[
@@ -111,19 +118,14 @@ def dump(
         for ev in dump_path(path, opts):
             if ev["type"] == "error":
                 errors += 1
-                pos = f" at byte {ev['position']}" if ev.get("position") is not None else ""
-                typer.echo(
-                    f"kafka-ops: {ev['file']}:{pos} {ev['error']}"
-                    if pos
-                    else f"kafka-ops: {ev['file']}: {ev['error']}",
-                    err=True,
-                )
+                pos = f" at byte {ev['position']}:" if ev.get("position") is not None else ""
+                say(f"{ev['file']}:{pos} {ev['error']}")
                 if format is OutputFormat.json:
                     out.write(json.dumps(ev, default=str) + "\n")
                 continue
             if ev["type"] == "tail":
                 errors += 1
-                typer.echo(f"kafka-ops: {ev['file']}: at byte {ev['position']}: {ev['message']}", err=True)
+                say(f"{ev['file']}: at byte {ev['position']}: {ev['message']}")
             elif (ev["type"] == "index_issue" and ev.get("severity") == "error") or (
                 ev["type"] == "sanity_check" and not ev["passed"]
             ):

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, Group, app, fail, show_notes
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
@@ -22,6 +22,7 @@ from kafka_ops.commands.audit import (
 )
 
 fix_app = typer.Typer(
+    cls=Group,
     help="Remediate what the audit found. Dry run unless --apply; every change is journaled for `fix undo`.",
     no_args_is_help=True,
 )
@@ -30,7 +31,11 @@ app.add_typer(fix_app, name="fix")
 ApplyOpt = Annotated[bool, typer.Option("--apply", help="Make the changes (default: only print them).")]
 JournalOpt = Annotated[
     Path | None,
-    typer.Option("--journal-dir", help="Where the undo journal goes (default /var/lib/kafka-ops/journal)."),
+    typer.Option(
+        "--journal-dir",
+        metavar="DIR",
+        help="Where the undo journal goes (default /var/lib/kafka-ops/journal).",
+    ),
 ]
 StateOpt = Annotated[
     BrokerState,
@@ -76,7 +81,7 @@ def _gather(**kw: Any) -> Any:
         fail(str(exc))
 
 
-@fix_app.command("ownership")
+@fix_app.command("ownership", cls=Command)
 def ownership(
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -84,7 +89,11 @@ def ownership(
     systemd_unit: UnitOpt = None,
     group: Annotated[
         str | None,
-        typer.Option("--group", help="Group to own the files (default: the broker user's primary group)."),
+        typer.Option(
+            "--group",
+            metavar="GROUP",
+            help="Group to own the files (default: the broker user's primary group).",
+        ),
     ] = None,
     apply: ApplyOpt = False,
     journal_dir: JournalOpt = None,
@@ -118,17 +127,25 @@ def ownership(
     _print_and_apply(plan_ownership(dirs, h.identity.uid, gid), apply, journal_dir)
 
 
-@fix_app.command("systemd")
+@fix_app.command("systemd", cls=Command)
 def systemd(
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
     systemd_unit: UnitOpt = None,
     timeout_stop_sec: Annotated[
         int | None,
-        typer.Option("--timeout-stop-sec", help="Use this stop timeout instead of the computed one."),
+        typer.Option(
+            "--timeout-stop-sec",
+            metavar="SECONDS",
+            min=1,
+            help="Use this stop timeout instead of the computed one.",
+        ),
     ] = None,
     limit_nofile: Annotated[
-        int | None, typer.Option("--limit-nofile", help="Use this LimitNOFILE instead of the computed one.")
+        int | None,
+        typer.Option(
+            "--limit-nofile", metavar="COUNT", min=1, help="Use this LimitNOFILE instead of the computed one."
+        ),
     ] = None,
     no_reload: Annotated[
         bool, typer.Option("--no-reload", help="Do not run systemctl daemon-reload.")
@@ -172,11 +189,15 @@ def systemd(
     _print_and_apply(plan_systemd_dropin(str(unit), settings, reload=not no_reload), apply, journal_dir)
 
 
-@fix_app.command("indexes")
+@fix_app.command("indexes", cls=Command)
 def indexes(
     quarantine: Annotated[
         Path,
-        typer.Option("--quarantine", help="Folder outside every log dir that receives the bad index files."),
+        typer.Option(
+            "--quarantine",
+            metavar="DIR",
+            help="Folder outside every log dir that receives the bad index files.",
+        ),
     ] = Path("/var/lib/kafka-ops/quarantine"),
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -203,6 +224,7 @@ def indexes(
         report = run_audit(opts)
     except EngineError as exc:
         fail(str(exc))
+    show_notes()
     if report["broker_state"] != "stopped":
         fail("the broker is running: stop it first (index files are mapped by the running broker)")
     segments = []
@@ -216,12 +238,46 @@ def indexes(
     _print_and_apply(plan, apply, journal_dir)
 
 
-@fix_app.command("undo")
-def undo(journal: Annotated[Path, typer.Argument(help="A journal written by `fix ... --apply`.")]) -> None:
+JOURNAL_OPS = {"chown", "chmod", "move", "write", "run"}
+
+
+def journal_problem(path: Path) -> str | None:
+    """Why ``path`` is not an undo journal that `fix ... --apply` wrote (None: it is one). Checked before
+    anything is undone: undo writes into the journal, and must never do so into another file."""
+    import json
+
+    if not path.is_file():
+        return f"{path}: {'a directory, not a journal' if path.is_dir() else 'no such file'}"
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        return f"{path}: not a kafka-ops journal (not JSON: {str(exc).splitlines()[0]})"
+    entries = doc.get("done") if isinstance(doc, dict) else None
+    if (
+        not isinstance(doc, dict)
+        or doc.get("fix") not in ("ownership", "systemd", "indexes")
+        or not isinstance(entries, list)
+    ):
+        return f"{path}: not a kafka-ops journal (no 'fix' and 'done' written by `kafka-ops fix ... --apply`)"
+    for i, e in enumerate(entries):
+        if not isinstance(e, dict) or e.get("op") not in JOURNAL_OPS or not isinstance(e.get("path"), str):
+            return f"{path}: damaged journal: entry {i} of 'done' is not a change kafka-ops makes"
+    return None
+
+
+@fix_app.command("undo", cls=Command)
+def undo(
+    journal: Annotated[
+        Path, typer.Argument(metavar="JOURNAL", help="A journal written by `fix ... --apply`.")
+    ],
+) -> None:
     """Put back everything a fix changed, last change first."""
     from kafka_ops.fixes import FixError
     from kafka_ops.fixes import undo as do_undo
 
+    problem = journal_problem(journal)
+    if problem:
+        fail(problem)
     try:
         done = do_undo(str(journal))
     except (FixError, OSError) as exc:

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import OutputFormat, app, fail
+from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say, show_notes
 from kafka_ops.commands.audit import (
     AuditFormat,
     BrokerState,
@@ -34,6 +37,7 @@ from kafka_ops.commands.audit import (
 )
 
 fleet_app = typer.Typer(
+    cls=Group,
     name="fleet",
     help="Audit a fleet of brokers as one PySpark job (local[*] by default, or --master / spark-submit).",
     no_args_is_help=True,
@@ -43,7 +47,11 @@ app.add_typer(fleet_app, name="fleet")
 DEFAULT_RESULTS = "~/.local/state/kafka-ops/fleet"
 ResultsOpt = Annotated[
     str,
-    typer.Option("--results", help="Parquet results dir (facts, findings, hosts; partitioned by run_date)."),
+    typer.Option(
+        "--results",
+        metavar="DIR",
+        help="Parquet results dir (facts, findings, hosts; partitioned by run_date).",
+    ),
 ]
 
 
@@ -53,6 +61,29 @@ def _first_line(exc: Exception) -> str:
         if "Exception:" in line or "Error:" in line:
             return line.strip()[:300]
     return (text.splitlines() or [type(exc).__name__])[0][:300]
+
+
+@contextlib.contextmanager
+def _captured_stderr() -> Iterator[dict[str, Any]]:
+    """Ansible writes its inventory warnings straight to fd 2, several lines each: keep them out of stderr, and
+    show what is left afterwards as one line per warning."""
+    import tempfile
+
+    state: dict[str, Any] = {"drop": False, "text": ""}
+    sys.stderr.flush()
+    saved = os.dup(2)
+    with tempfile.TemporaryFile(mode="w+b") as tmp:
+        os.dup2(tmp.fileno(), 2)
+        try:
+            yield state
+        finally:
+            sys.stderr.flush()
+            os.dup2(saved, 2)
+            os.close(saved)
+            tmp.seek(0)
+            text = state["text"] = tmp.read().decode("utf-8", errors="replace")
+            for line in [] if state["drop"] else re.findall(r"\[WARNING\]: (.*)", text):
+                say(f"warning: ansible: {line.strip()}")
 
 
 def _spark(master: str | None) -> Any:
@@ -66,17 +97,24 @@ def _spark(master: str | None) -> Any:
         fail(f"cannot start Spark{' on ' + master if master else ''}: {_first_line(exc)}")
 
 
-@fleet_app.command("audit")
+@fleet_app.command("audit", cls=Command)
 def fleet_audit(
     inventory: Annotated[
         Path | None,
         typer.Option(
-            "--inventory", "-i", help="Ansible inventory: hosts of group kafka_brokers and their vars."
+            "--inventory",
+            "-i",
+            metavar="FILE",
+            help="Ansible inventory: hosts of group kafka_brokers and their vars.",
         ),
     ] = None,
     limit: Annotated[
         str | None,
-        typer.Option("--limit", help="Only these hosts or groups of the inventory (comma-separated)."),
+        typer.Option(
+            "--limit",
+            metavar="PATTERN",
+            help="Only these hosts or groups of the inventory (comma-separated).",
+        ),
     ] = None,
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -93,29 +131,38 @@ def fleet_audit(
     expect_mount: ExpectMountOpt = None,
     format: Annotated[
         AuditFormat,
-        typer.Option("--format", "-f", help="table, json (the report + fleet), junit or markdown."),
+        typer.Option(
+            "--format", "-f", help="table, brief, json (the report + fleet), junit, markdown or html."
+        ),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.critical,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the report to this file.")
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
     master: Annotated[
-        str | None, typer.Option("--master", help="Spark master URL (default local[*], or spark-submit's).")
+        str | None,
+        typer.Option(
+            "--master", metavar="URL", help="Spark master URL (default local[*], or spark-submit's)."
+        ),
     ] = None,
     results: ResultsOpt = DEFAULT_RESULTS,
     no_results: Annotated[bool, typer.Option("--no-results", help="Do not write Parquet results.")] = False,
     leaders: Annotated[
         Path | None,
-        typer.Option("--leaders", help="`kafka-topics --describe` output: who leads each partition."),
+        typer.Option(
+            "--leaders", metavar="FILE", help="`kafka-topics --describe` output: who leads each partition."
+        ),
     ] = None,
     known_hosts: Annotated[
         Path | None,
-        typer.Option("--known-hosts", help="Host keys to verify against (default ~/.ssh/known_hosts)."),
+        typer.Option(
+            "--known-hosts", metavar="FILE", help="Host keys to verify against (default ~/.ssh/known_hosts)."
+        ),
     ] = None,
     connect_timeout: Annotated[
-        float, typer.Option("--connect-timeout", help="SSH timeout in seconds.")
+        float, typer.Option("--connect-timeout", metavar="SECONDS", min=0.1, help="SSH timeout in seconds.")
     ] = 10.0,
-    name: Annotated[str, typer.Option("--name", help="The fleet's name in the report.")] = "",
+    name: Annotated[str, typer.Option("--name", metavar="NAME", help="The fleet's name in the report.")] = "",
 ) -> None:
     """Audit every broker of a fleet with the same checks as `kafka-ops audit`, as one PySpark job, and add what
     only a fleet view shows: which replicas are at risk (leader or follower), per-topic impact, per-host summary.
@@ -128,15 +175,29 @@ def fleet_audit(
     from kafka_ops.fleet.inventory import InventoryError, local_target, override, read_inventory
 
     opts = build_options(
+        check_paths=inventory is None,  # an inventory's paths are on its hosts: the collector checks them there
         log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
         topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
         horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
     )  # fmt: skip
     if inventory is not None:
-        try:
-            targets = read_inventory(str(inventory), limit)
-        except InventoryError as exc:
-            fail(str(exc))
+        from kafka_ops.options import _head, _is_binary
+
+        if inventory.is_file() and not os.access(inventory, os.X_OK) and _is_binary(_head(str(inventory))):
+            fail(f"{inventory}: binary data, not an inventory (ini, yaml, or an executable inventory script)")
+        error = None
+        with _captured_stderr() as noise:
+            try:
+                targets = read_inventory(str(inventory), limit)
+            except InventoryError as exc:
+                noise["drop"] = True  # ansible's own warnings about the same failure: the one line says it
+                error = str(exc)
+        if error is not None and f"Unable to parse {inventory} as an inventory source" in noise["text"]:
+            error = (
+                f"{inventory}: not an inventory Ansible can read (no ini, yaml or script plugin parsed it)"
+            )
+        if error is not None:
+            fail(error)
         targets = override(
             targets, log_dirs=opts.log_dirs, server_properties=opts.server_properties,
             broker_user=opts.broker_user, kafka_version=opts.kafka_version, systemd_unit=opts.systemd_unit,
@@ -183,6 +244,7 @@ def fleet_audit(
         fail(f"the Spark job failed: {_first_line(exc)}")
     report = run.report
     code = report["gate"]["exit_code"]
+    show_notes()
     emit(report, format.value, fail_on.value, output)
     if format is AuditFormat.table and output is None:
         from rich.console import Console
@@ -193,18 +255,22 @@ def fleet_audit(
     raise typer.Exit(code)
 
 
-@fleet_app.command("diff")
+@fleet_app.command("diff", cls=Command)
 def fleet_diff(
     results: ResultsOpt = DEFAULT_RESULTS,
     base: Annotated[
-        str | None, typer.Option("--base", help="Run id to compare from (default: the one before head).")
+        str | None,
+        typer.Option(
+            "--base", metavar="RUN_ID", help="Run id to compare from (default: the one before head)."
+        ),
     ] = None,
     head: Annotated[
-        str | None, typer.Option("--head", help="Run id to compare to (default: the latest).")
+        str | None,
+        typer.Option("--head", metavar="RUN_ID", help="Run id to compare to (default: the latest)."),
     ] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
     master: Annotated[
-        str | None, typer.Option("--master", help="Spark master URL (default local[*]).")
+        str | None, typer.Option("--master", metavar="URL", help="Spark master URL (default local[*]).")
     ] = None,
 ) -> None:
     """What changed between two fleet runs (default: the last two): new and resolved findings, partitions that

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail, show_notes
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
@@ -34,7 +34,7 @@ class ForecastFormat(StrEnum):
     csv = "csv"
 
 
-@app.command()
+@app.command(cls=Command)
 def forecast(
     log_dir: LogDirOpt = None,
     server_properties: ServerPropsOpt = None,
@@ -59,7 +59,9 @@ def forecast(
             help="Topic sizes at every retention check of the horizon, not only at those that delete something.",
         ),
     ] = False,
-    output: Annotated[Path | None, typer.Option("--output", "-o", help="Write to this file.")] = None,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file.")
+    ] = None,
 ) -> None:
     """Forecast retention: for every segment the timestamp the broker will compare and where it comes from,
     when retention deletes it and why (log start, retention.bytes, retention.ms), and each topic's size at the
@@ -82,6 +84,7 @@ def forecast(
         host = gather(opts)
         if not host.log_dirs:
             fail("no log dirs to forecast: log.dirs is empty and no --log-dir was given")
+        show_notes()
         out: TextIO = sys.stdout
         if output is not None:
             try:

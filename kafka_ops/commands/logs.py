@@ -11,7 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail, say
 
 
 class LogsFormat(StrEnum):
@@ -111,11 +111,15 @@ def _follow(
 def _table(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     c = Console(width=max(120, Console().width))
     s = report["summary"]
     versions = ", ".join(sorted({v["version"] for v in report["versions"]})) or "unknown"
-    c.print(f"[bold]broker logs[/]: {len(report['files'])} file(s), Kafka {versions}")
+    read = len(report["files"]) - len(report["unrecognised"])
+    c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {versions}")
+    for u in report["unrecognised"]:
+        c.print(Text(f"nothing recognised in {u['file']}: {u['error']}", style="yellow"), soft_wrap=True)
     if report["cleaner_deaths"]:
         t = Table(title="log-cleaner thread deaths")
         t.add_column("thread", no_wrap=True)
@@ -162,10 +166,15 @@ def _table(report: dict[str, Any]) -> None:
     )
 
 
-@app.command()
+@app.command(cls=Command)
 def logs(
     files: Annotated[
-        list[Path], typer.Argument(help="server.log / log-cleaner.log files (rotated ones too).")
+        list[Path],
+        typer.Argument(
+            metavar="FILE",
+            help="server.log / log-cleaner.log files, rotated ones too: server.log.1, server.log.2026-11-01-10, "
+            "gzip, bzip2 or xz compressed (told by their content).",
+        ),
     ],
     format: Annotated[LogsFormat, typer.Option("--format", "-f", help="table or json.")] = LogsFormat.table,
     follow: Annotated[
@@ -177,33 +186,52 @@ def logs(
         ),
     ] = False,
     timeout: Annotated[
-        float | None, typer.Option("--timeout", min=0, help="With --follow: give up after this many seconds.")
+        float | None,
+        typer.Option(
+            "--timeout", metavar="SECONDS", min=0, help="With --follow: give up after this many seconds."
+        ),
     ] = None,
     log_dir: Annotated[
         list[Path] | None,
         typer.Option(
             "--log-dir",
+            metavar="DIR",
             help="With --follow: count the logs to load here when the broker's lines carry no totals (Kafka < 2.8).",
         ),
     ] = None,
     total: Annotated[
         int | None,
-        typer.Option("--total", min=1, help="With --follow: the number of logs to load, if known."),
+        typer.Option(
+            "--total", metavar="COUNT", min=1, help="With --follow: the number of logs to load, if known."
+        ),
     ] = None,
     poll: Annotated[
-        float, typer.Option("--poll", min=0.01, help="With --follow: seconds between reads.")
+        float,
+        typer.Option("--poll", metavar="SECONDS", min=0.01, help="With --follow: seconds between reads."),
     ] = 0.5,
 ) -> None:
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
     unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
 
-    Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now / loading failed; 2 bad usage or
-    unreadable file; 3 --timeout before loading completed; 130 interrupted.
+    Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
+    before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
+    from kafka_ops.options import OptionError, check_broker_log, compression_of
+
     if follow:
         if len(files) != 1:
             fail("--follow takes exactly one file (the broker's server.log)")
+        head = files[0].read_bytes()[:8] if files[0].is_file() else b""
+        if compression_of(head):
+            fail(
+                f"--follow: {files[0]}: {compression_of(head)}-compressed: a rotated log does not grow; follow server.log"
+            )
         _follow(files[0], format, timeout, total, log_dir, poll)
+    for f in files:
+        try:
+            check_broker_log(str(f), option="")
+        except OptionError as exc:
+            fail(str(exc))
     from kafka_ops.brokerlogs import analyze
     from kafka_ops.engine.errors import EngineError
 
@@ -211,6 +239,11 @@ def logs(
         report = analyze([str(f) for f in files])
     except EngineError as exc:
         fail(str(exc))
+    if len(report["unrecognised"]) == len(files):
+        # nothing to go on: no clean bill for files that are not broker logs
+        fail(f"{', '.join(u['file'] for u in report['unrecognised'])}: {report['unrecognised'][0]['error']}")
+    for u in report["unrecognised"]:
+        say(f"warning: {u['file']}: {u['error']}")
     if format is LogsFormat.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:

@@ -10,20 +10,21 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import OutputFormat, app, fail
-from kafka_ops.options import parse_now, parse_span
+from kafka_ops.commands import Command, OutputFormat, app, fail, note_later, show_notes
+from kafka_ops.options import parse_now, parse_span, time_note
 
 _SPARK_MISSING = (
     "kafka-ops qos needs pyspark, pyarrow and fastavro: pip install 'kafka-ops[spark]' (and Java 17)"
 )
 
 
-@app.command()
+@app.command(cls=Command)
 def qos(
     source: Annotated[
         list[str] | None,
         typer.Option(
             "--source",
+            metavar="PATH",
             help="Segments of the topic: .log files, partition dirs, log dirs or folders holding them; "
             "local paths or any URI Hadoop reads (hdfs://, s3a://). Repeatable.",
         ),
@@ -32,20 +33,27 @@ def qos(
         str | None,
         typer.Option(
             "--source-export",
+            metavar="PATH",
             help="Instead of segments: an export of the topic (Parquet/Avro/JSON/CSV files with partition, offset "
             "and ideally timestamp columns, e.g. what the kafka-segments reader wrote).",
         ),
     ] = None,
     source_export_format: Annotated[
-        str, typer.Option("--source-export-format", help="auto, parquet, avro, json or csv.")
+        str,
+        typer.Option(
+            "--source-export-format",
+            metavar="auto|parquet|avro|json|csv",
+            help="auto, parquet, avro, json or csv.",
+        ),
     ] = "auto",
     topic: Annotated[
-        str | None, typer.Option("--topic", help="The topic to compare (segments source).")
+        str | None, typer.Option("--topic", metavar="TOPIC", help="The topic to compare (segments source).")
     ] = None,
     isolation: Annotated[
         str,
         typer.Option(
             "--isolation",
+            metavar="read_committed|read_uncommitted",
             help="How the pipeline's consumer reads the topic: read_committed (skips aborted transactions) or "
             "read_uncommitted.",
         ),
@@ -54,34 +62,54 @@ def qos(
         str | None,
         typer.Option(
             "--source-id",
+            metavar="ID_SPEC",
             help="The record identifier in the source: value:PATH (JSON field), key, header:NAME, field:COL.",
         ),
     ] = None,
     sink: Annotated[
         str | None,
-        typer.Option("--sink", help="The folder of files the pipeline wrote (searched recursively)."),
+        typer.Option(
+            "--sink", metavar="DIR", help="The folder of files the pipeline wrote (searched recursively)."
+        ),
     ] = None,
     sink_format: Annotated[
-        str, typer.Option("--sink-format", help="auto, parquet, avro, json or csv.")
+        str,
+        typer.Option(
+            "--sink-format", metavar="auto|parquet|avro|json|csv", help="auto, parquet, avro, json or csv."
+        ),
     ] = "auto",
     sink_id: Annotated[
         str | None,
         typer.Option(
-            "--sink-id", help="The identifier in the sink: field:COL, value:PATH, key or header:NAME."
+            "--sink-id",
+            metavar="ID_SPEC",
+            help="The identifier in the sink: field:COL, value:PATH, key or header:NAME.",
         ),
     ] = None,
     since: Annotated[
         str | None,
-        typer.Option("--from", help="Only source records at or after this time (ISO 8601 or epoch ms)."),
+        typer.Option(
+            "--from",
+            metavar="TIME",
+            help="Only source records at or after this time (ISO 8601, epoch seconds or epoch milliseconds).",
+        ),
     ] = None,
     until: Annotated[
-        str | None, typer.Option("--to", help="Only source records before this time (ISO 8601 or epoch ms).")
+        str | None,
+        typer.Option(
+            "--to",
+            metavar="TIME",
+            help="Only source records before this time (ISO 8601, epoch seconds or epoch milliseconds).",
+        ),
     ] = None,
-    window: Annotated[str, typer.Option("--window", help="Report window (tumbling, on record time).")] = "1h",
+    window: Annotated[
+        str, typer.Option("--window", metavar="DURATION", help="Report window (tumbling, on record time).")
+    ] = "1h",
     logs: Annotated[
         list[Path] | None,
         typer.Option(
             "--logs",
+            metavar="FILE",
             help="Consumer/service log files (one per pod): rebalance events are shown next to each gap, and "
             "consumed-offset lines are checked for gaps and rewinds. Repeatable.",
         ),
@@ -90,19 +118,26 @@ def qos(
         str | None,
         typer.Option(
             "--offset-pattern",
+            metavar="REGEX",
             help="Regex for the service's consumed-offset lines, with named groups partition, first, last "
             "(optional topic, pod). Default: lines like 'uploaded partition=logs-3 offsets=120-139'.",
         ),
     ] = None,
     log_timezone: Annotated[
-        str, typer.Option("--log-timezone", help="Time zone of log times written without one.")
+        str,
+        typer.Option("--log-timezone", metavar="ZONE", help="Time zone of log times written without one."),
     ] = "UTC",
     tolerance: Annotated[
-        str, typer.Option("--rebalance-tolerance", help="How far from a gap a rebalance event is shown.")
+        str,
+        typer.Option(
+            "--rebalance-tolerance", metavar="DURATION", help="How far from a gap a rebalance event is shown."
+        ),
     ] = "5m",
-    max_ids: Annotated[int, typer.Option("--max-ids", help="Identifiers listed per missing range.")] = 20,
+    max_ids: Annotated[
+        int, typer.Option("--max-ids", metavar="COUNT", min=0, help="Identifiers listed per missing range.")
+    ] = 20,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
-    master: Annotated[str, typer.Option("--master", help="Spark master.")] = "local[2]",
+    master: Annotated[str, typer.Option("--master", metavar="URL", help="Spark master.")] = "local[2]",
 ) -> None:
     """Compare a topic with what a pipeline wrote: missing identifiers with their offset ranges, duplicates,
     per window and partition, rebalances next to each gap; check consumed-offset logs for gaps and rewinds.
@@ -121,13 +156,10 @@ def qos(
         fail("--sink needs a source to compare with (--source or --source-export)")
     if isolation not in ("read_committed", "read_uncommitted"):
         fail(f"--isolation must be read_committed or read_uncommitted, not {isolation!r}")
-    try:
-        window_ms = parse_span(window)
-        tolerance_ms = parse_span(tolerance)
-        from_ms = parse_now(since) if since else None
-        to_ms = parse_now(until) if until else None
-    except ValueError as exc:
-        fail(str(exc))
+    window_ms = _option("--window", parse_span, window)
+    tolerance_ms = _option("--rebalance-tolerance", parse_span, tolerance)
+    from_ms = _option("--from", parse_now, since) if since else None
+    to_ms = _option("--to", parse_now, until) if until else None
     if window_ms <= 0:
         fail("--window must be positive")
     specs = None
@@ -160,11 +192,22 @@ def qos(
         sink, sink_format, window_ms, from_ms, to_ms, events, tolerance_ms, max_ids, master,
         show=format is OutputFormat.text and sys.stderr.isatty(),
     )  # fmt: skip
+    show_notes()
     if format is OutputFormat.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:
         _text(report)
     raise typer.Exit(1 if report["gate"]["failed"] else 0)
+
+
+def _option(name: str, parse: Any, value: str) -> Any:
+    try:
+        result = parse(value)
+    except ValueError as exc:
+        fail(f"{name}: {exc}")
+    if parse is parse_now:
+        note_later(time_note(name, value))
+    return result
 
 
 def _check_local_inputs(source: list[str], export: str | None, sink: str | None, topic: str | None) -> None:

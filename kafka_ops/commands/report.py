@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from kafka_ops.commands import app, fail
+from kafka_ops.commands import Command, app, fail
 
 
 def write_html(reports: list[dict], sources: list[str], output: Path) -> None:  # type: ignore[type-arg]
@@ -20,15 +20,18 @@ def write_html(reports: list[dict], sources: list[str], output: Path) -> None:  
         fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
 
 
-@app.command()
+@app.command(cls=Command)
 def report(
     reports: Annotated[
         list[Path],
-        typer.Argument(help="Audit reports (`kafka-ops audit --format json`); several make a fleet page."),
+        typer.Argument(
+            metavar="REPORT",
+            help="Audit reports (`kafka-ops audit --format json`); several make a fleet page.",
+        ),
     ],
-    output: Annotated[Path, typer.Option("--output", "-o", help="The HTML file to write.")] = Path(
-        "report.html"
-    ),
+    output: Annotated[
+        Path, typer.Option("--output", "-o", metavar="FILE", help="The HTML file to write.")
+    ] = Path("report.html"),
 ) -> None:
     """Write one HTML page that opens offline: the gate's verdict, the findings by check with their doc pages and
     fixes, the retention forecast and each topic's size over time as charts, disk use and recovery per log dir,

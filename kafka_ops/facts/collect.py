@@ -287,13 +287,22 @@ def gather_host(opts: AuditOptions) -> HostFacts:
             "the broker user is unknown: no --broker-user and no User= in the systemd unit"
         )
 
-    # broker logs (for the version and the cleaner's state)
-    for path in opts.logs:
-        from kafka_ops.facts.logs import read_log_events
+    # broker logs (for the version and the cleaner's state); a file with no Kafka log line is said so, and when
+    # no file has one the checks that read logs are skipped, not passed
+    from kafka_ops.facts.logs import NOTHING_RECOGNISED, read_log_file
 
-        h.log_events.extend(read_log_events(path))
-    if opts.logs:
+    recognised = []
+    for path in opts.logs:
+        events, lines = read_log_file(path)
+        h.log_events.extend(events)
+        if lines:
+            recognised.append(path)
+        else:
+            h.errors.append(EngineError(path, NOTHING_RECOGNISED))
+    if recognised:
         h.inputs["logs"] = Input(list(opts.logs), "--broker-log")
+    elif opts.logs:
+        h.skipped_inputs["logs"] = f"no Kafka broker log line in --broker-log {', '.join(opts.logs)}"
 
     # Kafka version
     if opts.kafka_version:

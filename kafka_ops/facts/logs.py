@@ -7,6 +7,8 @@ UnifiedLog, AppInfoParser); each event keeps the file, line number and timestamp
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from typing import TextIO
 
 from kafka_ops.engine.errors import EngineError, os_error
 
@@ -157,18 +159,74 @@ def parse_line(line: str) -> list[dict[str, object]]:
     return out
 
 
-def read_log_events(path: str) -> list[dict[str, object]]:
-    events: list[dict[str, object]] = []
+# A line of the broker's own log4j layout ("[%d] %p %m (%c)%n" in config/log4j.properties): its timestamp and level,
+# anywhere on the line (journald or a shipper may prefix it).
+KAFKA_LINE = re.compile(
+    r"\[\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3}\]\s+(?:TRACE|DEBUG|INFO|WARN|ERROR|FATAL)\b"
+)
+NOTHING_RECOGNISED = (
+    "no Kafka broker log line recognised (expected log4j lines like '[2026-11-01 10:00:00,123] INFO ...'): "
+    "nothing in it was read"
+)
+_MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+
+
+def open_log(path: str) -> TextIO:
+    """A broker log as text, in every form logrotate leaves it: plain (server.log, server.log.1,
+    server.log.2026-11-01-10, server.log-20261101) or compressed with gzip, bzip2 or xz (told by the content, not
+    the name). Unreadable or zstd-compressed: EngineError."""
     try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            for n, line in enumerate(f, start=1):
-                for ev in parse_line(line):
-                    ev["file"] = path
-                    ev["line"] = n
-                    events.append(ev)
+        with open(path, "rb") as f:
+            head = f.read(6)
+        kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+        if kind == "zstd":
+            raise EngineError(path, "zstd-compressed, which Python cannot read: zstd -d it first")
+        if kind is None:
+            return open(path, encoding="utf-8", errors="replace")
+        import importlib
+
+        module = importlib.import_module({"gzip": "gzip", "bz2": "bz2", "xz": "lzma"}[kind])
+        return module.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[no-any-return]
     except OSError as exc:
         raise os_error(path, exc) from exc
+
+
+def read_lines(path: str) -> Iterator[str]:
+    """The lines of a broker log (see open_log); a corrupt compressed file is an EngineError naming it."""
+    import lzma
+    import zlib
+
+    try:
+        with open_log(path) as f:
+            yield from f
+    except (
+        OSError,
+        EOFError,
+        zlib.error,
+        lzma.LZMAError,
+        ValueError,
+    ) as exc:  # a truncated or corrupt archive
+        raise EngineError(path, f"cannot read: {exc.__class__.__name__}: {exc}".rstrip(": ")) from exc
+
+
+def read_log_events(path: str) -> list[dict[str, object]]:
+    events, _ = read_log_file(path)
     return events
 
 
-__all__ = ["EngineError", "parse_line", "read_log_events"]
+def read_log_file(path: str) -> tuple[list[dict[str, object]], int]:
+    """The events of one broker log and how many of its lines are Kafka log lines (0: not a broker log)."""
+    events: list[dict[str, object]] = []
+    recognised = 0
+    for n, line in enumerate(read_lines(path), start=1):
+        found = parse_line(line)
+        if found or KAFKA_LINE.search(line):
+            recognised += 1
+        for ev in found:
+            ev["file"] = path
+            ev["line"] = n
+            events.append(ev)
+    return events, recognised
+
+
+__all__ = ["EngineError", "open_log", "parse_line", "read_lines", "read_log_events", "read_log_file"]

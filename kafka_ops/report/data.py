@@ -202,6 +202,7 @@ def _finding(f: dict[str, Any]) -> dict[str, Any]:
     return {
         "severity": f["severity"], "host": f["host"], "where": where,
         "path": f.get("path") or f.get("log_dir"), "message": f["message"], "remediation": f["remediation"],
+        "waived": bool(f.get("waived")), "waived_reason": f.get("waived_reason"),
     }  # fmt: skip
 
 

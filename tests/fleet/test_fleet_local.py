@@ -51,7 +51,7 @@ def test_every_host_gets_the_cli_findings_and_the_fleet_view_adds_replicas(
         assert fleet_findings(rep, name) == cli_findings(h, name), name
     assert {f["check"] for f in rep["findings"] if f["host"] == "broker-1"} >= {"RET001", "SHUT001", "CLN003"}
     assert not [f for f in rep["findings"] if f["check"].startswith("FLEET")]
-    assert rep["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1}
+    assert rep["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
     hosts = {h["host"]: h for h in rep["fleet"]["hosts"]}
     assert {h["status"] for h in hosts.values()} == {"ok"}
     assert [hosts[n]["node_id"] for n in ("broker-1", "broker-2", "broker-3")] == [1, 2, 3]
@@ -207,11 +207,13 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     r = CliRunner().invoke(app, ["fleet", "audit", "--inventory", str(tmp_path / "none.yml")])
     assert (
         r.exit_code == 2
-        and r.stderr.strip() == f"kafka-ops: {tmp_path / 'none.yml'}: no such inventory file or directory"
+        and r.stderr.strip()
+        == f"kafka-ops fleet audit: {tmp_path / 'none.yml'}: no such inventory file or directory"
     )
     r = CliRunner().invoke(app, ["fleet", "audit"])
     assert (
-        r.exit_code == 2 and r.stderr.strip() == "kafka-ops: no hosts to audit: give --inventory or --log-dir"
+        r.exit_code == 2
+        and r.stderr.strip() == "kafka-ops fleet audit: no hosts to audit: give --inventory or --log-dir"
     )
     r = CliRunner().invoke(app, ["fleet", "diff", "--results", str(tmp_path)])
     assert r.exit_code == 2 and "no fleet results here" in r.stderr

@@ -149,7 +149,7 @@ def test_duplicates_alone_pass_the_gate(spark: SparkSession, tmp_path: Path) -> 
          "nope: no such file or directory"),
         (["--source", "{data}", "--isolation", "serializable"], "--isolation must be"),
         (["--source", "{data}", "--topic", "nope", "--logs", "{log}"], "no partition of topic nope"),
-        (["--logs", "{log}", "--window", "soon"], "bad duration"),
+        (["--logs", "{log}", "--window", "soon"], "kafka-ops qos: --window: not a duration: 'soon'"),
         (["--logs", "/nonexistent.log"], "/nonexistent.log: no such file"),
     ],
 )  # fmt: skip

@@ -1,0 +1,132 @@
+"""What the audit prints: `brief` one line per finding like a linter, `table` findings grouped per check with
+fixes that paste whole and a one-line verdict; waived findings are shown as waived in every format."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+from xml.etree import ElementTree as ET
+
+import pytest
+
+from kafka_ops.render import groups, one_line
+from kafka_ops.simulator.host import SimulatedHost
+
+from .conftest import NOW_MS
+
+Cli = Callable[..., tuple[int, str, str]]
+BRIEF = re.compile(r"^(?P<where>\S.*?): (?P<check>[A-Z]+\d{3}) (?P<severity>info|warning|error|critical)"
+                   r"(?P<waived> \(waived(?::[^)]*)?\))? (?P<message>\S.*)$")  # fmt: skip
+VERDICT = re.compile(r"^(PASS|FAIL) \(--fail-on \w+\): .* — exit [01]$")
+
+
+def args(host: SimulatedHost, *extra: str) -> list[str]:
+    return [
+        "audit", "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
+        "--systemd-unit", host.systemd_unit, "--broker-log", host.server_log, "--broker-log", host.cleaner_log,
+        "--broker-state", "stopped", "--now", str(NOW_MS), "--kafka-version", "3.7.0", "--broker-user", "root",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def report(broken_host: SimulatedHost) -> dict[str, Any]:
+    import contextlib
+    import io
+
+    from kafka_ops.cli import main
+
+    out = io.StringIO()
+    with (
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(io.StringIO()),
+        pytest.raises(SystemExit),
+    ):
+        main(args(broken_host, "-f", "json"))
+    return json.loads(out.getvalue())  # type: ignore[no-any-return]
+
+
+def test_brief_is_one_line_per_finding_then_the_verdict(
+    cli: Cli, broken_host: SimulatedHost, report: dict[str, Any]
+) -> None:
+    code, out, _ = cli(*args(broken_host, "-f", "brief"))
+    lines = out.splitlines()
+    assert code == 1 and len(lines) == len(report["findings"]) + 1
+    for line, f in zip(lines, report["findings"], strict=False):
+        m = BRIEF.match(line)
+        assert m, line
+        assert (m["check"], m["severity"], m["message"]) == (
+            f["check"],
+            f["severity"],
+            one_line(f["message"]),
+        )
+        assert m["where"] == (f["path"] or f["log_dir"] or f["topic"])
+    assert VERDICT.match(lines[-1]) and lines[-1].startswith("FAIL (--fail-on critical): ")
+
+
+@pytest.mark.parametrize("columns", ["60", "100", "200"])
+def test_table_groups_identical_findings_and_prints_fixes_whole(
+    cli: Cli,
+    broken_host: SimulatedHost,
+    report: dict[str, Any],
+    monkeypatch: pytest.MonkeyPatch,
+    columns: str,
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    code, out, _ = cli(*args(broken_host))
+    assert code == 1
+    lines = out.splitlines()
+    # each group of identical findings shows its first finding whole, and its fix as one line of its own
+    fixes = [line.split(": ", 1)[1] for line in lines if line.startswith("  fix")]
+    words = set(out.split())
+    for g in groups(report):
+        first = g[0]
+        assert one_line(first["remediation"]) in fixes, first["check"]
+        # no path, option or command is cut: every token is in the output whole
+        for token in one_line(first["message"] + " " + first["remediation"]).split():
+            assert token in words or token.rstrip(".,;:)") in words, token
+        for other in g[1:]:
+            assert (other["path"] or other["log_dir"]) in out
+    # identical findings are one group: count, the paths, the message once
+    # (DIR001: both log dirs on the root filesystem; SHUT001 is not: each log dir recovers other segments)
+    same = [f for f in report["findings"] if f["check"] == "DIR001"]
+    assert len(same) == 2
+    header = [line for line in lines if re.match(r"^WARNING +DIR001 ", line)]
+    assert len(header) == 1 and header[0].endswith("[2 findings]")
+    assert f"  each of: {same[0]['log_dir']}, {same[1]['log_dir']}" in lines
+    assert len([line for line in lines if re.match(r"^CRITICAL SHUT001 ", line)]) == 2
+    # the verdict: one line, the last
+    assert VERDICT.match(lines[-1]) and sum(1 for line in lines if VERDICT.match(line)) == 1
+
+
+def test_table_lists_a_few_paths_of_a_large_group(cli: Cli, report: dict[str, Any]) -> None:
+    from rich.console import Console
+
+    from kafka_ops.render import to_table
+
+    many = dict(report)
+    base = next(f for f in report["findings"] if f["check"] == "DIR001")
+    many["findings"] = [
+        {**base, "log_dir": f"/data/kafka-{i}", "path": f"/data/kafka-{i}",
+         "message": base["message"].replace(base["log_dir"], f"/data/kafka-{i}"),
+         "remediation": base["remediation"].replace(base["log_dir"], f"/data/kafka-{i}")}
+        for i in range(12)
+    ]  # fmt: skip
+    console = Console(record=True, width=100)
+    to_table(many, console)
+    text = console.export_text()
+    assert "[12 findings]" in text
+    assert (
+        "  each of: /data/kafka-0, /data/kafka-1, /data/kafka-2, /data/kafka-3, /data/kafka-4 (+7 more: "
+        in text
+    )
+
+
+def test_markdown_and_junit_show_the_verdict(cli: Cli, broken_host: SimulatedHost) -> None:
+    code, out, _ = cli(*args(broken_host, "-f", "markdown"))
+    assert code == 1 and "- **FAIL (--fail-on critical): " in out
+    code, out, _ = cli(*args(broken_host, "-f", "junit"))
+    suite = ET.fromstring(out)
+    assert code == 1 and int(suite.get("failures") or 0) >= 1
