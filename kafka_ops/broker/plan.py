@@ -51,7 +51,11 @@ RECOVERY = "recovery"  # deleted at the start by LogLoader.recoverLog after a tr
 def iso(ms: int | None) -> str | None:
     if ms is None:
         return None
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).isoformat().replace("+00:00", "Z")
+    return (
+        dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+        .isoformat(timespec="milliseconds")
+        .replace("+00:00", "Z")
+    )
 
 
 @dataclass(slots=True)
