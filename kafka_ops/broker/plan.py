@@ -132,6 +132,17 @@ def partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | Non
     if who is None:
         return None
     part = pf.part
+    if part.dir_info is not None:
+        a = access_for(who, part.dir_info, pf.acls.get(part.dir_info.path), pf.probe)
+        if not (a.read and a.execute):
+            # the loader lists the dir and opens its checkpoints (leader-epoch-checkpoint first): the lab's
+            # brokers of every version answer AccessDeniedException, an IOException that takes the dir offline
+            return (
+                f"the broker user {who.user} cannot list and enter {part.path}: loading "
+                f"{part.topic}-{part.partition} fails with AccessDeniedException (IOException), so the whole log "
+                "dir goes offline",
+                "PERM001",
+            )
     files = (
         [f for s in part.segments for f in s.files] + part.leftovers + part.other_files + part.orphan_indexes
     )
@@ -351,6 +362,19 @@ class NextStartPlan:
             if self.exit is not None or fate.state == "offline":
                 fate.segments_not_loaded = ldf.agg.segments
 
+    def _offline_consequence(self) -> str:
+        """What else the broker does with an offline dir's partitions, for the audited version."""
+        h = self.h
+        kraft = bool(h.configs.server.get("process.roles", "").strip()) or bool(
+            versions.since("kraft_only", h.kafka_version)
+        )
+        if kraft and versions.since("kraft_jbod", h.kafka_version) is False:
+            return (
+                "; a KRaft broker before 3.7 (no JBOD in KRaft, KIP-858) then recreates this dir's partitions "
+                "EMPTY in another log dir and serves them from offset 0: their records are lost to consumers"
+            )
+        return ""
+
     def to_dict(self) -> dict[str, Any]:
         h = self.h
         if not self.applies:
@@ -376,7 +400,10 @@ class NextStartPlan:
                 s.load, s.truncated_bytes, s.deleted_at, s.deleted_by = NOT_LOADED, 0, None, None
                 s.reason = self.exit[0] if self.exit else None
         v = h.kafka_version
+        extra = self._offline_consequence()
         for d in dirs:
+            if d["state"] == "offline" and d.get("check") and extra and d["reason"]:
+                d["reason"] += extra
             d["reason"] = versions.localize(d["reason"], v) if d["reason"] else None
         for s in segs:
             s.reason = versions.localize(s.reason, v) if s.reason else None

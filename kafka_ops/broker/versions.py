@@ -94,6 +94,12 @@ _ROWS = (
         ".kafka_cleanshutdown holds JSON with the broker epoch (was empty); meta.properties via MetaPropertiesEnsemble",
     ),
     Behaviour(
+        "kraft_jbod", (3, 7, 0), "KIP-858",
+        "core/src/main/scala/kafka/server/ReplicaManager.scala@3.7.0 (directory ids, handleLogDirFailure)",
+        "a KRaft broker keeps the partitions of an offline log dir offline; before, it recreated them empty in "
+        "another log dir and served them from offset 0 (seen in the lab with 3.5.2)",
+    ),
+    Behaviour(
         "stray_dirs", (3, 7, 0), "KAFKA-15605", "core/src/main/scala/kafka/log/LocalLog.scala@3.7.0",
         "-stray partition dirs are recognised",
     ),
