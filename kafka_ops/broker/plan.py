@@ -389,10 +389,9 @@ class NextStartPlan:
         exited = self.exit is not None
         dirs = []
         for d in self.dirs.values():
-            out = d.to_dict()
-            if exited and d.state == "online":
-                out["state"], out["reason"] = "offline", "the broker exits before serving it"
-            dirs.append(out)
+            dirs.append(
+                d.to_dict()
+            )  # a broker that exits serves nothing: ``broker`` says so, states stay own
         segs = self.segments
         if exited:
             segs = [s for s in segs if s.load != AS_IS or s.deleted_at is not None]

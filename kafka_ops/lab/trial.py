@@ -18,10 +18,22 @@ from kafka import TopicPartition
 
 from kafka_ops.lab.broker import LabBroker, StartOutcome
 from kafka_ops.lab.faults import Fault
+from kafka_ops.lab.fidelity import DEFAULT_TOLERANCE_S, compare, predict
 from kafka_ops.lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
-from kafka_ops.lab.produce import Acked, lost, read_back
+from kafka_ops.lab.produce import Acked, await_topics, lost, read_back
 
 Plant = Callable[[LabBroker], list[Fault]]
+
+
+def predict_start(broker: LabBroker) -> dict[str, Any]:
+    """``kafka-ops audit``'s next_start for the broker's stopped files, with its server.properties and version."""
+    report = predict(
+        broker.log_dirs, broker.server_properties, broker.version, broker.user,
+        horizon_ms=int((broker.initial_task_delay_s + 60) * 1000),
+    )  # fmt: skip
+    return report["next_start"]  # type: ignore[no-any-return]
+
+
 RETENTION_MARGIN_S = 4.0  # two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay
 
 
@@ -39,6 +51,11 @@ class TrialResult:
     seconds: float = 0.0
     log: str = ""  # the broker log of this start
     broker_exit: int | None = None  # the broker's own exit (None: it ran until we stopped it)
+    # the model's prediction for the planted files (the audit's next_start, made before the start), the
+    # differences between it and what the broker did (kafka_ops.lab.fidelity.compare), and when the watch ended
+    predicted: dict[str, Any] | None = None
+    differences: list[str] = field(default_factory=list)
+    observed_until_ms: int | None = None
 
     @property
     def next_start(self) -> dict[str, Any]:
@@ -64,6 +81,7 @@ class Trial:
         self.wait_retention = wait_retention
         self.keep = keep
         self.broker: LabBroker | None = None
+        self.predicted: dict[str, Any] | None = None
         self.faults: list[Fault] = []
         self.before: Snapshot | None = None
         self.outcome: StartOutcome | None = None
@@ -74,6 +92,7 @@ class Trial:
         self.broker = LabBroker.restore(self.saved, properties=self.properties, keep=self.keep)
         try:
             self.faults = self.plant(self.broker)
+            self.predicted = predict_start(self.broker)  # the model, on the stopped files, before the start
             self.before = snapshot(self.broker.log_dirs)
             self.outcome = self.broker.start(check=False)
         except BaseException:
@@ -100,6 +119,7 @@ class Trial:
                 time.sleep(max(0.0, self.ready_at - time.monotonic()))
                 if broker.running:
                     view, lost_now, unreadable, read_errors = self._ask(broker)
+            watched_until = int(time.time() * 1000)
             log_before_stop = broker.run_log()
             exit_code = broker.exit_code
             if exit_code is None:
@@ -119,13 +139,21 @@ class Trial:
                 time.monotonic() - self._began,
                 log_before_stop,
                 exit_code,
-            )
+                self.predicted,
+                compare(
+                    self.predicted, obs.next_start, observed_until_ms=watched_until,
+                    tolerance_s=self.outcome.seconds + DEFAULT_TOLERANCE_S,
+                ),
+                watched_until,
+            )  # fmt: skip
         finally:
             broker.close()
 
     def _ask(
         self, broker: LabBroker
     ) -> tuple[dict[str, Any], dict[str, list[int]] | None, list[str], dict[str, str]]:
+        if self.acked is not None:
+            await_topics(broker.bootstrap, {tp.topic for tp in self.acked.offsets})
         view = broker_view(broker.bootstrap)
         offline = {d["path"] for d in view["log_dirs"] if d["error"]}
         served = {tp for tp, where in view["partitions"].items() if where.get("dir") not in offline}
