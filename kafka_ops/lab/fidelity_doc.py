@@ -79,6 +79,16 @@ def render(reports: list[dict[str, Any]]) -> str:
             for d in t.get("differences") or []:
                 diffs.append(f"- {r['version']} `{name}`: {d}")
         out.append(f"| `{name}` | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "Scenarios (tests/lab/scenarios.py): `clean` puts every per-partition fault in its own topic of one broker",
+        "stopped cleanly (a rolled segment's `.timeindex` and `.index` left zero-padded, a torn tail, a corrupt batch",
+        "in the active and in a rolled segment, deleted indexes, a deleted `.timeindex`, a `.index` of 8n+3 bytes) plus",
+        "a topic of two-day-old records under `log.retention.ms` of one day; `unclean` is the same with the",
+        "clean-shutdown markers removed, as after SIGKILL; `offline-*` make one file or dir of one partition of the",
+        "second log dir unusable for the broker user; `all_dirs_offline` both dirs; `lost_and_found` and",
+        "`meta_mismatch` (another cluster.id) the second dir's root; `sigkill` kills the broker while a producer writes.",
+    ]
     out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
     out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]
     for r in reports:
