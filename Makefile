@@ -4,7 +4,7 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO ?= demo-host
 
-.PHONY: venv test lint demo bench clean
+.PHONY: venv test lint lab demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -20,6 +20,11 @@ lint: venv
 
 test: lint
 	$(BIN)/python -m pytest -q
+
+# the broker lab alone: real brokers of every kafka_ops.lab.versions.LAB_VERSIONS entry (Java 17; as root the
+# brokers run as the system user 'kafka'); `make test` runs it too
+lab: venv
+	$(BIN)/python -m pytest -q -m lab tests/lab
 
 demo: venv
 	rm -rf $(DEMO)

@@ -235,6 +235,9 @@ class LabBroker:
                 "listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port},CONTROLLER://127.0.0.1:{self.controller_port}",
                 "controller.listener.names": "CONTROLLER",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT",
+                # a killed broker's registration blocks its restart until this session expires (default 9 s)
+                "broker.session.timeout.ms": 3000,
+                "broker.heartbeat.interval.ms": 500,
             }
         else:
             p |= {

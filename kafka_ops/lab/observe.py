@@ -180,9 +180,14 @@ def offline_dirs(entries: Sequence[LogEntry]) -> list[str]:
     return list(dict.fromkeys(os.path.normpath(d) for d in out))
 
 
+# Kafka's fatal() logs at ERROR (2.8, 3.x) or FATAL; these say the broker is going down
+_FATAL = re.compile(r"Fatal error|fatal fault|fatal exception|Shutdown broker because|Halting broker", re.I)
+
+
 def exit_reason(entries: Sequence[LogEntry]) -> str | None:
-    """Why the broker exited: its first FATAL entry (else the last ERROR), with the exception line after it."""
-    fatal = [e for e in entries if e.level == "FATAL"] or [e for e in entries if e.level == "ERROR"][-1:]
+    """Why the broker exited: its first fatal entry (else the last ERROR), with the exception line after it."""
+    fatal = [e for e in entries if e.level == "FATAL" or (e.level == "ERROR" and _FATAL.search(e.message))]
+    fatal = fatal or [e for e in entries if e.level == "ERROR"][-1:]
     if not fatal:
         return None
     e = fatal[0]
@@ -217,6 +222,9 @@ class Observation:
     entries: list[LogEntry] = field(default_factory=list)
     # per segment (.log path) whose files changed: suffix -> [size before, size after, content changed]
     changes: dict[str, dict[str, list[Any]]] = field(default_factory=dict)
+    # partition dirs the start created (e.g. a pre-JBOD KRaft broker recreating, empty, a partition whose
+    # log dir is offline in another log dir)
+    created: list[str] = field(default_factory=list)
 
     def segment(self, log: Path | str) -> dict[str, Any] | None:
         """The listed fate of one segment (by its ``.log`` path), None if it was loaded as is and kept."""
@@ -316,7 +324,12 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         "log_dirs": dirs,
         "segments": segments,
     }
-    return Observation(out, relevant, changes)
+    created = sorted(
+        p
+        for p, st in after.files.items()
+        if st.is_dir and os.path.dirname(p) in after.log_dirs and p not in before.files
+    )
+    return Observation(out, relevant, changes, created)
 
 
 def _changes(before: Snapshot, after: Snapshot, prefix: str) -> dict[str, list[Any]]:
@@ -343,6 +356,7 @@ _RELEVANT = re.compile(
     r"|Deleting segment|Incremented log start offset|Stopping serving logs|Shutdown broker|Halting broker"
     r"|Error while loading log dir|Failed to create or validate|Could not read file|lost\+found|not in the form"
     r"|clean shutdown|cleanshutdown|Completed load of|Loaded \d+ logs|meta\.properties|cluster\.id|offline"
+    r"|Created log for partition"
 )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import InvalidConfigurationError, KafkaError, TopicAlreadyExistsError
+from kafka.errors import InvalidConfigurationError, KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
 
 from kafka_ops.lab.jars import LabError
 
@@ -119,6 +119,22 @@ def create_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 3
         client.close()
 
 
+def await_topics(bootstrap: str, topics: Iterable[str], timeout: float = 30.0) -> set[str]:
+    """Wait until the broker's metadata knows every topic (a restarted ZooKeeper-mode broker learns them from
+    the controller shortly after its ready line); the topics still unknown at the timeout."""
+    want = set(topics)
+    client = admin(bootstrap)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            missing = want - set(client.list_topics())
+            if not missing or time.monotonic() > deadline:
+                return missing
+            time.sleep(0.3)
+    finally:
+        client.close()
+
+
 def values(seed: int, count: int, size: int, compressible: bool) -> list[bytes]:
     """Record values: random (incompressible, so segments fill at the expected rate) or half text."""
     rnd = random.Random(seed)
@@ -210,14 +226,18 @@ def produce_until(
     topic: str,
     stop: threading.Event,
     *,
+    acked: Acked | None = None,
     kind: Kind = "idempotent",
     value_bytes: int = 1024,
     seed: int = 0,
     batch: int = 50,
+    drain_s: float = 8.0,
 ) -> Acked:
     """Produce batches until ``stop`` is set or the broker goes away (SIGKILL); returns every acknowledged
-    record. Sends that got no acknowledgement are counted in ``Acked.failed``, never as acknowledged."""
-    acked = Acked()
+    record, filling ``acked`` as it goes (so that another thread can wait for progress before it kills the
+    broker). Sends without acknowledgement are counted in ``Acked.failed``, never as acknowledged; once ``stop``
+    is set or a send failed, the outstanding ones get ``drain_s`` seconds in all."""
+    acked = acked if acked is not None else Acked()
     conf: dict[str, Any] = {
         "bootstrap_servers": bootstrap,
         "acks": "all",
@@ -234,8 +254,9 @@ def produce_until(
         )
     producer = KafkaProducer(**conf)
     n = 0
+    deadline: float | None = None
     try:
-        while not stop.is_set():
+        while not stop.is_set() and not acked.failed:
             vals = values(seed + n, batch, value_bytes, compressible=False)
             n += batch
             futures = []
@@ -245,17 +266,40 @@ def produce_until(
             except KafkaError:
                 acked.failed += len(vals) - len(futures)
             for value, f in futures:
+                if deadline is None and (stop.is_set() or acked.failed):
+                    deadline = time.monotonic() + drain_s
+                wait = 1.0 if deadline is None else max(0.0, deadline - time.monotonic())
                 try:
-                    md = f.get(timeout=10)
+                    md = _wait(f, wait, stop if deadline is None else None)
                 except KafkaError:
                     acked.failed += 1
                     continue
                 acked.add(TopicPartition(md.topic, md.partition), md.offset, value)
-            if acked.failed:
-                break
     finally:
-        producer.close(timeout=2)
+        _close(producer)
     return acked
+
+
+def _close(producer: KafkaProducer) -> None:
+    """Close a producer whose broker is gone: kafka-python's close() raises on the flush of what can never be
+    sent and leaves the sender running (its __del__ then raises again), so force the sender down."""
+    try:
+        producer.close(timeout=2)
+    except KafkaError:
+        sender = getattr(producer, "_sender", None)
+        if sender is not None:
+            sender.force_close()
+        producer._closed = True  # type: ignore[attr-defined]
+
+
+def _wait(future: Any, step: float, stop: threading.Event | None) -> Any:
+    """A send's metadata: polled in ``step`` slices while ``stop`` is unset (then one last ``step``)."""
+    while True:
+        try:
+            return future.get(timeout=step)
+        except KafkaTimeoutError:
+            if stop is None or stop.is_set():
+                raise
 
 
 @dataclass
@@ -281,6 +325,8 @@ def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: 
     """
     parts = list(partitions)
     out = ReadBack({tp: {} for tp in parts})
+    if not parts:
+        return out
     consumer = KafkaConsumer(
         bootstrap_servers=bootstrap,
         isolation_level="read_committed",

@@ -19,7 +19,7 @@ from kafka import TopicPartition
 from kafka_ops.lab.broker import LabBroker, StartOutcome
 from kafka_ops.lab.faults import Fault
 from kafka_ops.lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
-from kafka_ops.lab.produce import Acked, lost, read_back
+from kafka_ops.lab.produce import Acked, await_topics, lost, read_back
 
 Plant = Callable[[LabBroker], list[Fault]]
 RETENTION_MARGIN_S = 4.0  # two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay
@@ -126,6 +126,8 @@ class Trial:
     def _ask(
         self, broker: LabBroker
     ) -> tuple[dict[str, Any], dict[str, list[int]] | None, list[str], dict[str, str]]:
+        if self.acked is not None:
+            await_topics(broker.bootstrap, {tp.topic for tp in self.acked.offsets})
         view = broker_view(broker.bootstrap)
         offline = {d["path"] for d in view["log_dirs"] if d["error"]}
         served = {tp for tp, where in view["partitions"].items() if where.get("dir") not in offline}

@@ -1,0 +1,80 @@
+"""Fixtures of the broker lab: the jars per version, the prepared dataset, and every trial's result."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from kafka_ops.lab import broker as lab_broker
+from kafka_ops.lab.broker import lab_root
+from kafka_ops.lab.jars import LabError
+from kafka_ops.lab.trial import TrialResult
+from kafka_ops.lab.versions import LAB_VERSIONS
+from tests.lab.dataset import TIMINGS, Dataset, prepare
+from tests.lab.scenarios import run_all
+
+
+def _lab_skip_reason() -> str | None:
+    if shutil.which("java") is None and not os.environ.get("KAFKA_OPS_LAB_JAVA"):
+        return "no java on PATH"
+    if shutil.which("setpriv") is None:
+        return "no setpriv (util-linux)"
+    return None
+
+
+@pytest.fixture(scope="session", params=LAB_VERSIONS)
+def version(request: pytest.FixtureRequest) -> str:
+    reason = _lab_skip_reason()
+    if reason:
+        pytest.skip(reason)
+    return str(request.param)
+
+
+@pytest.fixture(scope="session")
+def jar_dir(version: str) -> Path:
+    """The version's jars (fetched with Maven on first use), readable by the broker user."""
+    try:
+        return lab_broker.jar_dir_for(version)
+    except LabError as e:
+        pytest.skip(str(e))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _no_broker_left() -> Iterator[None]:
+    yield
+    lab_broker.kill_all()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The lab's wall time per version and phase (the CI budget: well under 20 minutes for all versions)."""
+    if not TIMINGS:
+        return
+    terminalreporter.section("broker lab wall time")
+    for v, phases in TIMINGS.items():
+        detail = ", ".join(f"{k} {s:.1f}s" for k, s in phases.items())
+        terminalreporter.write_line(f"{v}: {sum(phases.values()):.0f}s ({detail})")
+
+
+@pytest.fixture(scope="session")
+def dataset(version: str, jar_dir: Path) -> Iterator[Dataset]:
+    lab_root().mkdir(parents=True, exist_ok=True)
+    saved = Path(tempfile.mkdtemp(prefix=f"saved-{version}-", dir=lab_root()))
+    try:
+        yield prepare(version, saved)
+    finally:
+        shutil.rmtree(saved, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def trials(dataset: Dataset) -> dict[str, TrialResult]:
+    return run_all(dataset)
+
+
+def needs_root() -> None:
+    if os.geteuid() != 0:
+        pytest.skip("ownership faults need root (the broker runs as the unprivileged user 'kafka')")

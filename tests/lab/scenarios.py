@@ -1,0 +1,196 @@
+"""The lab's trials per version: which fault goes where, run once per version and shared by the tests.
+
+* ``clean``: every per-partition fault, each in its own target topic, after a clean stop (markers kept), with
+  ``log.retention.ms`` one day so that the first retention check runs on the ``retention`` topic;
+* ``unclean``: the same faults with both ``.kafka_cleanshutdown`` markers removed (as after SIGKILL);
+* ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
+  the broker take one of its two log dirs offline, or die?
+* ``all_dirs_offline``: an unreadable ``.timeindex`` in both log dirs;
+* ``lost_and_found``, ``meta_mismatch``: broker-level faults in ``data-1``;
+* ``sigkill``: SIGKILL while a producer writes, then the restart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from kafka_ops.lab import faults as F
+from kafka_ops.lab.broker import LabBroker
+from kafka_ops.lab.produce import Acked, produce_until
+from kafka_ops.lab.trial import Trial, TrialResult, run_trials
+from tests.lab.dataset import RETENTION_MS, TARGETS, TIMINGS, Dataset
+
+PartitionFault = Callable[[Path], F.Fault]
+
+# fault name -> how it is planted into its target's partition dir (the target: TARGETS in this order)
+PARTITION_FAULTS: dict[str, PartitionFault] = {
+    "padded_timeindex": F.pad_time_index,
+    "padded_index": F.pad_offset_index,
+    "torn_tail": F.torn_tail,
+    "corrupt_batch_active": F.corrupt_batch,
+    "corrupt_batch_rolled": lambda p: F.corrupt_batch(p, F.segment_bases(p)[1]),
+    "deleted_indexes": F.delete_indexes,
+    "deleted_timeindex": lambda p: F.delete_indexes(p, suffixes=(".timeindex",)),
+    "misaligned_index": F.misaligned_index,
+}
+CONTROL = TARGETS[len(PARTITION_FAULTS)]  # a target left alone
+TARGET_OF = dict(zip(PARTITION_FAULTS, TARGETS, strict=False))
+
+OFFLINE_FAULTS: dict[str, PartitionFault] = {
+    "unreadable_timeindex": F.unreadable_time_index,
+    "padded_timeindex_root_owned": F.pad_time_index_root_owned,
+    "read_only_log": F.read_only_log,
+    "root_owned_partition_dir": F.root_owned_partition_dir,
+}
+
+
+def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
+    return b.workdir / ds.placement[f"{topic}-0"] / f"{topic}-0"
+
+
+def plant_partition_faults(ds: Dataset, *, unclean: bool) -> Callable[[LabBroker], list[F.Fault]]:
+    def plant(b: LabBroker) -> list[F.Fault]:
+        out = []
+        for name, fn in PARTITION_FAULTS.items():
+            fault = fn(partition_dir(ds, b, TARGET_OF[name]))
+            fault.name = name
+            out.append(fault)
+        if unclean:
+            out += [F.remove_clean_shutdown(d) for d in b.log_dirs]
+        return out
+
+    return plant
+
+
+def offline_target(ds: Dataset) -> str:
+    return ds.targets_in("data-1")[0]
+
+
+def plant_offline(ds: Dataset, fn: PartitionFault) -> Callable[[LabBroker], list[F.Fault]]:
+    return lambda b: [fn(partition_dir(ds, b, offline_target(ds)))]
+
+
+def plant_all_dirs_offline(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    return lambda b: [
+        F.unreadable_time_index(partition_dir(ds, b, ds.targets_in("data-0")[0])),
+        F.unreadable_time_index(partition_dir(ds, b, ds.targets_in("data-1")[0])),
+    ]
+
+
+def plant_sigkill(ds: Dataset, acked: Acked) -> Callable[[LabBroker], list[F.Fault]]:
+    """Start, write with an idempotent producer, SIGKILL once 500 records are acknowledged and more are in
+    flight (the trial then restarts the broker)."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        b.start()
+        stop, got = threading.Event(), Acked()
+        topic = TARGETS[-1]
+        writer = threading.Thread(
+            target=produce_until, args=(b.bootstrap, topic, stop), kwargs={"acked": got}
+        )
+        writer.start()
+        deadline = time.monotonic() + 30
+        while got.count < 500 and time.monotonic() < deadline and writer.is_alive():
+            time.sleep(0.05)
+        time.sleep(0.5)
+        b.kill()
+        stop.set()
+        writer.join(60)
+        acked.merge(got)
+        return [
+            F.Fault("sigkill", [], {"topic": topic, "acked_while_killed": got.count, "failed": got.failed})
+        ]
+
+    return plant
+
+
+def run_all(ds: Dataset) -> dict[str, TrialResult]:
+    """Every trial of one version (the clean and unclean runs side by side, sharing the retention wait)."""
+    props = {"log.retention.ms": RETENTION_MS}
+    began = time.monotonic()
+    results: dict[str, TrialResult] = {}
+    for r in run_trials(
+        [
+            Trial(
+                "clean",
+                ds.saved,
+                plant_partition_faults(ds, unclean=False),
+                acked=ds.acked,
+                properties=props,
+                wait_retention=True,
+            ),
+            Trial(
+                "unclean",
+                ds.saved,
+                plant_partition_faults(ds, unclean=True),
+                acked=ds.acked,
+                properties=props,
+                wait_retention=True,
+            ),
+        ]
+    ):
+        results[r.name] = r
+    TIMINGS[ds.version]["clean+unclean"] = time.monotonic() - began
+    singles: list[Trial] = []
+    if os.geteuid() == 0:
+        singles += [
+            Trial(f"offline-{n}", ds.saved, plant_offline(ds, fn), acked=ds.acked)
+            for n, fn in OFFLINE_FAULTS.items()
+        ]
+    singles += [
+        Trial("all_dirs_offline", ds.saved, plant_all_dirs_offline(ds)),
+        Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
+        Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
+    ]
+    sigkill_acked = Acked().merge(ds.acked)
+    singles.append(Trial("sigkill", ds.saved, plant_sigkill(ds, sigkill_acked), acked=sigkill_acked))
+    for t in singles:
+        t0 = time.monotonic()
+        (r,) = run_trials([t])
+        results[r.name] = r
+        TIMINGS[ds.version][r.name] = time.monotonic() - t0
+    _report(ds, results)
+    return results
+
+
+def _report(ds: Dataset, results: dict[str, TrialResult]) -> None:
+    """With KAFKA_OPS_LAB_REPORT=<dir>: every observation as JSON (the source of tests/lab/OBSERVED.md)."""
+    out = os.environ.get("KAFKA_OPS_LAB_REPORT")
+    if not out:
+        return
+    Path(out).mkdir(parents=True, exist_ok=True)
+    doc: dict[str, Any] = {"version": ds.version, "placement": ds.placement, "trials": {}}
+    for name, r in results.items():
+        doc["trials"][name] = {
+            "start": {
+                "started": r.start.started,
+                "seconds": r.start.seconds,
+                "exit_code": r.start.exit_code,
+                "fatal": r.start.fatal,
+            },
+            "broker_exit": r.broker_exit,
+            "faults": [
+                {"name": f.name, "paths": [str(p) for p in f.paths], "detail": f.detail} for f in r.faults
+            ],
+            "next_start": r.next_start,
+            "changes": r.observation.changes,
+            "created": r.observation.created,
+            "view": r.view,
+            "lost": r.lost,
+            "unreadable": r.unreadable,
+            "read_errors": r.read_errors,
+            "entries": [
+                f"[{e.time.isoformat()}] {e.level} "
+                f"{'[' + e.partition + '] ' if e.partition else ''}{e.message}"
+                + ("".join("\n    " + x for x in e.extra[:3]))
+                for e in r.observation.entries
+            ],
+            "seconds": r.seconds,
+        }
+    (Path(out) / f"{ds.version}.json").write_text(json.dumps(doc, indent=1, default=str))

@@ -1,0 +1,146 @@
+"""What each lab version's broker does with faults that reach beyond one partition: a file the broker user
+cannot open (one of two log dirs offline), every dir failing, ``lost+found``, a foreign ``meta.properties``,
+and SIGKILL while a producer writes. Faults go into ``data-1``; ``data-0`` holds the KRaft metadata log.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from kafka_ops.lab.trial import TrialResult
+from tests.lab.conftest import needs_root
+from tests.lab.dataset import Dataset
+from tests.lab.helpers import at_least, full_text, lines
+from tests.lab.scenarios import OFFLINE_FAULTS, offline_target
+
+pytestmark = pytest.mark.lab
+
+# what the loader's exception names, per fault (every version: LogLoader/Log checks canRead, FileRecords opens
+# the .log read-write, listing the partition dir's checkpoint fails)
+OFFLINE_CAUSE = {
+    "unreadable_timeindex": "java.io.IOException: Could not read file {pdir}/00000000000000000000.timeindex",
+    "padded_timeindex_root_owned": "java.io.IOException: Could not read file {pdir}/00000000000000000000.timeindex",
+    "read_only_log": "java.nio.file.AccessDeniedException: {pdir}/00000000000000000000.log",
+    "root_owned_partition_dir": "java.nio.file.AccessDeniedException: {pdir}/leader-epoch-checkpoint",
+}
+
+
+def data_dir(r: TrialResult, name: str) -> str:
+    return next(d["path"] for d in r.next_start["log_dirs"] if d["path"].endswith("/" + name))
+
+
+@pytest.mark.parametrize("name", list(OFFLINE_FAULTS))
+def test_one_of_two_log_dirs_offline(dataset: Dataset, trials: dict[str, TrialResult], name: str) -> None:
+    """A file of one partition the broker user cannot open takes that whole log dir offline at load; the broker
+    starts on the other dir. 3.5 (KRaft before JBOD support, 3.7) then recreates every partition of the
+    offline dir, empty, in the healthy dir and serves it from offset 0; 2.8 (ZooKeeper) and 3.7+ keep those
+    partitions offline."""
+    needs_root()
+    r = trials[f"offline-{name}"]
+    d0, d1 = data_dir(r, "data-0"), data_dir(r, "data-1")
+    assert r.next_start["broker"] == "starts" and r.broker_exit is None
+    assert {d["path"]: d["state"] for d in r.next_start["log_dirs"]} == {d0: "online", d1: "offline"}
+    in_d1 = [t for t, where in dataset.placement.items() if where == "data-1"]
+    moved = [t for t in in_d1 if not t.startswith("__")]  # those with acknowledged records
+    not_loaded = {
+        f"{s['topic']}-{s['partition']}" for s in r.next_start["segments"] if s["load"] == "not_loaded"
+    }
+    assert not_loaded == set(in_d1)
+    assert all(s["load"] != "not_loaded" or s["log"].startswith(d1 + "/") for s in r.next_start["segments"])
+    pdir = f"{d1}/{offline_target(dataset)}-0"
+    cause = OFFLINE_CAUSE[name].format(pdir=pdir)
+    assert any(cause in t for t in full_text(r, rf"^Error while loading log dir {d1}$")), cause
+    assert lines(r, rf"^Stopping serving logs in dir {d1}$")
+    assert r.view is not None
+    assert {d["path"]: d["error"] for d in r.view["log_dirs"]} == {d0: None, d1: "KafkaStorageError"}
+    recreated = sorted(p.rsplit("/", 1)[1] for p in r.observation.created)
+    if dataset.version.startswith("3.5"):
+        assert set(moved) <= set(recreated) <= set(in_d1)
+        assert all(p.startswith(d0 + "/") for p in r.observation.created)
+        served = r.view["partitions"]
+        assert all(served[t]["dir"] == d0 and served[t]["log_end"] == 0 for t in moved if t in served)
+    else:
+        assert recreated == []
+        assert sorted(r.unreadable) == sorted(moved)
+
+
+def test_all_log_dirs_offline(dataset: Dataset, trials: dict[str, TrialResult]) -> None:
+    """An unreadable file in each dir: the broker exits with 1. From 3.7 (JBOD in KRaft) the loss of the
+    metadata log's dir (data-0) races the loss of the last dir: either line may come first (both were seen on
+    3.7.2 and 3.9.1; 4.3.1 named the metadata dir every time)."""
+    needs_root()
+    r = trials["all_dirs_offline"]
+    assert r.next_start["broker"] == "exits" and r.broker_exit == 1 and not r.start.started
+    assert [d["state"] for d in r.next_start["log_dirs"]] == ["offline", "offline"]
+    d0, d1 = data_dir(r, "data-0"), data_dir(r, "data-1")
+    all_failed = f"Shutdown broker because all log dirs in {d0}, {d1} have failed"
+    metadata_failed = (
+        f"[ReplicaManager broker=1] Shutdown broker because the metadata log dir {d0} has failed"
+    )
+    if at_least(dataset.version, (3, 7)):
+        assert r.next_start["reason"] in (all_failed, metadata_failed)
+    else:
+        assert r.next_start["reason"] == all_failed
+    assert {s["load"] for s in r.next_start["segments"]} == {"not_loaded"}
+
+
+def test_lost_and_found(dataset: Dataset, trials: dict[str, TrialResult]) -> None:
+    """``lost+found`` in a log dir root kills the broker at load (exit 1), in every version."""
+    r = trials["lost_and_found"]
+    d1 = data_dir(r, "data-1")
+    assert r.next_start["broker"] == "exits" and r.broker_exit == 1
+    found = (
+        f"org.apache.kafka.common.KafkaException: Found directory {d1}/lost+found, 'lost+found' is not in the form "
+        "of topic-partition or topic-partition.uniqueId-delete (if marked for deletion)."
+    )
+    if dataset.version.startswith("2."):
+        assert (
+            r.next_start["reason"]
+            == f"[KafkaServer id=1] Fatal error during KafkaServer startup. Prepare to shutdown: {found}"
+        )
+    else:
+        assert r.next_start["reason"] == f"Encountered fatal fault: Error starting LogManager: {found}"
+    assert [d["state"] for d in r.next_start["log_dirs"]] == ["online", "online"]
+
+
+def test_meta_properties_of_another_cluster(dataset: Dataset, trials: dict[str, TrialResult]) -> None:
+    """One log dir's meta.properties naming another cluster.id: the broker exits (1) before loading any log."""
+    r = trials["meta_mismatch"]
+    d1 = data_dir(r, "data-1")
+    assert r.next_start["broker"] == "exits" and r.broker_exit == 1
+    reason = r.next_start["reason"]
+    if at_least(dataset.version, (3, 7)):
+        assert reason.startswith(
+            f"Exiting Kafka due to fatal exception: java.lang.RuntimeException: Invalid cluster.id in: {d1}/meta.properties. Expected "
+        ) and reason.endswith(", but read AAAAAAAAAAAAAAAAAAAAAA")
+    elif dataset.version.startswith("2."):
+        assert reason.startswith(
+            "Fatal error during KafkaServer startup. Prepare to shutdown: kafka.common.InconsistentBrokerMetadataException: "
+            "BrokerMetadata is not consistent across log.dirs."
+        )
+    else:
+        assert reason.startswith(
+            "Exiting Kafka due to fatal exception: kafka.common.InconsistentBrokerMetadataException: "
+            "BrokerMetadata is not consistent across log.dirs."
+        )
+    assert {s["load"] for s in r.next_start["segments"]} == {"not_loaded"}
+
+
+def test_sigkill_while_producing(dataset: Dataset, trials: dict[str, TrialResult]) -> None:
+    """SIGKILL mid-stream, then a restart: every dir is recovered from its last recovery-point checkpoint (the
+    written partition from before its first segment of this run), nothing is truncated and every acknowledged
+    record reads back."""
+    r = trials["sigkill"]
+    (f,) = r.faults
+    assert f.detail["acked_while_killed"] > 0
+    assert r.next_start["broker"] == "starts"
+    assert r.lost == {} and r.read_errors == {}
+    assert all(s["load"] == "recovered" and s["truncated_bytes"] == 0 for s in r.next_start["segments"])
+    topic = f.detail["topic"]
+    assert len([s for s in r.next_start["segments"] if s["topic"] == topic]) > 1
+    recover = (
+        r"Attempting recovery for all logs in "
+        if dataset.version.startswith("2.")
+        else r"Recovering \d+ logs from "
+    )
+    assert len(lines(r, recover + r"\S+ since no clean shutdown file was found")) == 2
