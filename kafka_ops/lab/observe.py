@@ -356,6 +356,7 @@ _RELEVANT = re.compile(
     r"|Deleting segment|Incremented log start offset|Stopping serving logs|Shutdown broker|Halting broker"
     r"|Error while loading log dir|Failed to create or validate|Could not read file|lost\+found|not in the form"
     r"|clean shutdown|cleanshutdown|Completed load of|Loaded \d+ logs|meta\.properties|cluster\.id|offline"
+    r"|Created log for partition"
 )
 
 
