@@ -309,7 +309,8 @@ class NextStartPlan:
                     self.segments.append(sf)
                 continue
             if truncated_at is not None:
-                sf.load, sf.deleted_at, sf.deleted_by = RECOVERED, self.h.now_ms, RECOVERY
+                # deleted without being re-read (the lab's brokers: no "Recovering" line for them)
+                sf.load, sf.deleted_at, sf.deleted_by = AS_IS, self.h.now_ms, RECOVERY
                 sf.reason = (
                     f"recovery truncated segment {truncated_at} of this partition, and LogLoader.recoverLog then "
                     "deletes every later unflushed segment"

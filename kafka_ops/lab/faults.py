@@ -273,3 +273,31 @@ def remove_clean_shutdown(log_dir: Path) -> Fault:
     existed = path.exists()
     path.unlink(missing_ok=True)
     return Fault("removed_clean_shutdown", [path], {"log_dir": str(log_dir), "existed": existed})
+
+
+def recovery_point_to_zero(partition_dir: Path) -> Fault:
+    """Set the partition's entry of its log dir's ``recovery-point-offset-checkpoint`` to 0, as when the broker
+    died before its first checkpoint: after an unclean stop, recovery then re-reads every segment."""
+    from kafka_ops.engine import checkpoints as ckpt
+
+    path = partition_dir.parent / ckpt.RECOVERY_POINT
+    topic, part = partition_dir.name.rsplit("-", 1)
+    st = path.stat()
+    entries = ckpt.read_offset_checkpoint(str(path))
+    before = entries.get((topic, int(part)))
+    entries[(topic, int(part))] = 0
+    path.write_text(ckpt.encode_offset_checkpoint(entries))
+    os.chown(path, st.st_uid, st.st_gid)
+    return Fault("recovery_point_to_zero", [path], {"partition": partition_dir.name, "was": before})
+
+
+def corrupt_batch_behind_recovery(partition_dir: Path) -> Fault:
+    """A corrupt batch in the second segment, and the partition's recovery point at 0: an unclean start recovers
+    from the first segment, truncates the second at that batch and (LogLoader.recoverLog) deletes every later
+    segment. A clean start reads none of it."""
+    f = corrupt_batch(partition_dir, segment_bases(partition_dir)[1])
+    rp = recovery_point_to_zero(partition_dir)
+    f.name = "corrupt_batch_behind_recovery"
+    f.paths += rp.paths
+    f.detail["recovery_point_was"] = rp.detail["was"]
+    return f

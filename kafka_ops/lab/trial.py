@@ -26,12 +26,11 @@ Plant = Callable[[LabBroker], list[Fault]]
 
 
 def predict_start(broker: LabBroker) -> dict[str, Any]:
-    """``kafka-ops audit``'s next_start for the broker's stopped files, with its server.properties and version."""
-    report = predict(
+    """``kafka-ops audit``'s report for the broker's stopped files, with its server.properties and version."""
+    return predict(
         broker.log_dirs, broker.server_properties, broker.version, broker.user,
         horizon_ms=int((broker.initial_task_delay_s + 60) * 1000),
     )  # fmt: skip
-    return report["next_start"]  # type: ignore[no-any-return]
 
 
 RETENTION_MARGIN_S = 4.0  # two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay
@@ -54,6 +53,7 @@ class TrialResult:
     # the model's prediction for the planted files (the audit's next_start, made before the start), the
     # differences between it and what the broker did (kafka_ops.lab.fidelity.compare), and when the watch ended
     predicted: dict[str, Any] | None = None
+    predicted_findings: list[tuple[str, str]] = field(default_factory=list)  # (check, severity) of that audit
     differences: list[str] = field(default_factory=list)
     observed_until_ms: int | None = None
 
@@ -82,6 +82,7 @@ class Trial:
         self.keep = keep
         self.broker: LabBroker | None = None
         self.predicted: dict[str, Any] | None = None
+        self.predicted_findings: list[tuple[str, str]] = []
         self.faults: list[Fault] = []
         self.before: Snapshot | None = None
         self.outcome: StartOutcome | None = None
@@ -92,7 +93,9 @@ class Trial:
         self.broker = LabBroker.restore(self.saved, properties=self.properties, keep=self.keep)
         try:
             self.faults = self.plant(self.broker)
-            self.predicted = predict_start(self.broker)  # the model, on the stopped files, before the start
+            report = predict_start(self.broker)  # the model, on the stopped files, before the start
+            self.predicted = report["next_start"]
+            self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
             self.before = snapshot(self.broker.log_dirs)
             self.outcome = self.broker.start(check=False)
         except BaseException:
@@ -140,6 +143,7 @@ class Trial:
                 log_before_stop,
                 exit_code,
                 self.predicted,
+                self.predicted_findings,
                 compare(
                     self.predicted, obs.next_start, observed_until_ms=watched_until,
                     tolerance_s=self.outcome.seconds + DEFAULT_TOLERANCE_S,

@@ -38,6 +38,7 @@ PARTITION_FAULTS: dict[str, PartitionFault] = {
     "deleted_indexes": F.delete_indexes,
     "deleted_timeindex": lambda p: F.delete_indexes(p, suffixes=(".timeindex",)),
     "misaligned_index": F.misaligned_index,
+    "corrupt_batch_behind_recovery": F.corrupt_batch_behind_recovery,
 }
 CONTROL = TARGETS[len(PARTITION_FAULTS)]  # a target left alone
 TARGET_OF = dict(zip(PARTITION_FAULTS, TARGETS, strict=False))
@@ -144,6 +145,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
             for n, fn in OFFLINE_FAULTS.items()
         ]
     singles += [
+        Trial("no_fault", ds.saved, lambda b: []),
         Trial("all_dirs_offline", ds.saved, plant_all_dirs_offline(ds)),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),

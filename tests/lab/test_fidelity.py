@@ -15,9 +15,15 @@ from tests.lab.scenarios import OFFLINE_FAULTS
 
 pytestmark = pytest.mark.lab
 
-SCENARIOS = ["clean", "unclean", "all_dirs_offline", "lost_and_found", "meta_mismatch", "sigkill"] + [
-    f"offline-{n}" for n in OFFLINE_FAULTS
-]
+SCENARIOS = [
+    "no_fault",
+    "clean",
+    "unclean",
+    "all_dirs_offline",
+    "lost_and_found",
+    "meta_mismatch",
+    "sigkill",
+] + [f"offline-{n}" for n in OFFLINE_FAULTS]
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -30,3 +36,13 @@ def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scena
     assert r.differences == [], "\n".join(
         [f"{r.version} {scenario}: the model and the broker differ:", *r.differences]
     )
+
+
+def test_clean_stop_without_fault_plans_nothing_and_passes_the_gate(trials: dict[str, TrialResult]) -> None:
+    """A cleanly stopped broker with nothing wrong: the plan is empty, the broker loads everything as is and
+    deletes nothing, and the audit finds nothing at critical (the default gate passes)."""
+    r = trials["no_fault"]
+    assert r.predicted is not None and r.predicted["broker"] == "starts"
+    assert r.predicted["segments"] == [] and {d["state"] for d in r.predicted["log_dirs"]} == {"online"}
+    assert [s for s in r.next_start["segments"] if "__cluster_metadata" not in s["log"]] == []
+    assert not [c for c, sev in r.predicted_findings if sev == "critical"], r.predicted_findings

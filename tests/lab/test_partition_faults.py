@@ -201,3 +201,26 @@ def test_clean_and_unclean_dir_lines(dataset: Dataset, trials: dict[str, TrialRe
     assert len(lines(clean, skip + r"\S+ since clean shutdown file was found")) == 2
     assert len(lines(unclean, recover + r"\S+ since no clean shutdown file was found")) == 2
     assert not lines(clean, r"Recovering unflushed segment", f"{TARGET_OF['torn_tail']}-0")
+
+
+@pytest.mark.parametrize("run", RUNS)
+def test_corrupt_batch_behind_the_recovery_point_zero(
+    dataset: Dataset, trials: dict[str, TrialResult], run: str
+) -> None:
+    """A corrupt batch in the second segment of a partition whose recovery point is 0. Clean stop: nothing is
+    re-read. Unclean stop: recovery reads from the first segment, truncates the second at the bad batch, and
+    deletes every later segment (LogLoader.recoverLog: "Corruption found in segment", then the rest of the
+    unflushed segments go)."""
+    r, topic = trials[run], TARGET_OF["corrupt_batch_behind_recovery"]
+    f = fault(r, "corrupt_batch_behind_recovery")
+    second, bad = f.detail["base_offset"], f.detail["batch_base_offset"]
+    got = listed(r, topic)
+    if run == "clean":
+        assert got == {}
+        return
+    all_bases = bases(dataset, topic)
+    assert got[second]["load"] == "recovered"
+    assert got[second]["truncated_bytes"] == f.detail["log_bytes"] - f.detail["batch_position"]  # type: ignore[operator]
+    later = [b for b in all_bases if b > second]  # type: ignore[operator]
+    assert later and all(got[b]["deleted_by"] == "recovery" for b in later), got
+    assert lines(r, rf"Corruption found in segment {second}, truncating to offset {bad}$", f"{topic}-0")
