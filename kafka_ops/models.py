@@ -89,6 +89,56 @@ class GateModel(BaseModel):
     waivers: list[WaiverModel] | None = Field(None, description="The waivers given, with what each matched")
 
 
+class NextStartLogDirModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    state: Literal["online", "offline"]
+    reason: str | None = Field(description="Why it goes offline (null when online)")
+    check: str | None = Field(description="The check whose finding explains it")
+    segments_not_loaded: int = Field(0, description="Segments of this dir the broker does not load")
+
+
+class NextStartSegmentModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    log: str = Field(description="Path of the segment's .log")
+    topic: str
+    partition: int
+    base_offset: int
+    load: Literal["as_is", "indexes_rebuilt", "recovered", "not_loaded"] = Field(
+        description="What the start does to it: load as is; rebuild its indexes from the records (a missing "
+        ".index, a corrupt .txnindex, or an index check of brokers before 2.3); recover it (unclean stop); "
+        "not load it (its log dir goes offline or the broker exits)"
+    )
+    truncated_bytes: int = Field(description="Bytes the start cuts from the end of the .log")
+    deleted_at: str | None = Field(
+        description="ISO time of the retention check that deletes it (or the start, for deleted_by=recovery), "
+        "within the horizon; null when kept"
+    )
+    deleted_by: Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery"] | None = Field(
+        description="What deletes it; recovery: LogLoader.recoverLog deletes every later unflushed segment after "
+        "a truncation"
+    )
+    reason: str | None = Field(None, description="Why, in one line")
+    checks: list[str] = Field(
+        default_factory=list, description="Checks whose findings are about this segment"
+    )
+
+
+class NextStartModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    kafka_version: str | None = Field(
+        description="The version the plan is for (null: unknown, version rules hedge)"
+    )
+    broker: Literal["starts", "exits"] | None = Field(description="null when the broker is running")
+    reason: str | None = Field(description="Why it exits, or why there is no plan")
+    check: str | None
+    log_dirs: list[NextStartLogDirModel]
+    segments: list[NextStartSegmentModel] = Field(
+        description="Every segment whose fate differs from 'loaded as is and kept beyond the horizon' (empty on "
+        "a healthy host; the KRaft metadata log, re-read at every start by design, is not listed)"
+    )
+
+
 class FleetHostModel(BaseModel):
     host: str
     address: str = Field(description="SSH address, or 'local' for a host audited in the Spark task")
@@ -147,55 +197,8 @@ class FleetModel(BaseModel):
     hosts: list[FleetHostModel]
     topics: list[FleetTopicModel]
     replicas_at_risk: list[ReplicaAtRiskModel]
-
-
-class NextStartLogDirModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str
-    state: Literal["online", "offline"]
-    reason: str | None = Field(description="Why it goes offline (null when online)")
-    check: str | None = Field(description="The check whose finding explains it")
-    segments_not_loaded: int = Field(0, description="Segments of this dir the broker does not load")
-
-
-class NextStartSegmentModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    log: str = Field(description="Path of the segment's .log")
-    topic: str
-    partition: int
-    base_offset: int
-    load: Literal["as_is", "indexes_rebuilt", "recovered", "not_loaded"] = Field(
-        description="What the start does to it: load as is; rebuild its indexes from the records (a missing "
-        ".index, a corrupt .txnindex, or an index check of brokers before 2.3); recover it (unclean stop); "
-        "not load it (its log dir goes offline or the broker exits)"
-    )
-    truncated_bytes: int = Field(description="Bytes the start cuts from the end of the .log")
-    deleted_at: str | None = Field(
-        description="ISO time of the retention check that deletes it (or the start, for deleted_by=recovery), "
-        "within the horizon; null when kept"
-    )
-    deleted_by: Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery"] | None = Field(
-        description="What deletes it; recovery: LogLoader.recoverLog deletes every later unflushed segment after "
-        "a truncation"
-    )
-    reason: str | None = Field(None, description="Why, in one line")
-    checks: list[str] = Field(
-        default_factory=list, description="Checks whose findings are about this segment"
-    )
-
-
-class NextStartModel(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    kafka_version: str | None = Field(
-        description="The version the plan is for (null: unknown, version rules hedge)"
-    )
-    broker: Literal["starts", "exits"] | None = Field(description="null when the broker is running")
-    reason: str | None = Field(description="Why it exits, or why there is no plan")
-    check: str | None
-    log_dirs: list[NextStartLogDirModel]
-    segments: list[NextStartSegmentModel] = Field(
-        description="Every segment whose fate differs from 'loaded as is and kept beyond the horizon' (empty on "
-        "a healthy host; the KRaft metadata log, re-read at every start by design, is not listed)"
+    next_start: dict[str, NextStartModel] = Field(
+        default_factory=dict, description="Each audited host's next_start plan, by host"
     )
 
 

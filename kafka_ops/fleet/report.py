@@ -67,7 +67,14 @@ def merge(
         "findings": findings,
         "errors": [{**e, "host": h} for h, r in sorted(reports.items()) for e in r["errors"]],
         "forecast": forecast,
-        "fleet": fleet,
+        # the model's plan of each host's next start; the report's own field when the fleet is one host
+        "next_start": next(iter(reports.values())).get("next_start") if len(reports) == 1 else None,
+        "fleet": {
+            **fleet,
+            "next_start": {h: r["next_start"] for h, r in sorted(reports.items()) if r.get("next_start")},
+        }
+        if fleet is not None
+        else None,
     }
     apply_gate(report, fail_on)
     return report
