@@ -263,3 +263,33 @@ def test_bad_input_is_one_line_naming_the_file(
     assert r.returncode == 2 and r.stdout == ""
     assert r.stderr.startswith(f"kafka-ops report: {bad}: {why}") and r.stderr.count("\n") == 1, r.stderr
     assert not out.exists()
+
+
+def test_twenty_thousand_findings_page_is_paged_and_opens(report_json: Path, tmp_path: Path) -> None:
+    """20,000 findings of one check: the page draws the first 8 and the rest 200 at a time on demand, so it opens
+    (ready) within the browser test's timeout, and a click shows the next page."""
+    import time
+
+    report = json.loads(report_json.read_text())
+    base = next(f for f in report["findings"] if f["check"] == "DIR001")
+    many = [{**base, "path": f"/data/kafka-{i}", "log_dir": f"/data/kafka-{i}"} for i in range(20_000)]
+    report["findings"] = many + [f for f in report["findings"] if f["check"] != "DIR001"]
+    big = tmp_path / "big.json"
+    big.write_text(json.dumps(report))
+    html = tmp_path / "big.html"
+    r = cli("report", str(big), "-o", str(html))
+    assert r.returncode == 0, r.stderr
+    t0 = time.monotonic()
+    count = "() => document.querySelectorAll('#check-DIR001 .finding').length"
+    run = open_report(
+        html,
+        evaluate={
+            "before": count,
+            "button": "() => document.getElementById('more-DIR001').textContent",
+            "after": "() => { document.getElementById('more-DIR001').click(); "
+            "return document.querySelectorAll('#check-DIR001 .finding').length; }",
+        },
+    )
+    assert run.ready and run.page_errors == [] and time.monotonic() - t0 < 60
+    assert run.values["before"] == 8 and run.values["after"] == 208
+    assert run.values["button"] == "show 200 more of the 19992 other DIR001 finding(s)"
