@@ -31,6 +31,7 @@ PartitionFault = Callable[[Path], F.Fault]
 # fault name -> how it is planted into its target's partition dir (the target: TARGETS in this order)
 PARTITION_FAULTS: dict[str, PartitionFault] = {
     "padded_timeindex": F.pad_time_index,
+    "padded_timeindex_second": lambda p: F.pad_time_index(p, F.segment_bases(p)[1]),
     "padded_index": F.pad_offset_index,
     "torn_tail": F.torn_tail,
     "corrupt_batch_active": F.corrupt_batch,
