@@ -5,6 +5,7 @@
 * ``unclean``: the same faults with both ``.kafka_cleanshutdown`` markers removed (as after SIGKILL);
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
+* ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
 * ``all_dirs_offline``: an unreadable ``.timeindex`` in both log dirs;
 * ``lost_and_found``, ``meta_mismatch``: broker-level faults in ``data-1``;
 * ``sigkill``: SIGKILL while a producer writes, then the restart.
@@ -84,6 +85,22 @@ def plant_all_dirs_offline(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
     ]
 
 
+def plant_offline_then_repaired(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """Run once with an unreadable .timeindex in data-1 (the dir goes offline), stop, make it readable again:
+    the trial observes the start after the repair."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        fault = F.unreadable_time_index(partition_dir(ds, b, offline_target(ds)))
+        b.start()
+        time.sleep(3)  # a pre-JBOD KRaft broker recreates the offline dir's partitions meanwhile
+        b.stop()
+        fault.paths[0].chmod(0o644)
+        fault.name = "offline_then_repaired"
+        return [fault]
+
+    return plant
+
+
 def plant_sigkill(ds: Dataset, acked: Acked) -> Callable[[LabBroker], list[F.Fault]]:
     """Start, write with an idempotent producer, SIGKILL once 500 records are acknowledged and more are in
     flight (the trial then restarts the broker)."""
@@ -145,6 +162,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
             for n, fn in OFFLINE_FAULTS.items()
         ]
     singles += [
+        Trial("offline_then_repaired", ds.saved, plant_offline_then_repaired(ds), acked=ds.acked),
         Trial("all_dirs_offline", ds.saved, plant_all_dirs_offline(ds)),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
