@@ -225,3 +225,12 @@ def test_new_broker_with_empty_log_dirs_is_not_an_unclean_shutdown(tmp_path: Pat
     report = audit(host)
     assert not [f for f in report["findings"] if f["check"] == "SHUT001"]
     assert plan(report)["broker"] == "starts" and plan(report)["segments"] == []
+
+
+def test_a_partition_in_two_log_dirs_makes_the_broker_exit(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    a, b = host.log_dirs
+    name = sorted(n for n in os.listdir(a) if n.startswith("orders-"))[0]
+    shutil.copytree(os.path.join(a, name), os.path.join(b, name))
+    ns = plan(audit(host))
+    assert (ns["broker"], ns["check"]) == ("exits", "DIR003") and "Duplicate log directories" in ns["reason"]

@@ -179,7 +179,8 @@ class LabBroker:
         self.extra: dict[str, object] = dict(properties or {})
         if workdir is None:
             lab_root().mkdir(parents=True, exist_ok=True)
-            lab_root().chmod(0o1777)
+            if lab_root().stat().st_uid == os.geteuid():
+                lab_root().chmod(0o1777)  # every lab user (and the broker user) makes its own dirs there
             workdir = Path(tempfile.mkdtemp(prefix=f"kafka-{version}-", dir=lab_root()))
         self.workdir = workdir.resolve()
         self.workdir.mkdir(parents=True, exist_ok=True)
@@ -285,15 +286,17 @@ class LabBroker:
                 f"appender.f.layout.pattern = {LOG_PATTERN}\n"
                 "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
             )
-        for name, target in (("log4j.properties", self.log_file), ("zk-log4j.properties", self.zk_log_file)):
-            if self.v < (4, 0) or name.startswith("zk"):
-                (self.config_dir / name).write_text(
-                    "log4j.rootLogger=INFO, F\n"
-                    "log4j.appender.F=org.apache.log4j.FileAppender\n"
-                    f"log4j.appender.F.File={target}\nlog4j.appender.F.Append=true\n"
-                    "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
-                    f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
-                )
+        log4j1 = [("log4j.properties", self.log_file)] if self.v < (4, 0) else []
+        if not self.kraft:
+            log4j1.append(("zk-log4j.properties", self.zk_log_file))
+        for name, target in log4j1:
+            (self.config_dir / name).write_text(
+                "log4j.rootLogger=INFO, F\n"
+                "log4j.appender.F=org.apache.log4j.FileAppender\n"
+                f"log4j.appender.F.File={target}\nlog4j.appender.F.Append=true\n"
+                "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+                f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
+            )
         if not self.kraft:
             (self.config_dir / "zookeeper.properties").write_text(
                 _properties_text(

@@ -5,6 +5,7 @@
 * ``unclean``: the same faults with both ``.kafka_cleanshutdown`` markers removed (as after SIGKILL);
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
+* ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
 * ``all_dirs_offline``: an unreadable ``.timeindex`` in both log dirs;
 * ``lost_and_found``, ``meta_mismatch``: broker-level faults in ``data-1``;
 * ``sigkill``: SIGKILL while a producer writes, then the restart.
@@ -31,6 +32,7 @@ PartitionFault = Callable[[Path], F.Fault]
 # fault name -> how it is planted into its target's partition dir (the target: TARGETS in this order)
 PARTITION_FAULTS: dict[str, PartitionFault] = {
     "padded_timeindex": F.pad_time_index,
+    "padded_timeindex_second": lambda p: F.pad_time_index(p, F.segment_bases(p)[1]),
     "padded_index": F.pad_offset_index,
     "torn_tail": F.torn_tail,
     "corrupt_batch_active": F.corrupt_batch,
@@ -82,6 +84,22 @@ def plant_all_dirs_offline(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
         F.unreadable_time_index(partition_dir(ds, b, ds.targets_in("data-0")[0])),
         F.unreadable_time_index(partition_dir(ds, b, ds.targets_in("data-1")[0])),
     ]
+
+
+def plant_offline_then_repaired(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """Run once with an unreadable .timeindex in data-1 (the dir goes offline), stop, make it readable again:
+    the trial observes the start after the repair."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        fault = F.unreadable_time_index(partition_dir(ds, b, offline_target(ds)))
+        b.start()
+        time.sleep(3)  # a pre-JBOD KRaft broker recreates the offline dir's partitions meanwhile
+        b.stop()
+        fault.paths[0].chmod(0o644)
+        fault.name = "offline_then_repaired"
+        return [fault]
+
+    return plant
 
 
 def plant_sigkill(ds: Dataset, acked: Acked) -> Callable[[LabBroker], list[F.Fault]]:
@@ -146,6 +164,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         ]
     singles += [
         Trial("no_fault", ds.saved, lambda b: []),
+        Trial("offline_then_repaired", ds.saved, plant_offline_then_repaired(ds), acked=ds.acked),
         Trial("all_dirs_offline", ds.saved, plant_all_dirs_offline(ds)),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),

@@ -5,6 +5,8 @@ and SIGKILL while a producer writes. Faults go into ``data-1``; ``data-0`` holds
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from kafka_ops.lab.trial import TrialResult
@@ -62,6 +64,24 @@ def test_one_of_two_log_dirs_offline(dataset: Dataset, trials: dict[str, TrialRe
     else:
         assert recreated == []
         assert sorted(r.unreadable) == sorted(moved)
+
+
+def test_start_after_the_offline_dir_is_repaired(dataset: Dataset, trials: dict[str, TrialResult]) -> None:
+    """The next start once the file is readable again: 3.5 finds each partition it recreated in data-0 also in
+    data-1 and exits (1) with "Duplicate log directories"; 2.8 and 3.7+ load data-1 again and lose nothing."""
+    r = trials["offline_then_repaired"]
+    d0, d1 = data_dir(r, "data-0"), data_dir(r, "data-1")
+    if dataset.version.startswith("3.5"):
+        assert r.next_start["broker"] == "exits" and r.broker_exit == 1
+        a, b = re.escape(d0), re.escape(d1)  # the order of the two depends on which loader thread ends first
+        dup = re.escape("java.lang.IllegalStateException: Duplicate log directories for ") + (
+            rf"(\S+) are found in both (?:{a}/\1 and {b}/\1|{b}/\1 and {a}/\1)\."
+        )
+        assert re.search(dup, r.next_start["reason"]), r.next_start["reason"]
+    else:
+        assert r.next_start["broker"] == "starts" and r.broker_exit is None
+        assert [d["state"] for d in r.next_start["log_dirs"]] == ["online", "online"]
+        assert r.lost == {} and r.read_errors == {} and r.unreadable == []
 
 
 def test_all_log_dirs_offline(dataset: Dataset, trials: dict[str, TrialResult]) -> None:

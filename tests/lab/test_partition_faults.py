@@ -68,6 +68,18 @@ def test_padded_timeindex_segment_deleted_by_retention(
 
 
 @pytest.mark.parametrize("run", RUNS)
+def test_padded_timeindex_behind_an_unexpired_segment_is_kept(
+    dataset: Dataset, trials: dict[str, TrialResult], run: str
+) -> None:
+    """The same padding on the second segment: retention walks from the oldest segment and stops at the first
+    one it keeps, so the padded one survives (until every segment before it has expired)."""
+    r, topic = trials[run], TARGET_OF["padded_timeindex_second"]
+    only_active_recovered(dataset, r, topic)
+    assert f"{topic}-0" not in (r.lost or {}) and f"{topic}-0" not in r.read_errors
+    assert not lines(r, r"Deleting segment", f"{topic}-0")
+
+
+@pytest.mark.parametrize("run", RUNS)
 def test_padded_offset_index_is_harmless(dataset: Dataset, trials: dict[str, TrialResult], run: str) -> None:
     """An untrimmed .index on a rolled segment: loaded as is, kept, and every record reads back."""
     r, topic = trials[run], TARGET_OF["padded_index"]
