@@ -1,0 +1,42 @@
+"""kafka_ops.cluster against a real broker: the facts only the running cluster knows, read back as they were set,
+and an address that does not answer is one line within its timeout (issue 11's client; its checks come next)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from kafka_ops.cluster.client import ClusterUnavailable
+from kafka_ops.cluster.facts import gather
+from kafka_ops.lab.broker import LabBroker
+from kafka_ops.lab.produce import TopicSpec, create_topics
+
+pytestmark = pytest.mark.lab
+
+
+def test_topic_configs_leaders_and_log_dirs_from_a_real_broker() -> None:
+    with LabBroker("3.9.1", log_dirs=2) as b:
+        b.start()
+        create_topics(b.bootstrap, [TopicSpec("facts", partitions=2, configs={"retention.ms": "12345"})])
+        facts = gather(b.bootstrap, timeout_s=20)
+        b.stop()
+    assert facts.cluster_id == b.cluster_id and facts.controller == 1 and list(facts.brokers) == [1]
+    assert facts.topic_configs["facts"]["retention.ms"] == "12345"
+    assert facts.topic_configs["facts"]["cleanup.policy"] == "delete"
+    parts = [p for p in facts.partitions if p.topic == "facts"]
+    assert [(p.partition, p.leader, p.replicas, p.isr) for p in parts] == [(0, 1, [1], [1]), (1, 1, [1], [1])]
+    assert sorted(d.path for d in facts.log_dirs) == sorted(str(d) for d in b.log_dirs)
+    assert all(d.error is None for d in facts.log_dirs) and sum(d.partitions for d in facts.log_dirs) >= 2
+
+
+def test_an_address_that_does_not_answer_is_one_line_within_its_timeout() -> None:
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    with pytest.raises(ClusterUnavailable) as e:
+        gather(f"127.0.0.1:{port}", timeout_s=3)
+    assert time.monotonic() - t0 < 30
+    assert "\n" not in str(e.value) and f"127.0.0.1:{port}" in str(e.value)
