@@ -31,7 +31,7 @@ def fates(ns: dict[str, Any]) -> dict[tuple[str, int, int], dict[str, Any]]:
 def test_healthy_host_plan_is_empty(tmp_path: Path) -> None:
     host = simulate(tmp_path)
     ns = plan(audit(host))
-    assert ns["broker"] == "starts" and ns["reason"] is None and ns["kafka_version"] == "3.7"
+    assert ns["broker"] == "starts" and ns["reason"] is None and ns["kafka_version"] == "3.7.0"
     assert [d["state"] for d in ns["log_dirs"]] == ["online", "online"]
     assert ns["segments"] == []
 

@@ -50,10 +50,6 @@ def fixed_in_text() -> str:
     return "; ".join(f"{t} is fixed in {b.fixed_in}" for t, b in versions.BUGS.items())
 
 
-def version_text(version: tuple[int, ...] | None) -> str:
-    return ".".join(map(str, version)) if version else "unknown"
-
-
 def default_message_max_bytes(version: tuple[int, ...] | None) -> int:
     """KafkaConfig.MessageMaxBytes: 1000000 + LOG_OVERHEAD before 2.5.0, 1024 * 1024 + LOG_OVERHEAD since."""
     return 1_048_588 if versions.has("message_max_bytes_1mib", version, unknown=True) else 1_000_012

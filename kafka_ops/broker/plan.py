@@ -34,8 +34,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops.broker import versions
-from kafka_ops.broker.startup import REBUILT, is_metadata_log, next_start, recovery_reason
-from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.broker.startup import (
+    REBUILT,
+    duplicate_partition_dirs,
+    is_metadata_log,
+    next_start,
+    recovery_reason,
+)
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
@@ -199,19 +204,13 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
                 "exits instead of taking the log dir offline",
                 "DIR003",
             )
-    seen: dict[tuple[str, int, str], str] = {}
-    for ldf in h.log_dirs:
-        for path, name in ldf.scan.partition_names:
-            if name.kind not in ("log", "future") or name.topic == METADATA_TOPIC:
-                continue
-            prev = seen.setdefault((name.topic, name.partition, name.kind), path)
-            if prev != path:
-                return (
-                    f"{name.topic}-{name.partition} is in two log dirs ({prev} and {path}): LogManager.loadLog throws "
-                    "IllegalStateException('Duplicate log directories for ... are found in both ...') and start-up "
-                    "fails (the lab's 3.5.2 broker, after an offline dir's partitions were recreated elsewhere)",
-                    "DIR003",
-                )
+    for name, prev, path in duplicate_partition_dirs(h):
+        return (
+            f"{name.topic}-{name.partition} is in two log dirs ({prev} and {path}): LogManager.loadLog throws "
+            "IllegalStateException('Duplicate log directories for ... are found in both ...') and start-up "
+            "fails (the lab's 3.5.2 broker, after an offline dir's partitions were recreated elsewhere)",
+            "DIR003",
+        )
     metas = [(ldf.path, ldf.scan.meta) for ldf in h.log_dirs if ldf.scan.meta is not None]
     for key in ("cluster.id", "node.id", "broker.id"):
         seen = {m.raw.get(key) for _, m in metas}

@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from kafka_ops.broker import versions
@@ -44,7 +45,7 @@ from kafka_ops.engine.indexes import (
     read_time_index,
     time_sanity,
 )
-from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.records import RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
@@ -53,8 +54,17 @@ from kafka_ops.facts.collect import PartitionFacts
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
 
 
-def version_text(v: tuple[int, ...] | None) -> str:
-    return ".".join(map(str, v)) if v else "unknown"
+def duplicate_partition_dirs(h) -> Iterator[tuple[PartitionName, str, str]]:  # type: ignore[no-untyped-def]
+    """(name, first path, second path) for every partition (or its ``-future`` dir) found in two log dirs:
+    ``LogManager.loadLog`` throws IllegalStateException("Duplicate log directories ...") and start-up fails."""
+    seen: dict[tuple[str, int, str], str] = {}
+    for ldf in h.log_dirs:
+        for path, name in ldf.scan.partition_names:
+            if name.kind not in ("log", "future") or name.topic == METADATA_TOPIC:
+                continue
+            prev = seen.setdefault((name.topic, name.partition, name.kind), path)
+            if prev != path:
+                yield name, prev, path
 
 
 def is_metadata_log(pf: PartitionFacts) -> bool:
@@ -152,19 +162,19 @@ def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ign
         if failure:
             return NextStart(
                 REBUILT,
-                f"Kafka {version_text(version)} sanity-checks every index at load: LogSegment.sanityCheck throws "
+                f"Kafka {versions.text(version)} sanity-checks every index at load: LogSegment.sanityCheck throws "
                 f"'{failure}', and the log loader logs 'Found a corrupted index file ... rebuilding index' and "
                 "recovers the segment, rebuilding its indexes from the records",
             )
         if not versions.since("no_index_sanity_at_load", version):
             return NextStart(
                 KEPT,
-                f"Kafka {version_text(version)} sanity-checks indexes at load, but this one passes "
+                f"Kafka {versions.text(version)} sanity-checks indexes at load, but this one passes "
                 f"OffsetIndex/TimeIndex.sanityCheck; {tail}",
             )
         return NextStart(
             DEPENDS if running else KEPT,
-            f"Kafka {version_text(version)} does not sanity-check offset and time indexes at load (since 2.3.0, "
+            f"Kafka {versions.text(version)} does not sanity-check offset and time indexes at load (since 2.3.0, "
             f"KAFKA-7283; only txnIndex.sanityCheck runs): {tail}",
         )
     old = load_sanity_failure(seg, (2, 0))

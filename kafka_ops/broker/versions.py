@@ -144,17 +144,9 @@ def has(name: str, version: Version | None, unknown: bool) -> bool:
     return unknown if v is None else v
 
 
-def first(name: str) -> str:
-    return text(BEHAVIOURS[name].since)
-
-
 def text(version: Version | None) -> str:
-    if not version:
-        return "unknown"
-    v = list(version)
-    while len(v) > 2 and v[-1] == 0:
-        v.pop()
-    return ".".join(map(str, v))
+    """The release as the report's ``kafka_version`` spells it (``3.7.0``), "unknown" when it is not known."""
+    return ".".join(map(str, version)) if version else "unknown"
 
 
 # Where each class lives, by release (see the module docstring); the key is the role, the value the name cited.

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.cleaner import affected_by_6854, version_text
+from kafka_ops.broker import versions
+from kafka_ops.broker.cleaner import affected_by_6854
 from kafka_ops.brokerlogs import CleanerDeath, cleaner_deaths
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
@@ -48,7 +49,7 @@ def _cause(h: HostFacts, d: CleanerDeath) -> str:
     if d.detail and KAFKA_6854_TEXT in d.detail:
         if affected_by_6854(h.kafka_version):
             why = (
-                f" This is KAFKA-6854 on Kafka {version_text(h.kafka_version)}: Cleaner.cleanInto grew its I/O "
+                f" This is KAFKA-6854 on Kafka {versions.text(h.kafka_version)}: Cleaner.cleanInto grew its I/O "
                 "buffers whenever a read held only discarded batches (transaction markers) and threw once they "
                 "reached max.message.bytes (LogCleaner.growBuffers @1.1.0); CLN003 names the partition and the "
                 "run of markers that kill it."
@@ -70,7 +71,7 @@ def _finding(ctx, h: HostFacts, d: CleanerDeath, deaths: int, threads: int, dead
         "deaths_of_thread": deaths,
         "log_cleaner_threads": threads,
         "dead_threads_now": dead,
-        "kafka_version": version_text(h.kafka_version),
+        "kafka_version": versions.text(h.kafka_version),
         "kafka_6854": bool(d.detail and KAFKA_6854_TEXT in d.detail and affected_by_6854(h.kafka_version)),
     }
     path = d.where.rsplit(":", 1)[0]

@@ -12,7 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335, version_text
+from kafka_ops.broker import versions
+from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
 
@@ -64,7 +65,7 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
         return
     if acc.partitions == 0:
         return
-    v = version_text(version)
+    v = versions.text(version)
     bugs = []
     if bug6854:
         bugs.append(

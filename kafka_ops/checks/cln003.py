@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
 from kafka_ops.broker.cleaner import (
     DELETE_RETENTION_MS_DEFAULT,
     affected_by_6854,
     affected_by_8335,
     cleaner_buffers,
     safe_replay,
-    version_text,
 )
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes
@@ -35,7 +35,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     if run_bytes <= bufs.maximum:
         return
     version = h.kafka_version
-    v = version_text(version)
+    v = versions.text(version)
     name = f"{pf.part.topic}-{pf.part.partition}"
     seg = next((s for s in pf.part.segments if s.base_offset == seg_base), None)
     active = seg is pf.part.segments[-1]

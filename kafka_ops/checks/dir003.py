@@ -39,6 +39,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
@@ -219,40 +220,31 @@ def _partition_leftovers(pf: PartitionFacts) -> Iterator[Finding]:
 
 
 def _host(h: HostFacts) -> Iterator[Finding]:
-    seen: dict[tuple[str, int, str], str] = {}
-    for ldf in h.log_dirs:
-        for path, name in ldf.scan.partition_names:
-            if name.kind not in ("log", "future") or name.topic == METADATA_TOPIC:
-                continue
-            key = (name.topic, name.partition, name.kind)
-            prev = seen.get(key)
-            if prev is None:
-                seen[key] = path
-                continue
-            tp = f"{name.topic}-{name.partition}"
-            if name.kind == "future":
-                said = f"Duplicate log directories found: {path}, {prev}"
-            else:
-                said = (
-                    f"Duplicate log directories for {tp} are found in both {path} and {prev}. It is likely because "
-                    f"log directory failure happened while broker was replacing current replica with future replica. "
-                    f"Recover broker from this failure by manually deleting one of the two directories for this "
-                    f"partition. It is recommended to delete the partition in the log directory that is known to have "
-                    f"failed recently."
-                )
-            yield run.finding(
-                f"partition {tp} has a {'future ' if name.kind == 'future' else ''}dir in two log dirs: {prev} and "
-                f"{path}. At start LogManager.loadLog throws IllegalStateException '{said}' and the broker does not "
-                f"start.",
-                f"With the broker stopped, compare the two copies (kafka-ops dump, or the log end offsets and mtimes) and "
-                f"move the stale one out of log.dirs (mv {path} /var/tmp/) — in KRaft keep the one in the dir the "
-                f"controller has assigned the replica to (kafka-log-dirs --describe on a running cluster).",
-                path=path,
-                log_dir=os.path.dirname(path),
-                topic=name.topic,
-                partition=name.partition,
-                details={"first": prev, "second": path, "kind": name.kind},
+    for name, prev, path in duplicate_partition_dirs(h):
+        tp = f"{name.topic}-{name.partition}"
+        if name.kind == "future":
+            said = f"Duplicate log directories found: {path}, {prev}"
+        else:
+            said = (
+                f"Duplicate log directories for {tp} are found in both {path} and {prev}. It is likely because "
+                f"log directory failure happened while broker was replacing current replica with future replica. "
+                f"Recover broker from this failure by manually deleting one of the two directories for this "
+                f"partition. It is recommended to delete the partition in the log directory that is known to have "
+                f"failed recently."
             )
+        yield run.finding(
+            f"partition {tp} has a {'future ' if name.kind == 'future' else ''}dir in two log dirs: {prev} and "
+            f"{path}. At start LogManager.loadLog throws IllegalStateException '{said}' and the broker does not "
+            f"start.",
+            f"With the broker stopped, compare the two copies (kafka-ops dump, or the log end offsets and mtimes) and "
+            f"move the stale one out of log.dirs (mv {path} /var/tmp/) — in KRaft keep the one in the dir the "
+            f"controller has assigned the replica to (kafka-log-dirs --describe on a running cluster).",
+            path=path,
+            log_dir=os.path.dirname(path),
+            topic=name.topic,
+            partition=name.partition,
+            details={"first": prev, "second": path, "kind": name.kind},
+        )
     from kafka_ops.checks.dir002 import broker_mode, metadata_log_dir
 
     if broker_mode(h) != "kraft":

@@ -29,7 +29,6 @@ from kafka_ops.broker.startup import (
     next_start,
     partition_name,
     rebuild_cost,
-    version_text,
 )
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import PartitionFacts
@@ -95,7 +94,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             padded = seg.offset_index_padded or (n == 1 and position == 0)
             what = (
                 f"the last slot of {seg.index.path} (slot {n - 1} of {n}) holds offset {last}, equal to the base "
-                f"offset: Kafka {version_text(version)} (before 2.1.0, KAFKA-7076) rejects that at load ('Corrupt "
+                f"offset: Kafka {versions.text(version)} (before 2.1.0, KAFKA-7076) rejects that at load ('Corrupt "
                 f"index found, index file ({seg.index.path}) has non-zero size but the last offset is {last} which "
                 f"is {word} the base offset {base}'), as seed 002's broker did"
                 + (

@@ -94,7 +94,7 @@ def test_demo_host_report_in_chromium(report_json: Path, tmp_path: Path) -> None
     from kafka_ops.broker.plan import plan_sentences
 
     lines = plan_sentences(report["next_start"])
-    assert lines[0].startswith("Next start (Kafka 3.7): the broker EXITS") and "[DIR003]" in lines[0]
+    assert lines[0].startswith("Next start (Kafka 3.7.0): the broker EXITS") and "[DIR003]" in lines[0]
     assert all(line.strip() in run.text for line in lines)
 
     # every chart drew every series
