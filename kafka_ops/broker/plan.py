@@ -105,7 +105,29 @@ def _who(h: HostFacts):  # type: ignore[no-untyped-def]
     return h.identity
 
 
+# The audit asks both questions twice for each partition (the forecast through not_loaded, then the plan): the
+# last answer is kept, keyed by the facts object itself, so the access decisions are made once.
+_last_dir: tuple[object, tuple[str, str] | None] = (None, None)
+_last_partition: tuple[object, tuple[str, str] | None] = (None, None)
+
+
 def log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
+    """Why the broker takes this log dir offline before loading any partition, or None (see _log_dir_offline)."""
+    global _last_dir
+    if _last_dir[0] is not ldf:
+        _last_dir = (ldf, _log_dir_offline(h, ldf))
+    return _last_dir[1]
+
+
+def partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    """Why loading this partition throws an IOException that takes its whole log dir offline, or None."""
+    global _last_partition
+    if _last_partition[0] is not pf:
+        _last_partition = (pf, _partition_offline(h, pf))
+    return _last_partition[1]
+
+
+def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
     """Why the broker takes this log dir offline before loading any partition, or None: the dir itself or a
     checkpoint in its root the broker user cannot use (``LogManager.createAndValidateLogDirs``: "Failed to create
     or validate data directory"; the offset checkpoints are read with ``CheckpointFileWithFailureHandler``)."""
@@ -132,8 +154,7 @@ def log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
     return None
 
 
-def partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
-    """Why loading this partition throws an IOException that takes its whole log dir offline, or None."""
+def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
     who = _who(h)
     if who is None:
         return None
