@@ -295,33 +295,37 @@ class TailScan:
     start: int  # where the scan started
 
 
-def active_tail(seg: Segment) -> TailScan | None:
+def active_tail(seg: Segment, buf: LogBuffer | None = None) -> TailScan | None:
     """Scan the segment from its last real offset-index entry to the end with CRC checks: the bytes that
     ``LogSegment.readNextOffset`` reads at load (it starts at ``offsetIndex().lastOffset()``); from 0 when the
-    index has no entry or its entry is not a batch start. None when the .log cannot be read."""
+    index has no entry or its entry is not a batch start. None when the .log cannot be read.
+
+    ``buf``: the segment's ``.log`` already opened by the caller (the fact collector reads it once)."""
     if seg.log is None:
         return None
+    if buf is None:
+        try:
+            with LogBuffer.open(seg.log.path) as opened:
+                return active_tail(seg, opened)
+        except EngineError:
+            return None
     entry = last_real_offset_entry(seg)
     start = entry[1] if entry else 0
-    try:
-        with LogBuffer.open(seg.log.path) as buf:
-            if start >= buf.size:
-                start = 0
-            for attempt in (start, 0):
-                scanner = BatchScanner(buf, start=attempt, verify_crc=True)
-                last = None
-                read = 0
-                for b in scanner:
-                    if not b.crc_valid:
-                        break
-                    last = b.last_offset
-                    read += 1
-                t = scanner.tail
-                if attempt and read == 0 and t is not None and t.kind == "corrupt":
-                    continue  # the index entry does not point at a batch: read the whole segment
-                return TailScan(t, scanner.valid_bytes, last, attempt)
-    except EngineError:
-        return None
+    if start >= buf.size:
+        start = 0
+    for attempt in (start, 0):
+        scanner = BatchScanner(buf, start=attempt, verify_crc=True)
+        last = None
+        read = 0
+        for b in scanner:
+            if not b.crc_valid:
+                break
+            last = b.last_offset
+            read += 1
+        t = scanner.tail
+        if attempt and read == 0 and t is not None and t.kind == "corrupt":
+            continue  # the index entry does not point at a batch: read the whole segment
+        return TailScan(t, scanner.valid_bytes, last, attempt)
     return None
 
 

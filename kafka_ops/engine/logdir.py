@@ -24,11 +24,12 @@ from dataclasses import dataclass, field
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import EngineError, os_error
-from kafka_ops.engine.indexes import IndexTail, read_index_tail
+from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_index_tail
 from kafka_ops.engine.layout import (
     METADATA_TOPIC,
     REMOTE_INDEX_CACHE,
     ROOT_FILES,
+    SEGMENT_SUFFIXES,
     PartitionName,
     parse_kraft_snapshot,
     parse_partition_dir,
@@ -187,6 +188,11 @@ def _stat(path: str, errors: list[EngineError]) -> FileInfo | None:
         return None
 
 
+# suffix -> Segment attribute, for the names the broker writes (no leftover suffix): the scan's fast path
+_SEGMENT_ATTR = {suffix: suffix[1:] for suffix in SEGMENT_SUFFIXES}
+_S_IFMT, _S_IFDIR = statmod.S_IFMT(0o177777), statmod.S_IFDIR
+
+
 def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> Partition:
     part = Partition(path, name)
     part.dir_info = _stat(path, part.errors)
@@ -196,17 +202,35 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
         part.errors.append(os_error(path, exc))
         return part
     segs: dict[int, Segment] = {}
+    # The audit's hot path (one call per file of the host): FileInfo built inline, segment names split
+    # without parse_segment_file unless the name has a leftover suffix or is not a segment file at all.
+    seg_attr = _SEGMENT_ATTR
     for e in entries:
         try:
             st = e.stat(follow_symlinks=False)
         except OSError as exc:
             part.errors.append(os_error(e.path, exc))
             continue
-        fi = FileInfo.of(e.path, st)
-        if fi.is_dir:
+        mode = st.st_mode
+        is_dir = (mode & _S_IFMT) == _S_IFDIR
+        fi = FileInfo(
+            e.path, st.st_size, st.st_mtime_ns // 1_000_000, mode & 0o7777, st.st_uid, st.st_gid, is_dir
+        )
+        if is_dir:
             part.other_files.append(fi)
             continue
-        parsed = parse_segment_file(e.name)
+        fname = e.name
+        dot = fname.find(".")
+        attr = seg_attr.get(fname[dot:]) if dot > 0 else None
+        digits = fname[:dot]
+        if attr is not None and digits.isdigit() and digits.isascii():
+            base = int(digits)
+            seg = segs.get(base)
+            if seg is None:
+                seg = segs[base] = Segment(base, path)
+            setattr(seg, attr, fi)
+            continue
+        parsed = parse_segment_file(fname)
         if parsed is not None:
             if parsed.leftover:
                 part.leftovers.append(fi)
@@ -216,27 +240,27 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
                 seg = segs[parsed.base_offset] = Segment(parsed.base_offset, path)
             setattr(seg, parsed.suffix[1:], fi)
             continue
-        if e.name == ckpt.LEADER_EPOCH:
+        if fname == ckpt.LEADER_EPOCH:
             part.other_files.append(fi)
             try:
                 part.leader_epochs = ckpt.read_leader_epoch_checkpoint(e.path)
             except EngineError as exc:
                 part.errors.append(exc)
             continue
-        if e.name == ckpt.PARTITION_METADATA:
+        if fname == ckpt.PARTITION_METADATA:
             part.other_files.append(fi)
             try:
                 part.topic_id = ckpt.read_partition_metadata(e.path).get("topic_id")
             except EngineError as exc:
                 part.errors.append(exc)
             continue
-        snap = parse_kraft_snapshot(e.name)
+        snap = parse_kraft_snapshot(fname)
         if snap is not None:
             part.kraft_snapshots.append((*snap, fi))
             continue
         part.other_files.append(fi)
     # Producer snapshots are named by offset but are not segment files; split them out.
-    ordered = sorted(segs.values(), key=lambda s: s.base_offset)
+    ordered = [segs[b] for b in sorted(segs)]
     for seg in ordered:
         if seg.log is None:
             if seg.index or seg.timeindex or seg.txnindex:
@@ -256,17 +280,28 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
 
 
 def read_segment_tails(seg: Segment) -> None:
-    """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads)."""
-    if seg.index is not None:
-        try:
-            seg.offset_tail = read_index_tail(seg.index.path, "offset", seg.base_offset, seg.index.size)
-        except EngineError as exc:
-            seg.errors.append(exc)
-    if seg.timeindex is not None:
-        try:
-            seg.time_tail = read_index_tail(seg.timeindex.path, "time", seg.base_offset, seg.timeindex.size)
-        except EngineError as exc:
-            seg.errors.append(exc)
+    """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads).
+
+    An index smaller than one slot has no entry to read: it is not opened (most closed segments of a quiet
+    partition have an empty ``.index``), which is what ``read_index_tail`` would return after opening it.
+    """
+    index, timeindex = seg.index, seg.timeindex
+    if index is not None:
+        if index.size < OFFSET_ENTRY:
+            seg.offset_tail = IndexTail(index.path, "offset", index.size, OFFSET_ENTRY, None, None)
+        else:
+            try:
+                seg.offset_tail = read_index_tail(index.path, "offset", seg.base_offset, index.size)
+            except EngineError as exc:
+                seg.errors.append(exc)
+    if timeindex is not None:
+        if timeindex.size < TIME_ENTRY:
+            seg.time_tail = IndexTail(timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None)
+        else:
+            try:
+                seg.time_tail = read_index_tail(timeindex.path, "time", seg.base_offset, timeindex.size)
+            except EngineError as exc:
+                seg.errors.append(exc)
 
 
 def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) -> LogDir:
@@ -374,30 +409,29 @@ def log_max_timestamp(seg: Segment) -> int:
     return best
 
 
-def next_offset(seg: Segment) -> int:
-    """``LogSegment.readNextOffset``: scan from the offset index's last entry to the end of the log."""
+def next_offset(seg: Segment, buf: LogBuffer | None = None) -> int:
+    """``LogSegment.readNextOffset``: scan from the offset index's last entry to the end of the log.
+
+    ``buf``: the segment's ``.log`` already opened by the caller (the audit reads it for other facts too)."""
     if seg.log is None:
         return seg.base_offset
+    if buf is None:
+        with LogBuffer.open(seg.log.path) as opened:
+            return next_offset(seg, opened)
     start = 0
     if seg.offset_tail and seg.offset_tail.last and not seg.offset_index_padded:
         start = max(0, seg.offset_tail.last[1])
     nxt = seg.base_offset
-    with LogBuffer.open(seg.log.path) as buf:
-        if start >= buf.size:
-            start = 0
-        scanner = BatchScanner(buf, start=start, verify_crc=False)
+    if start >= buf.size:
+        start = 0
+    scanner = BatchScanner(buf, start=start, verify_crc=False)
+    for b in scanner:
+        nxt = b.next_offset
+    if scanner.tail is not None and scanner.tail.kind == "corrupt" and start > 0 and nxt == seg.base_offset:
+        # the index pointed somewhere odd: fall back to a full scan
+        scanner = BatchScanner(buf, verify_crc=False)
         for b in scanner:
             nxt = b.next_offset
-        if (
-            scanner.tail is not None
-            and scanner.tail.kind == "corrupt"
-            and start > 0
-            and nxt == seg.base_offset
-        ):
-            # the index pointed somewhere odd: fall back to a full scan
-            scanner = BatchScanner(buf, verify_crc=False)
-            for b in scanner:
-                nxt = b.next_offset
     return nxt
 
 

@@ -64,6 +64,8 @@ class TopicConfig:
     values: dict[str, str]
     sources: dict[str, str]  # property -> "default" | "server.properties" | "topic"
     invalid: dict[str, str] = field(default_factory=dict)  # properties whose value is not a number
+    # cleanup.policy parsed once: the checks ask for it several times per partition
+    _policy: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
 
     def int(self, key: str) -> int:
         try:
@@ -82,20 +84,27 @@ class TopicConfig:
         return self.int("retention.bytes")
 
     @property
+    def _policies(self) -> frozenset[str]:
+        policy = self._policy
+        if policy is None:
+            policy = self._policy = frozenset(
+                p.strip()
+                for p in self.values["cleanup.policy"].replace("[", "").replace("]", "").split(",")
+                if p.strip()
+            )
+        return policy
+
+    @property
     def cleanup_policy(self) -> set[str]:
-        return {
-            p.strip()
-            for p in self.values["cleanup.policy"].replace("[", "").replace("]", "").split(",")
-            if p.strip()
-        }
+        return set(self._policies)
 
     @property
     def compacted(self) -> bool:
-        return "compact" in self.cleanup_policy
+        return "compact" in self._policies
 
     @property
     def deletes(self) -> bool:
-        return "delete" in self.cleanup_policy
+        return "delete" in self._policies
 
     @property
     def segment_index_bytes(self) -> int:
