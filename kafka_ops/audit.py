@@ -23,7 +23,7 @@ from kafka_ops.facts.collect import (
     LogDirFacts,
     PartitionFacts,
     gather,
-    iter_partitions,
+    iter_log_dirs,
 )
 
 REPORT_SCHEMA_VERSION = 1
@@ -138,12 +138,12 @@ def run_audit(
         project_every_ms=h.configs.server_int("log.retention.check.interval.ms", 300_000),
     )
     plan = NextStartPlan(h)  # the report's next_start: the same model the checks and the forecast read
-    for ldf in h.log_dirs:
+    for ldf, partitions in iter_log_dirs(h):  # partitions in order, gathered by worker processes if it pays
         names = ldf.scan.partition_names
         # a log dir's forecast joins the host's at its end: if the dir goes offline, it deletes nothing
         dir_forecast = HostForecast(h.now_ms, h.horizon_ms, project_every_ms=host_forecast.project_every_ms)
         deleted = 0
-        for i, pf in enumerate(iter_partitions(h, ldf), start=1):
+        for i, pf in enumerate(partitions, start=1):
             update_aggregate(ctx, pf)
             deletions: dict[int, tuple[int, str]] = {}
             if pf.part.segments:

@@ -34,8 +34,11 @@ from __future__ import annotations
 
 import csv
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import add, mul, sub
 from types import SimpleNamespace
 from typing import Any, TextIO
 
@@ -390,11 +393,11 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
             nxt = pending[0].at_ms if pending else float("inf")
             if rate > 0:
                 nxt = min(nxt, prev + max(0.0, seg_bytes - sizes[a]) / rate, active_start + seg_ms)
-            j = k
-            while j < n and grid[j] < nxt:
-                j += 1
+            j = bisect_left(grid, nxt, k)  # the first point at or after nxt (the grid is sorted)
             if j > k:
-                out.extend(total + rate * (grid[i] - prev) for i in range(k, j))
+                # total + rate * (grid[i] - prev) for i in k..j-1, in C (map) rather than a Python loop: the
+                # projection is the audit's largest per-partition cost after the fact gathering
+                out.extend(map(add, repeat(total), map(mul, repeat(rate), map(sub, grid[k:j], repeat(prev)))))
                 grown = rate * (grid[j - 1] - prev)
                 sizes[a] += grown
                 total += grown
@@ -513,8 +516,11 @@ class TopicForecast:
             sizes = project_partition(fc, self.grid)
             if not self.projected:
                 self.projected = [0.0] * len(self.grid)
-            for i, b in enumerate(sizes):
-                self.projected[i] += b
+            if len(sizes) == len(self.projected):  # always: the same sums as the loop below, in C
+                self.projected = list(map(add, self.projected, sizes))
+            else:  # pragma: no cover - project_partition returns one size per grid point
+                for i, b in enumerate(sizes):
+                    self.projected[i] += b
             self.rate += fc.rate
 
     def merge(self, o: TopicForecast, deletions: bool = True) -> None:
@@ -629,8 +635,12 @@ class HostForecast:
         t.add(fc)
         if self.grid is not None:
             acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(self.grid))
-            for i, b in enumerate(t.projected):
-                acc[i] += b - (before[i] if before else 0.0)
+            after = t.projected
+            if before and len(acc) == len(after) == len(before):  # the same sums as the loop below, in C
+                acc[:] = map(add, acc, map(sub, after, before))
+            else:
+                for i, b in enumerate(after):
+                    acc[i] += b - (before[i] if before else 0.0)
         self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
             s.size for s in fc.deletions()
         )

@@ -149,6 +149,9 @@ class IndexTail:
     first: tuple[int, int] | None
     last: tuple[int, int] | None  # raw last slot (relative values decoded to absolute)
 
+    def __reduce__(self) -> tuple[object, ...]:  # a constructor call when the audit's workers send it
+        return IndexTail, (self.path, self.kind, self.length, self.entry_size, self.first, self.last)
+
     @property
     def entry_count(self) -> int:
         return self.length // self.entry_size

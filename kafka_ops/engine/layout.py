@@ -49,6 +49,9 @@ class PartitionName:
     partition: int
     kind: str  # "log" | "delete" | "future" | "stray"
 
+    def __reduce__(self) -> tuple[object, ...]:  # a constructor call when the audit's workers send it
+        return PartitionName, (self.topic, self.partition, self.kind)
+
 
 def parse_partition_dir(name: str) -> PartitionName | None:
     """``LocalLog.parseTopicPartitionName``; None where the broker would throw and refuse to start."""

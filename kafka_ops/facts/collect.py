@@ -65,6 +65,8 @@ class AuditOptions:
     )  # log dir -> the mount point it must be on (DIR001)
     fstab: str = "/etc/fstab"  # configured mounts (DIR001: a configured mount that is not mounted)
     mount_unit_dirs: tuple[str, ...] = ("/etc/systemd/system", "/run/systemd/system")
+    # processes gathering partition facts: None = one per CPU on a host of many partitions, 1 = this one only
+    workers: int | None = None
 
 
 @dataclass(slots=True)
@@ -538,3 +540,20 @@ def _read_active_and_oldest(h: HostFacts, pf: PartitionFacts, running: bool) -> 
 def iter_partitions(h: HostFacts, ldf: LogDirFacts) -> Iterator[PartitionFacts]:
     for path, name in ldf.scan.partition_names:
         yield gather_partition(h, ldf, path, name)
+
+
+def iter_log_dirs(
+    h: HostFacts, workers: int | None = None
+) -> Iterator[tuple[LogDirFacts, Iterator[PartitionFacts]]]:
+    """Each log dir with its partitions' facts, in order: gathered by worker processes (facts.pool) when the
+    host is big enough and the platform can fork, else here. Each dir's partitions must be consumed before
+    the next dir is asked for."""
+    from kafka_ops.facts import pool as facts_pool
+
+    pool = facts_pool.start(h, h.options.workers if workers is None else workers)
+    try:
+        for d, ldf in enumerate(h.log_dirs):
+            yield ldf, (pool.partitions(d) if pool is not None else iter_partitions(h, ldf))
+    finally:
+        if pool is not None:
+            pool.close()

@@ -1,0 +1,234 @@
+"""Gather partition facts in worker processes, handed back in order (the audit's second core, and more).
+
+The fact gathering (a stat per file, index tails, the ends of the active and oldest ``.log``) is most of an
+audit's work and independent from one partition to the next, while what consumes the facts (the checks, the
+next-start plan, the forecast) keeps state across partitions and must see them in order. So workers gather
+chunks of consecutive partitions and the parent takes the chunks back in partition order: the audit does the
+same work in the same order as with one process, and its report is identical.
+
+Standard library only (shipped to broker hosts). Workers are forked (``multiprocessing``'s ``fork`` context: the
+collector's modules are imported from memory, which a spawned interpreter could not do), so they start with the
+parent's host facts and need nothing sent but chunk bounds. Where fork or pipes are unavailable (no ``fork``
+start method, a sandbox without ``fork``, a daemonic process), :func:`start` returns None and the audit runs in
+one process. Memory stays flat: each worker works at most ``AHEAD`` chunks ahead of the parent.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections import deque
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
+
+    from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+
+CHUNK = 32  # partitions per message: big enough to amortise a message, small enough to keep workers busy
+AHEAD = 2  # chunks a worker may hold beyond the one the parent reads: flat memory, no idle worker
+MIN_PARTITIONS = 256  # fewer partitions than this (with the worker count left to the audit): one process
+MAX_WORKERS = 8
+PIPE_BYTES = 1 << 20  # a larger pipe lets a worker hand over a chunk without waiting for the parent to read
+
+
+def cpu_count() -> int:
+    try:
+        return len(os.sched_getaffinity(0))  # the CPUs this process may run on (taskset, cgroup cpusets)
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def worker_count(requested: int | None, partitions: int) -> int:
+    """Processes to gather with: ``requested`` (1: the parent alone), or the CPUs when the host is big enough."""
+    if requested is not None:
+        return max(1, requested)
+    if partitions < MIN_PARTITIONS:
+        return 1
+    return min(cpu_count(), MAX_WORKERS)
+
+
+def _pack(pf: PartitionFacts) -> dict[str, Any]:
+    """What a worker sends: the facts without the log dir and topic config, which the parent has already."""
+    state = pf.__dict__.copy()
+    del state["log_dir"], state["config"]
+    return state
+
+
+def _unpack(h: HostFacts, ldf: LogDirFacts, state: dict[str, Any]) -> PartitionFacts:
+    from kafka_ops.facts.collect import PartitionFacts, topic_config
+
+    pf = PartitionFacts.__new__(PartitionFacts)
+    state["log_dir"] = ldf
+    state["config"] = topic_config(h, state["part"].name.topic)
+    pf.__dict__.update(state)
+    return pf
+
+
+def _serve(h: HostFacts, tasks: Connection, results: Connection) -> None:
+    """A worker: for each (log dir index, start, stop) received, gather those partitions and send them back as
+    (facts, exception or None); stop at None or when the parent goes away."""
+    import gc
+
+    from kafka_ops.facts.collect import gather_partition
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
+    gc.disable()  # facts hold no reference cycles: reference counting frees them, and collections cost time
+    while True:
+        try:
+            task = tasks.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        d, start, stop = task
+        ldf = h.log_dirs[d]
+        names = ldf.scan.partition_names
+        out: list[dict[str, Any]] = []
+        err: BaseException | None = None
+        try:
+            for path, name in names[start:stop]:
+                out.append(_pack(gather_partition(h, ldf, path, name)))
+        except Exception as exc:  # raised in the parent when it reaches this partition, as one process would
+            err = exc
+        try:
+            results.send((out, err))
+        except (OSError, ValueError):
+            return  # the parent went away
+        except Exception as exc:  # an exception that does not pickle: its text, at the same place
+            results.send((out, RuntimeError(f"{type(err).__name__}: {err}" if err else repr(exc))))
+
+
+class Pool:
+    """Forked workers, each with its own task and result pipe."""
+
+    def __init__(self, h: HostFacts, workers: int) -> None:
+        import multiprocessing
+
+        ctx = multiprocessing.get_context("fork")  # ValueError where fork does not exist
+        self.h = h
+        self.broken = False  # a worker died: the rest of the audit runs in the parent
+        self.tasks: list[Connection] = []
+        self.results: list[Connection] = []
+        self.procs: list[Any] = []
+        ends: list[tuple[Connection, Connection]] = []  # (task read, result write): the workers' ends
+        try:
+            for _ in range(workers):
+                task_r, task_w = ctx.Pipe(duplex=False)
+                result_r, result_w = ctx.Pipe(duplex=False)
+                _grow_pipe(result_w)
+                self.tasks.append(task_w)
+                self.results.append(result_r)
+                ends.append((task_r, result_w))
+            for i, (task_r, result_w) in enumerate(ends):
+                # every other pipe end is closed in the child: when the parent dies, the worker sees EOF
+                others = (
+                    [c for j, pair in enumerate(ends) if j != i for c in pair] + self.tasks + self.results
+                )
+                p = ctx.Process(target=_child, args=(h, task_r, result_w, others), daemon=True)
+                p.start()
+                self.procs.append(p)
+        except BaseException:
+            self.close()
+            raise
+        finally:
+            for task_r, result_w in ends:
+                task_r.close()
+                result_w.close()
+
+    def partitions(self, d: int) -> Iterator[PartitionFacts]:
+        """The facts of every partition of log dir ``d``, in order."""
+        from kafka_ops.facts.collect import gather_partition
+
+        h = self.h
+        ldf = h.log_dirs[d]
+        names = ldf.scan.partition_names
+        chunks = [(s, min(s + CHUNK, len(names))) for s in range(0, len(names), CHUNK)]
+        n = len(self.procs)
+        pending: deque[int] = deque()  # the worker of each chunk sent and not yet read, in chunk order
+        sent = 0
+        done = 0  # partitions handed over: where the parent takes over if a worker dies
+
+        def send(w: int) -> None:
+            nonlocal sent
+            self.tasks[w].send((d, *chunks[sent]))
+            pending.append(w)
+            sent += 1
+
+        try:
+            try:
+                while not self.broken and sent < len(chunks) and sent < n * (AHEAD + 1):
+                    send(sent % n)
+            except OSError:
+                self._break()
+            while pending and not self.broken:
+                w = pending.popleft()
+                try:
+                    out, err = self.results[w].recv()
+                    if sent < len(chunks):  # keep this worker busy while the parent works on its chunk
+                        send(w)
+                except (EOFError, OSError):  # a worker died (killed, out of memory) or a pipe broke
+                    self._break()
+                    break
+                for state in out:
+                    yield _unpack(h, ldf, state)
+                    done += 1
+                if err is not None:
+                    raise err
+            if self.broken:  # the parent gathers the rest itself, in the same order
+                for path, name in names[done:]:
+                    yield gather_partition(h, ldf, path, name)
+        finally:
+            if (
+                pending and not self.broken
+            ):  # left early: results still in the pipes would answer the next dir
+                self._break()
+
+    def _break(self) -> None:
+        self.broken = True
+        self.close()
+
+    def close(self) -> None:
+        for t in self.tasks:
+            try:
+                t.send(None)
+            except (OSError, ValueError):
+                pass
+            t.close()
+        for r in self.results:
+            r.close()  # a worker blocked on sending a result gets EPIPE and exits
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():  # pragma: no cover - a worker stuck in I/O
+                p.terminate()
+                p.join(timeout=5)
+        self.procs = []
+
+
+def _child(h: HostFacts, tasks: Connection, results: Connection, others: list[Connection]) -> None:
+    for c in others:
+        c.close()
+    _serve(h, tasks, results)
+
+
+def _grow_pipe(conn: Connection) -> None:
+    try:
+        import fcntl
+
+        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+    except (ImportError, AttributeError, OSError):
+        pass  # the default pipe size: workers wait a little more for the parent
+
+
+def start(h: HostFacts, requested: int | None) -> Pool | None:
+    """Workers for the host's partitions, or None for one process (small host, one CPU, no fork)."""
+    partitions = sum(len(d.scan.partition_names) for d in h.log_dirs)
+    n = worker_count(requested, partitions)
+    if n <= 1 or partitions == 0:
+        return None
+    try:
+        return Pool(h, n)
+    except (ImportError, ValueError, OSError, AssertionError):
+        # no multiprocessing or no fork here, or a daemonic process (AssertionError: it may not have children)
+        return None
