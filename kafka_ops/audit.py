@@ -14,6 +14,7 @@ from typing import Any
 from kafka_ops import __version__
 from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import HostForecast, for_check
+from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
@@ -138,7 +139,9 @@ def run_audit(
         project_every_ms=h.configs.server_int("log.retention.check.interval.ms", 300_000),
     )
     plan = NextStartPlan(h)  # the report's next_start: the same model the checks and the forecast read
-    for ldf, partitions in iter_log_dirs(h):  # partitions in order, gathered by worker processes if it pays
+    # partitions in order; gathered by worker processes if it pays, which also make their forecasts
+    prepare = lambda pf: forecast_prepare(h, pf, host_forecast.grid)  # noqa: E731
+    for ldf, partitions in iter_log_dirs(h, prepare=prepare):
         names = ldf.scan.partition_names
         # a log dir's forecast joins the host's at its end: if the dir goes offline, it deletes nothing
         dir_forecast = HostForecast(h.now_ms, h.horizon_ms, project_every_ms=host_forecast.project_every_ms)

@@ -55,6 +55,7 @@ from kafka_ops.engine.logdir import (
     TS_ZERO_PADDING,
     Segment,
 )
+from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
@@ -90,6 +91,7 @@ PROJECTION_ASSUMPTIONS = [
 # ----------------------------------------------------------------------------------------------- when
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """How often retention runs for a topic, and by which thread."""
@@ -148,6 +150,7 @@ def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple
     return ts, source
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class SegmentForecast:
     base: int
@@ -175,6 +178,7 @@ class SegmentForecast:
         return d
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class PartitionForecast:
     topic: str
@@ -190,6 +194,15 @@ class PartitionForecast:
     segments: list[SegmentForecast]
     errors: list[dict[str, Any]] = field(default_factory=list)
     rate: float = 0.0  # arrival rate, bytes/ms (broker.arrivals.arrival_rate): for the projection only
+    # project_partition(self, grid) made where the facts were gathered (the audit's workers): (grid, sizes)
+    projection: tuple[list[int], list[float]] | None = None
+
+    def projected(self, grid: list[int]) -> list[float]:
+        """``project_partition(self, grid)``, made once."""
+        made = self.projection
+        if made is not None and made[0] == grid:
+            return made[1]
+        return project_partition(self, grid)
 
     @property
     def horizon_end(self) -> int:
@@ -513,7 +526,7 @@ class TopicForecast:
             elif self.keep_segments:
                 self.segments_omitted += 1
         if self.grid is not None:
-            sizes = project_partition(fc, self.grid)
+            sizes = fc.projected(self.grid)
             if not self.projected:
                 self.projected = [0.0] * len(self.grid)
             if len(sizes) == len(self.projected):  # always: the same sums as the loop below, in C
@@ -797,13 +810,22 @@ def _cell(v: int | None) -> str:
 
 def for_check(ctx: Any, pf: PartitionFacts) -> PartitionForecast:
     """The forecast of ``pf`` for the checks of one audit, computed once per partition (RET002/3/4 share it;
-    only the current partition is kept, so memory stays flat)."""
+    only the current partition is kept, so memory stays flat), or by the worker that gathered ``pf``."""
     cached = ctx.cache.get("forecast")
     if cached is not None and cached[0] is pf:
         return cached[1]  # type: ignore[no-any-return]
-    fc = forecast_partition(ctx.host, pf)
+    fc = pf.forecast if pf.forecast is not None else forecast_partition(ctx.host, pf)
     ctx.cache["forecast"] = (pf, fc)
     return fc
+
+
+def prepare(host: HostFacts, pf: PartitionFacts, grid: list[int] | None) -> None:
+    """What :func:`for_check` and the report's projection on ``grid`` will ask of ``pf``, computed in advance
+    where ``pf`` was gathered (an audit worker process, facts.pool): the same functions on the same facts."""
+    if pf.part.segments:
+        fc = pf.forecast = forecast_partition(host, pf)
+        if grid is not None:
+            fc.projection = (grid, project_partition(fc, grid))
 
 
 __all__ = [

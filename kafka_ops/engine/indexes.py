@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import read_bytes
+from kafka_ops.engine.pickling import by_constructor
 
 OFFSET_ENTRY = 8
 TIME_ENTRY = 12
@@ -138,6 +139,7 @@ def read_time_index(path: str, base_offset: int | None = None) -> IndexFile:
     return _read_index(path, "time", base_offset)
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class IndexTail:
     """The cheap view of an index the audit needs: size and last slot (what ``lastEntry`` returns)."""
@@ -148,9 +150,6 @@ class IndexTail:
     entry_size: int
     first: tuple[int, int] | None
     last: tuple[int, int] | None  # raw last slot (relative values decoded to absolute)
-
-    def __reduce__(self) -> tuple[object, ...]:  # a constructor call when the audit's workers send it
-        return IndexTail, (self.path, self.kind, self.length, self.entry_size, self.first, self.last)
 
     @property
     def entry_count(self) -> int:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kafka_ops.engine.pickling import by_constructor
+
 REMOTE_INDEX_CACHE = "remote-log-index-cache"  # RemoteIndexCache.DIR_NAME
 METADATA_TOPIC = "__cluster_metadata"  # KafkaRaftServer.MetadataTopic
 DELETE_SUFFIX = "-delete"
@@ -43,14 +45,12 @@ LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint(\.part|\.deleted)?$")
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(frozen=True, slots=True)
 class PartitionName:
     topic: str
     partition: int
     kind: str  # "log" | "delete" | "future" | "stray"
-
-    def __reduce__(self) -> tuple[object, ...]:  # a constructor call when the audit's workers send it
-        return PartitionName, (self.topic, self.partition, self.kind)
 
 
 def parse_partition_dir(name: str) -> PartitionName | None:

@@ -35,6 +35,7 @@ from kafka_ops.engine.layout import (
     parse_partition_dir,
     parse_segment_file,
 )
+from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.engine.records import BatchScanner, LogBuffer, Tail
 
 # Where the retention timestamp of a segment comes from (public values: they appear in reports).
@@ -46,6 +47,7 @@ TS_LOG = "log"  # the segment will be recovered: rebuilt from the batches' max t
 TS_UNREADABLE = "unreadable"  # the .timeindex cannot be read
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class FileInfo:
     path: str
@@ -63,11 +65,6 @@ class FileInfo:
             st.st_gid, statmod.S_ISDIR(st.st_mode),
         )  # fmt: skip
 
-    def __reduce__(self) -> tuple[object, ...]:
-        # a constructor call: the audit's workers send every file's facts to the parent, which rebuilds
-        # them (the dataclass default for slots, __setstate__ over fields(), is several times slower)
-        return FileInfo, (self.path, self.size, self.mtime_ms, self.mode, self.uid, self.gid, self.is_dir)
-
     def to_dict(self) -> dict[str, object]:
         return {
             "path": self.path,
@@ -79,6 +76,7 @@ class FileInfo:
         }
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class Segment:
     base_offset: int
@@ -92,12 +90,6 @@ class Segment:
     offset_tail: IndexTail | None = None
     time_tail: IndexTail | None = None
     errors: list[EngineError] = field(default_factory=list)
-
-    def __reduce__(self) -> tuple[object, ...]:  # see FileInfo.__reduce__
-        return Segment, (
-            self.base_offset, self.dir, self.log, self.index, self.timeindex, self.txnindex, self.snapshot,
-            self.active, self.offset_tail, self.time_tail, self.errors,
-        )  # fmt: skip
 
     @property
     def files(self) -> list[FileInfo]:
@@ -139,6 +131,7 @@ class Segment:
         return (self.log.mtime_ms if self.log else None), TS_MTIME
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class Partition:
     path: str
@@ -152,12 +145,6 @@ class Partition:
     leader_epochs: list[tuple[int, int]] | None = None
     topic_id: str | None = None
     errors: list[EngineError] = field(default_factory=list)
-
-    def __reduce__(self) -> tuple[object, ...]:  # see FileInfo.__reduce__
-        return Partition, (
-            self.path, self.name, self.segments, self.leftovers, self.orphan_indexes, self.kraft_snapshots,
-            self.other_files, self.dir_info, self.leader_epochs, self.topic_id, self.errors,
-        )  # fmt: skip
 
     @property
     def topic(self) -> str:

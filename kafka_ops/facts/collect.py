@@ -11,7 +11,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,6 +153,8 @@ class PartitionFacts:
     # broker.startup.active_tail of the active segment, read with the other tail facts (SHUT002's); NOT_READ:
     # not read here (a running broker, a recovered or empty active segment), the check reads it if it needs it
     active_tail: Any = NOT_READ
+    # broker.forecast.PartitionForecast made where the facts were gathered (broker.forecast.prepare), or None
+    forecast: Any = None
 
 
 @dataclass
@@ -543,14 +545,15 @@ def iter_partitions(h: HostFacts, ldf: LogDirFacts) -> Iterator[PartitionFacts]:
 
 
 def iter_log_dirs(
-    h: HostFacts, workers: int | None = None
+    h: HostFacts, workers: int | None = None, prepare: Callable[[PartitionFacts], None] | None = None
 ) -> Iterator[tuple[LogDirFacts, Iterator[PartitionFacts]]]:
     """Each log dir with its partitions' facts, in order: gathered by worker processes (facts.pool) when the
     host is big enough and the platform can fork, else here. Each dir's partitions must be consumed before
-    the next dir is asked for."""
+    the next dir is asked for. ``prepare(pf)``: more work on each partition's facts that a worker does after
+    gathering them (its results go back with the facts); without workers it is not called."""
     from kafka_ops.facts import pool as facts_pool
 
-    pool = facts_pool.start(h, h.options.workers if workers is None else workers)
+    pool = facts_pool.start(h, h.options.workers if workers is None else workers, prepare)
     try:
         for d, ldf in enumerate(h.log_dirs):
             yield ldf, (pool.partitions(d) if pool is not None else iter_partitions(h, ldf))

@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import signal
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
 
     from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 
+Prepare = Callable[["PartitionFacts"], None]
 CHUNK = 32  # partitions per message: big enough to amortise a message, small enough to keep workers busy
 AHEAD = 2  # chunks a worker may hold beyond the one the parent reads: flat memory, no idle worker
 MIN_PARTITIONS = 256  # fewer partitions than this (with the worker count left to the audit): one process
@@ -53,6 +54,8 @@ def _pack(pf: PartitionFacts) -> dict[str, Any]:
     """What a worker sends: the facts without the log dir and topic config, which the parent has already."""
     state = pf.__dict__.copy()
     del state["log_dir"], state["config"]
+    if pf.forecast is not None:
+        pf.forecast.config = None  # the parent's own (the worker's pf is dropped once sent)
     return state
 
 
@@ -61,12 +64,14 @@ def _unpack(h: HostFacts, ldf: LogDirFacts, state: dict[str, Any]) -> PartitionF
 
     pf = PartitionFacts.__new__(PartitionFacts)
     state["log_dir"] = ldf
-    state["config"] = topic_config(h, state["part"].name.topic)
+    state["config"] = cfg = topic_config(h, state["part"].name.topic)
+    if state["forecast"] is not None:
+        state["forecast"].config = cfg
     pf.__dict__.update(state)
     return pf
 
 
-def _serve(h: HostFacts, tasks: Connection, results: Connection) -> None:
+def _serve(h: HostFacts, tasks: Connection, results: Connection, prepare: Prepare | None) -> None:
     """A worker: for each (log dir index, start, stop) received, gather those partitions and send them back as
     (facts, exception or None); stop at None or when the parent goes away."""
     import gc
@@ -89,7 +94,10 @@ def _serve(h: HostFacts, tasks: Connection, results: Connection) -> None:
         err: BaseException | None = None
         try:
             for path, name in names[start:stop]:
-                out.append(_pack(gather_partition(h, ldf, path, name)))
+                pf = gather_partition(h, ldf, path, name)
+                if prepare is not None:
+                    prepare(pf)
+                out.append(_pack(pf))
         except Exception as exc:  # raised in the parent when it reaches this partition, as one process would
             err = exc
         try:
@@ -103,7 +111,7 @@ def _serve(h: HostFacts, tasks: Connection, results: Connection) -> None:
 class Pool:
     """Forked workers, each with its own task and result pipe."""
 
-    def __init__(self, h: HostFacts, workers: int) -> None:
+    def __init__(self, h: HostFacts, workers: int, prepare: Prepare | None = None) -> None:
         import multiprocessing
 
         ctx = multiprocessing.get_context("fork")  # ValueError where fork does not exist
@@ -126,7 +134,7 @@ class Pool:
                 others = (
                     [c for j, pair in enumerate(ends) if j != i for c in pair] + self.tasks + self.results
                 )
-                p = ctx.Process(target=_child, args=(h, task_r, result_w, others), daemon=True)
+                p = ctx.Process(target=_child, args=(h, task_r, result_w, others, prepare), daemon=True)
                 p.start()
                 self.procs.append(p)
         except BaseException:
@@ -206,10 +214,12 @@ class Pool:
         self.procs = []
 
 
-def _child(h: HostFacts, tasks: Connection, results: Connection, others: list[Connection]) -> None:
+def _child(
+    h: HostFacts, tasks: Connection, results: Connection, others: list[Connection], prepare: Prepare | None
+) -> None:
     for c in others:
         c.close()
-    _serve(h, tasks, results)
+    _serve(h, tasks, results, prepare)
 
 
 def _grow_pipe(conn: Connection) -> None:
@@ -221,14 +231,15 @@ def _grow_pipe(conn: Connection) -> None:
         pass  # the default pipe size: workers wait a little more for the parent
 
 
-def start(h: HostFacts, requested: int | None) -> Pool | None:
-    """Workers for the host's partitions, or None for one process (small host, one CPU, no fork)."""
+def start(h: HostFacts, requested: int | None, prepare: Prepare | None = None) -> Pool | None:
+    """Workers for the host's partitions, or None for one process (small host, one CPU, no fork).
+    ``prepare(pf)`` runs in the worker on each partition's facts before they are sent."""
     partitions = sum(len(d.scan.partition_names) for d in h.log_dirs)
     n = worker_count(requested, partitions)
     if n <= 1 or partitions == 0:
         return None
     try:
-        return Pool(h, n)
+        return Pool(h, n, prepare)
     except (ImportError, ValueError, OSError, AssertionError):
         # no multiprocessing or no fork here, or a daemonic process (AssertionError: it may not have children)
         return None
