@@ -131,6 +131,7 @@ def run_audit(
         else:
             skipped.append({"check": cid, "reason": why})
     by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
+    partition_runs = [spec.run for spec in by_scope["partition"]]
     errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
     # the report's forecast section (no per-segment rows), with the size projection the HTML report draws
     host_forecast = HostForecast(
@@ -158,9 +159,11 @@ def run_audit(
                     s.base: (s.delete_at, s.reason) for s in gone if s.delete_at is not None and s.reason
                 }
             plan.add_partition(ctx, pf, deletions)
-            for spec in by_scope["partition"]:
-                findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, pf))
-            errors.extend(e.to_dict() for e in pf.errors)
+            for run in partition_runs:  # most yield nothing: no generator wrapped around each
+                for f in run(ctx, pf):
+                    findings.append(_stamp(f, h, ldf.path))
+            if pf.errors:
+                errors.extend(e.to_dict() for e in pf.errors)
             if on_partition is not None:
                 on_partition(pf)
             if progress is not None:

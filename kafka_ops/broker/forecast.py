@@ -194,15 +194,17 @@ class PartitionForecast:
     segments: list[SegmentForecast]
     errors: list[dict[str, Any]] = field(default_factory=list)
     rate: float = 0.0  # arrival rate, bytes/ms (broker.arrivals.arrival_rate): for the projection only
-    # project_partition(self, grid) made where the facts were gathered (the audit's workers): (grid, sizes)
-    projection: tuple[list[int], list[float]] | None = None
+    # project_lazy(self, grid) made where the facts were gathered (the audit's workers): (grid, projection)
+    projection: tuple[list[int], list[float] | Line] | None = None
 
-    def projected(self, grid: list[int]) -> list[float]:
-        """``project_partition(self, grid)``, made once."""
+    def projected(self, grid: list[int]) -> list[float] | Line:
+        """``project_lazy(self, grid)``, made once (the topic's and the log dir's sums both ask)."""
         made = self.projection
-        if made is not None and made[0] == grid:
+        if made is not None and (made[0] is grid or made[0] == grid):
             return made[1]
-        return project_partition(self, grid)
+        out = project_lazy(self, grid)
+        self.projection = (grid, out)
+        return out
 
     @property
     def horizon_end(self) -> int:
@@ -346,6 +348,25 @@ def projection_grid(now_ms: int, horizon_ms: int, check_interval_ms: int) -> lis
     return list(range(now_ms, now_ms + horizon_ms + 1, step))
 
 
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A projected series that is ``total + rate * (t - t0)`` at every grid point t (t0 = the first): a
+    partition with no roll and no deletion over the horizon. Summed as two numbers instead of a point list."""
+
+    total: float
+    rate: float
+
+    def __reduce__(self) -> tuple[object, ...]:  # a constructor call when the audit's workers send it
+        return Line, (self.total, self.rate)
+
+
+def line_values(total: float, rate: float, grid: list[int]) -> list[float]:
+    """The points of a :class:`Line` (or of a sum of them) on ``grid``."""
+    if not grid:
+        return []
+    return list(map(add, repeat(total), map(mul, repeat(rate), map(sub, grid, repeat(grid[0])))))
+
+
 def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
     """The partition's size at each grid point if data keeps arriving at ``fc.rate`` (bytes/ms).
 
@@ -358,6 +379,18 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
     timestamp has moved since), at each point when retention.bytes is set (appends change the size), and
     while nothing is scheduled (an empty active segment may fill).
     """
+    out = _project(fc, grid, False)
+    assert isinstance(out, list)
+    return out
+
+
+def project_lazy(fc: PartitionForecast, grid: list[int]) -> list[float] | Line:
+    """:func:`project_partition`, or the :class:`Line` whose points it would return (the usual partition:
+    nothing rolls or goes within the horizon), which the accumulators sum without a list per partition."""
+    return _project(fc, grid, True)
+
+
+def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] | Line:
     if not grid:
         return []
     if not fc.segments:
@@ -408,6 +441,9 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
                 nxt = min(nxt, prev + max(0.0, seg_bytes - sizes[a]) / rate, active_start + seg_ms)
             j = bisect_left(grid, nxt, k)  # the first point at or after nxt (the grid is sorted)
             if j > k:
+                if lazy and k == 1 and j == n and out[0] == total:
+                    # every point is total + rate * (t - grid[0]) (at grid[0]: total + 0.0 == out[0])
+                    return Line(total, rate)
                 # total + rate * (grid[i] - prev) for i in k..j-1, in C (map) rather than a Python loop: the
                 # projection is the audit's largest per-partition cost after the fact gathering
                 out.extend(map(add, repeat(total), map(mul, repeat(rate), map(sub, grid[k:j], repeat(prev)))))
@@ -495,6 +531,17 @@ class TopicForecast:
     grid: list[int] | None = None  # projection points (None: no projection)
     projected: list[float] = field(default_factory=list)  # size at each grid point, summed over partitions
     rate: float = 0.0  # bytes/ms, summed over partitions
+    # the partitions whose projection is a Line, summed: [total, rate]; projection() adds their points
+    line: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    lines: int = 0
+
+    def projection(self) -> list[float]:
+        """The projected size at each grid point: the summed point lists plus the summed lines."""
+        assert self.grid is not None
+        if not self.lines:
+            return self.projected
+        points = line_values(self.line[0], self.line[1], self.grid)
+        return list(map(add, self.projected, points)) if self.projected else points
 
     @property
     def horizon_end(self) -> int:
@@ -527,13 +574,18 @@ class TopicForecast:
                 self.segments_omitted += 1
         if self.grid is not None:
             sizes = fc.projected(self.grid)
-            if not self.projected:
-                self.projected = [0.0] * len(self.grid)
-            if len(sizes) == len(self.projected):  # always: the same sums as the loop below, in C
-                self.projected = list(map(add, self.projected, sizes))
-            else:  # pragma: no cover - project_partition returns one size per grid point
-                for i, b in enumerate(sizes):
-                    self.projected[i] += b
+            if isinstance(sizes, Line):
+                self.line[0] += sizes.total
+                self.line[1] += sizes.rate
+                self.lines += 1
+            else:
+                if not self.projected:
+                    self.projected = [0.0] * len(self.grid)
+                if len(sizes) == len(self.projected):  # always: the same sums as the loop below, in C
+                    self.projected = list(map(add, self.projected, sizes))
+                else:  # pragma: no cover - project_partition returns one size per grid point
+                    for i, b in enumerate(sizes):
+                        self.projected[i] += b
             self.rate += fc.rate
 
     def merge(self, o: TopicForecast, deletions: bool = True) -> None:
@@ -557,13 +609,16 @@ class TopicForecast:
             self.segments.extend(o.segments[:room])
             self.segments_omitted += o.segments_omitted + max(0, len(o.segments) - room)
         if self.grid is not None:
-            add = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
+            more = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
             if not self.projected:
                 self.projected = [0.0] * len(self.grid)
-            for i, b in enumerate(add[: len(self.grid)]):
+            for i, b in enumerate(more[: len(self.grid)]):
                 self.projected[i] += b
             if deletions:
                 self.rate += o.rate
+                self.line[0] += o.line[0]
+                self.line[1] += o.line[1]
+                self.lines += o.lines
 
     @property
     def deleted_bytes(self) -> int:
@@ -612,7 +667,7 @@ class TopicForecast:
         }  # fmt: skip
         if self.grid is not None:
             d["arrival_bytes_per_s"] = round(self.rate * 1000, 3)
-            d["projected_bytes"] = [round(b) for b in self.projected] or [0] * len(self.grid)
+            d["projected_bytes"] = [round(b) for b in self.projection()] or [0] * len(self.grid)
         if self.keep_segments:
             d["segments"] = self.segments
             d["segments_omitted"] = self.segments_omitted
@@ -637,6 +692,7 @@ class HostForecast:
             None if project_every_ms is None else projection_grid(now_ms, horizon_ms, project_every_ms)
         )
         self.log_dir_projected: dict[str, list[float]] = {}
+        self.log_dir_line: dict[str, list[float]] = {}  # log dir -> [total, rate] of its Line projections
 
     def add(self, fc: PartitionForecast) -> None:
         t = self.topics.get(fc.topic)
@@ -644,16 +700,26 @@ class HostForecast:
             t = self.topics[fc.topic] = TopicForecast(
                 fc.topic, self.now_ms, self.horizon_ms, self.keep_segments, grid=self.grid
             )
-        before = list(t.projected)
-        t.add(fc)
-        if self.grid is not None:
-            acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(self.grid))
-            after = t.projected
-            if before and len(acc) == len(after) == len(before):  # the same sums as the loop below, in C
-                acc[:] = map(add, acc, map(sub, after, before))
+        grid = self.grid
+        if grid is None:
+            t.add(fc)
+        else:
+            made = fc.projected(grid)
+            acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(grid))
+            if isinstance(made, Line):  # the topic and the log dir sum it as a line
+                t.add(fc)
+                line = self.log_dir_line.setdefault(fc.log_dir, [0.0, 0.0])
+                line[0] += made.total
+                line[1] += made.rate
             else:
-                for i, b in enumerate(after):
-                    acc[i] += b - (before[i] if before else 0.0)
+                before = list(t.projected)
+                t.add(fc)
+                after = t.projected
+                if before and len(acc) == len(after) == len(before):  # the same sums as the loop below, in C
+                    acc[:] = map(add, acc, map(sub, after, before))
+                else:
+                    for i, b in enumerate(after):
+                        acc[i] += b - (before[i] if before else 0.0)
         self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
             s.size for s in fc.deletions()
         )
@@ -675,10 +741,20 @@ class HostForecast:
                 if deletions:
                     for i, b in enumerate(v):
                         acc[i] += b
+                    if p in o.log_dir_line:
+                        line = self.log_dir_line.setdefault(p, [0.0, 0.0])
+                        line[0] += o.log_dir_line[p][0]
+                        line[1] += o.log_dir_line[p][1]
                 else:
                     total = float(sum(t.bytes_now for t in o.topics.values()))
                     for i in range(len(acc)):
                         acc[i] += total
+
+    def _log_dir_points(self, path: str, points: list[float]) -> list[float]:
+        line = self.log_dir_line.get(path)
+        if line is None or self.grid is None:
+            return points
+        return list(map(add, points, line_values(line[0], line[1], self.grid)))
 
     def topic_list(self, every_check: bool = False) -> list[dict[str, Any]]:
         return [self.topics[t].to_dict(every_check) for t in sorted(self.topics)]
@@ -695,7 +771,8 @@ class HostForecast:
             d["projection"] = {
                 "at_ms": self.grid, "assumptions": PROJECTION_ASSUMPTIONS,
                 "log_dirs": [
-                    {"path": p, "bytes": [round(b) for b in v]} for p, v in sorted(self.log_dir_projected.items())
+                    {"path": p, "bytes": [round(b) for b in self._log_dir_points(p, v)]}
+                    for p, v in sorted(self.log_dir_projected.items())
                 ],
             }  # fmt: skip
         return d
@@ -825,7 +902,7 @@ def prepare(host: HostFacts, pf: PartitionFacts, grid: list[int] | None) -> None
     if pf.part.segments:
         fc = pf.forecast = forecast_partition(host, pf)
         if grid is not None:
-            fc.projection = (grid, project_partition(fc, grid))
+            fc.projection = (grid, project_lazy(fc, grid))
 
 
 __all__ = [

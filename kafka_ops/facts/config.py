@@ -64,16 +64,21 @@ class TopicConfig:
     values: dict[str, str]
     sources: dict[str, str]  # property -> "default" | "server.properties" | "topic"
     invalid: dict[str, str] = field(default_factory=dict)  # properties whose value is not a number
-    # cleanup.policy parsed once: the checks ask for it several times per partition
+    # cleanup.policy and numbers parsed once: the checks ask for them several times per partition
     _policy: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _ints: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def int(self, key: str) -> int:
-        try:
-            return int(self.values[key])
-        except ValueError:
-            # a value the broker would reject at startup: compute with Kafka's default and say so
-            self.invalid[key] = self.values[key]
-            return int(TOPIC_DEFAULTS[key])
+        value = self._ints.get(key)
+        if value is None:
+            try:
+                value = int(self.values[key])
+            except ValueError:
+                # a value the broker would reject at startup: compute with Kafka's default and say so
+                self.invalid[key] = self.values[key]
+                value = int(TOPIC_DEFAULTS[key])
+            self._ints[key] = value
+        return value
 
     @property
     def retention_ms(self) -> int:
