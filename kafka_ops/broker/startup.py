@@ -342,7 +342,7 @@ def active_tail(seg: Segment, buf: LogBuffer | None = None) -> TailScan | None:
     if start >= buf.size:
         start = 0
     for attempt in (start, 0):
-        scanner = BatchScanner(buf, start=attempt, verify_crc=True)
+        scanner = BatchScanner(buf, start=attempt, verify_crc=True, controls=False)
         last = None
         read = 0
         for b in scanner:

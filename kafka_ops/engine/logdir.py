@@ -428,12 +428,12 @@ def next_offset(seg: Segment, buf: LogBuffer | None = None) -> int:
     nxt = seg.base_offset
     if start >= buf.size:
         start = 0
-    scanner = BatchScanner(buf, start=start, verify_crc=False)
+    scanner = BatchScanner(buf, start=start, verify_crc=False, controls=False)
     for b in scanner:
         nxt = b.next_offset
     if scanner.tail is not None and scanner.tail.kind == "corrupt" and start > 0 and nxt == seg.base_offset:
         # the index pointed somewhere odd: fall back to a full scan
-        scanner = BatchScanner(buf, verify_crc=False)
+        scanner = BatchScanner(buf, verify_crc=False, controls=False)
         for b in scanner:
             nxt = b.next_offset
     return nxt
@@ -460,7 +460,7 @@ def recovery_scan(seg: Segment) -> RecoveryResult:
     max_ts = -1
     last = None
     with LogBuffer.open(seg.log.path) as buf:
-        scanner = BatchScanner(buf, verify_crc=True)
+        scanner = BatchScanner(buf, verify_crc=True, controls=False)  # counts, timestamps and offsets only
         for b in scanner:
             if not b.crc_valid:
                 break

@@ -278,11 +278,21 @@ class BatchScanner:
     validation ends the scan, exactly as it ends Kafka's recovery.
     """
 
-    def __init__(self, buf: LogBuffer, start: int = 0, end: int | None = None, verify_crc: bool = True):
+    def __init__(
+        self,
+        buf: LogBuffer,
+        start: int = 0,
+        end: int | None = None,
+        verify_crc: bool = True,
+        controls: bool = True,
+    ):
         self.buf = buf
         self.start = start
         self.end = buf.size if end is None else min(end, buf.size)
         self.verify_crc = verify_crc
+        # controls=False: a control batch's type and coordinator epoch stay unread (callers that only need
+        # offsets, sizes or timestamps: decoding a record per transaction marker is most of such a scan)
+        self.controls = controls
         self.tail: Tail | None = None
         self.valid_bytes = start  # position up to which every batch was valid (recovery's validBytes)
 
@@ -294,6 +304,7 @@ class BatchScanner:
         end = self.end
         pos = self.start
         verify = self.verify_crc
+        controls = self.controls
         unpack_v2 = _V2_HEADER_U.unpack_from
         unpack_head = _I64_I32.unpack_from
         # Batch(...) costs a type call plus a non-inlined __init__ frame on CPython 3.11; calling the
@@ -356,7 +367,7 @@ class BatchScanner:
                     batch, pos, offset, offset + last_delta, LOG_OVERHEAD + length, magic, crc, True,
                     attrs, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
                 )  # fmt: skip
-                if attrs & CONTROL_FLAG:
+                if attrs & CONTROL_FLAG and controls:
                     _fill_control(view, batch, batch_end)
             else:
                 batch = self._legacy(view, pos, batch_end, offset, length, magic)

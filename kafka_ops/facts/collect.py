@@ -401,7 +401,7 @@ def _first_timestamp(path: str, buf: LogBuffer | None = None) -> int | None:
         if buf is None:
             with LogBuffer.open(path) as opened:
                 return _first_timestamp(path, opened)
-        for b in BatchScanner(buf, verify_crc=False):
+        for b in BatchScanner(buf, verify_crc=False, controls=False):
             return b.base_timestamp if not b.has_delete_horizon else None
     except EngineError:
         return None
@@ -417,7 +417,7 @@ def _control_runs(pf: PartitionFacts) -> None:
         run_start = -1
         try:
             with LogBuffer.open(seg.log.path) as buf:  # type: ignore[union-attr]
-                for b in BatchScanner(buf, verify_crc=False):
+                for b in BatchScanner(buf, verify_crc=False, controls=False):  # sizes and offsets only
                     if b.is_control:
                         pf.control_batches += 1
                         if run_batches == 0:
