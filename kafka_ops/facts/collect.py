@@ -155,6 +155,8 @@ class PartitionFacts:
     active_tail: Any = NOT_READ
     # broker.forecast.PartitionForecast made where the facts were gathered (broker.forecast.prepare), or None
     forecast: Any = None
+    # broker.arrivals.arrival_rate's (now, horizon, rate, window): DIR004 and the forecast both ask for it
+    arrival: tuple[int, int, float, int] | None = None
 
 
 @dataclass
