@@ -10,7 +10,9 @@ Standard library only (shipped to broker hosts). Workers are forked (``multiproc
 collector's modules are imported from memory, which a spawned interpreter could not do), so they start with the
 parent's host facts and need nothing sent but chunk bounds. Where fork or pipes are unavailable (no ``fork``
 start method, a sandbox without ``fork``, a daemonic process), :func:`start` returns None and the audit runs in
-one process. Memory stays flat: each worker works at most ``AHEAD`` chunks ahead of the parent.
+one process; a worker that dies leaves the rest to the parent. Memory stays flat: each worker works at most
+``AHEAD`` chunks ahead of the parent. A ``prepare`` callable does more pure per-partition work in the workers
+(the audit's: each partition's forecast), whose results travel back with the facts.
 """
 
 from __future__ import annotations
@@ -41,8 +43,14 @@ def cpu_count() -> int:
         return os.cpu_count() or 1
 
 
+ENV = "KAFKA_OPS_WORKERS"  # the worker count when the caller leaves it to the audit (1: one process)
+
+
 def worker_count(requested: int | None, partitions: int) -> int:
-    """Processes to gather with: ``requested`` (1: the parent alone), or the CPUs when the host is big enough."""
+    """Processes to gather with: ``requested`` (1: the parent alone), else $KAFKA_OPS_WORKERS, else the CPUs
+    this process may use when the host has enough partitions to repay starting them."""
+    if requested is None and os.environ.get(ENV, "").strip().isdigit():
+        requested = int(os.environ[ENV])
     if requested is not None:
         return max(1, requested)
     if partitions < MIN_PARTITIONS:
@@ -188,10 +196,8 @@ class Pool:
                 for path, name in names[done:]:
                     yield gather_partition(h, ldf, path, name)
         finally:
-            if (
-                pending and not self.broken
-            ):  # left early: results still in the pipes would answer the next dir
-                self._break()
+            if pending and not self.broken:
+                self._break()  # left early: results still in the pipes would answer the next dir's tasks
 
     def _break(self) -> None:
         self.broken = True
