@@ -5,10 +5,15 @@ For each host shape (partitions x segments per partition), measured in one proce
   entry (the minimum any audit must do), of ``run_audit`` (the library) and of the whole CLI,
   ``kafka-ops audit --format json`` in a subprocess (interpreter start, imports, validation and the JSON
   included); ratio = bare loop time / audit time, per round, against that round's bare loop (goal: >= 0.5);
-* the peak memory at 1/4, 1/2 and all of the partitions: tracemalloc's peak in ``run_audit`` (the parent's
-  Python memory) and the CLI's peak RSS (largest process: the CLI or one of its workers) (goal: flat).
+* the peak memory at 1/4, 1/2 and all of the partitions: tracemalloc's peak in ``run_audit`` in one process
+  (all of the audit's Python memory) and the CLI's peak RSS with each worker count (the largest process: the
+  CLI or one of its workers) (goal: flat).
 
-Usage: python benchmarks/bench_audit.py [--shape 20000x5 --shape 2000x50] [--rounds 5] [--dir DIR] [--json PATH]
+``run_audit`` is timed with each ``--workers`` count (default 1 and 2: one process, and two worker processes
+gathering the facts); the CLI chooses its own (facts.pool.worker_count: workers only with 2 idle CPUs or more).
+
+Usage: python benchmarks/bench_audit.py [--shape 20000x5 --shape 2000x50] [--rounds 5] [--workers 1,2]
+       [--dir DIR] [--json PATH]
 Hosts are written once into DIR (default: <tmp>/kafka-ops-bench) and reused.
 """
 
@@ -139,17 +144,16 @@ def bench_shape(root: str, shape: str, args: argparse.Namespace) -> dict[str, An
     out = os.path.join(host, "report.json")
     baseline(dirs)  # warm the page cache and the dentry cache
     files = baseline(dirs)
-    report = audit(dirs, args.workers)
+    report = audit(dirs, 1)
     segs = sum(d["segments"] for d in report["log_dirs"])
     print(f"files: {files}, segments audited: {segs}, findings: {len(report['findings'])}")
-    runs: dict[str, list[float]] = {"baseline": [], "run_audit": [], "cli": []}
-    steps: list[tuple[str, Callable[[], object]]] = [
-        ("baseline", lambda: baseline(dirs)),
-        ("run_audit", lambda: audit(dirs, args.workers)),
-    ]
+    steps: list[tuple[str, Callable[[], object]]] = [("baseline", lambda: baseline(dirs))]
+    for w in args.workers:
+        steps.append((f"run_audit w={w}", lambda w=w: audit(dirs, w)))  # type: ignore[misc]
     if not args.no_cli:
         steps.append(("cli", lambda: cli(dirs, out)))
-    ratios: dict[str, list[float]] = {"run_audit": [], "cli": []}
+    runs: dict[str, list[float]] = {name: [] for name, _ in steps}
+    ratios: dict[str, list[float]] = {name: [] for name, _ in steps[1:]}
     for r in range(args.rounds):
         order = steps[r % len(steps) :] + steps[: r % len(steps)]  # alternate who goes first
         took = {name: timed(fn) for name, fn in order}
@@ -166,11 +170,11 @@ def bench_shape(root: str, shape: str, args: argparse.Namespace) -> dict[str, An
         )
     med = {n: statistics.median(v) for n, v in runs.items() if v}
     med_ratio = {n: statistics.median(v) for n, v in ratios.items() if v}
-    print(f"bare loop (median):      {med['baseline']:.2f} s ({files / med['baseline']:,.0f} files/s)")
+    print(f"{'bare loop (median):':<26} {med['baseline']:.2f} s ({files / med['baseline']:,.0f} files/s)")
     for n in ratios:
         if n in med:
             print(
-                f"{n + ' (median):':<24} {med[n]:.2f} s ({segs / med[n]:,.0f} segments/s), "
+                f"{n + ' (median):':<26} {med[n]:.2f} s ({segs / med[n]:,.0f} segments/s), "
                 f"ratio bare/{n}: median {med_ratio[n]:.2f} (goal >= 0.5)"
             )
 
@@ -179,18 +183,26 @@ def bench_shape(root: str, shape: str, args: argparse.Namespace) -> dict[str, An
         for frac in (4, 2, 1):
             sub = subset(host, dirs[0], frac)
             tracemalloc.start()
-            r = audit([sub], args.workers)
+            r = audit([sub], 1)  # one process: tracemalloc sees all of the audit's Python memory
             peak = tracemalloc.get_traced_memory()[1]
             tracemalloc.stop()
             n = sum(d["segments"] for d in r["log_dirs"])
             parts = sum(d["partitions"] for d in r["log_dirs"])
-            rss = cli([sub], out) if not args.no_cli else 0
+            rss = {}
+            for w in [] if args.no_cli else args.workers:  # KiB, the largest process (the CLI or a worker)
+                rss[w] = cli([sub], out, env={**os.environ, "KAFKA_OPS_WORKERS": str(w)})
             mem.append(
-                {"partitions": parts, "segments": n, "tracemalloc_peak": peak, "cli_max_rss": rss * 1024}
+                {
+                    "partitions": parts,
+                    "segments": n,
+                    "tracemalloc_peak": peak,
+                    "cli_max_rss": {w: v * 1024 for w, v in rss.items()},
+                }
             )
             print(
                 f"peak memory, {parts:>6} partitions / {n:>7} segments: run_audit (tracemalloc) "
-                f"{peak / 2**20:6.1f} MiB, CLI peak RSS {rss / 1024:6.1f} MiB"
+                f"{peak / 2**20:6.1f} MiB, CLI peak RSS "
+                + ", ".join(f"{v / 1024:6.1f} MiB (w={w})" for w, v in rss.items())
             )
         if mem[0]["tracemalloc_peak"]:
             growth = mem[-1]["tracemalloc_peak"] / mem[0]["tracemalloc_peak"]
@@ -217,7 +229,10 @@ def main() -> None:
     ap.add_argument("--dir", default=None)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument(
-        "--workers", type=int, default=None, help="run_audit's processes (default: the audit's own)"
+        "--workers",
+        type=lambda v: [int(x) for x in v.split(",")],
+        default=[1, 2],
+        help="run_audit's worker counts to time, comma-separated (default 1,2; the CLI chooses its own)",
     )
     ap.add_argument("--no-cli", action="store_true", help="time run_audit only")
     ap.add_argument("--no-memory", action="store_true")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
@@ -31,9 +32,12 @@ if TYPE_CHECKING:
 Prepare = Callable[["PartitionFacts"], None]
 CHUNK = 32  # partitions per message: big enough to amortise a message, small enough to keep workers busy
 AHEAD = 2  # chunks a worker may hold beyond the one the parent reads: flat memory, no idle worker
+STEAL = 2  # chunks the parent may gather itself ahead of the one it needs, while it waits for a worker
+PARENT = -1  # the owner of a chunk the parent gathered
 MIN_PARTITIONS = 256  # fewer partitions than this (with the worker count left to the audit): one process
 MAX_WORKERS = 8
 PIPE_BYTES = 1 << 20  # a larger pipe lets a worker hand over a chunk without waiting for the parent to read
+IDLE_SAMPLE_S = 0.05  # how long the audit looks at the CPUs' idle time before choosing its worker count
 
 
 def cpu_count() -> int:
@@ -46,16 +50,38 @@ def cpu_count() -> int:
 ENV = "KAFKA_OPS_WORKERS"  # the worker count when the caller leaves it to the audit (1: one process)
 
 
+def idle_cpus(cpus: int, seconds: float = IDLE_SAMPLE_S) -> float:
+    """How many of the machine's CPUs were idle over the last ``seconds`` (/proc/stat); ``cpus`` when unknown."""
+
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat", "rb") as f:
+            ticks = [int(x) for x in f.readline().split()[1:]]
+        return ticks[3] + ticks[4], sum(ticks)  # idle + iowait, all
+
+    try:
+        idle0, all0 = sample()
+        time.sleep(seconds)
+        idle1, all1 = sample()
+    except (OSError, ValueError, IndexError):
+        return float(cpus)
+    machine = os.cpu_count() or cpus
+    return (idle1 - idle0) / max(1, all1 - all0) * machine
+
+
 def worker_count(requested: int | None, partitions: int) -> int:
-    """Processes to gather with: ``requested`` (1: the parent alone), else $KAFKA_OPS_WORKERS, else the CPUs
-    this process may use when the host has enough partitions to repay starting them."""
+    """Processes to gather with: ``requested`` (1: the parent alone), else $KAFKA_OPS_WORKERS, else, on a host with
+    enough partitions to repay starting them, one per idle CPU this process may use. Workers cost about a
+    third more CPU than one process (the facts are pickled), so they only pay with two CPUs or more to spare:
+    on a busy machine (another broker's load, other jobs) the audit stays in one process."""
     if requested is None and os.environ.get(ENV, "").strip().isdigit():
         requested = int(os.environ[ENV])
     if requested is not None:
         return max(1, requested)
-    if partitions < MIN_PARTITIONS:
+    cpus = min(cpu_count(), MAX_WORKERS)
+    if partitions < MIN_PARTITIONS or cpus < 2:
         return 1
-    return min(cpu_count(), MAX_WORKERS)
+    idle = int(min(float(cpus), idle_cpus(cpus)) + 0.3)
+    return idle if idle >= 2 else 1
 
 
 def _pack(pf: PartitionFacts) -> dict[str, Any]:
@@ -154,49 +180,85 @@ class Pool:
                 result_w.close()
 
     def partitions(self, d: int) -> Iterator[PartitionFacts]:
-        """The facts of every partition of log dir ``d``, in order."""
+        """The facts of every partition of log dir ``d``, in order.
+
+        Each worker holds up to ``AHEAD + 1`` chunks, sent in order. While the chunk the parent needs next is
+        not back yet, the parent gathers the next chunk nobody holds itself (at most ``STEAL`` of them ahead)
+        rather than wait: when the workers get less CPU than expected (other load), the parent does more of
+        the work, and a chunk it gathers costs no pickling."""
+        from multiprocessing.connection import wait
+
         from kafka_ops.facts.collect import gather_partition
 
         h = self.h
         ldf = h.log_dirs[d]
         names = ldf.scan.partition_names
         chunks = [(s, min(s + CHUNK, len(names))) for s in range(0, len(names), CHUNK)]
-        n = len(self.procs)
-        pending: deque[int] = deque()  # the worker of each chunk sent and not yet read, in chunk order
-        sent = 0
+        queues: list[deque[int]] = [deque() for _ in self.procs]  # chunks sent to each worker, in order
+        owner: dict[int, int] = {}  # chunk -> worker (PARENT: gathered here)
+        ready: dict[int, tuple[bool, list[Any], BaseException | None]] = {}  # chunk -> (from a worker, ...)
+        nxt = 0  # the first chunk nobody holds
         done = 0  # partitions handed over: where the parent takes over if a worker dies
+        by_conn = {id(r): w for w, r in enumerate(self.results)}
 
-        def send(w: int) -> None:
-            nonlocal sent
-            self.tasks[w].send((d, *chunks[sent]))
-            pending.append(w)
-            sent += 1
+        def feed(w: int) -> None:
+            nonlocal nxt
+            while nxt < len(chunks) and len(queues[w]) <= AHEAD:
+                self.tasks[w].send((d, *chunks[nxt]))
+                queues[w].append(nxt)
+                owner[nxt] = w
+                nxt += 1
+
+        def receive(conns: list[Any]) -> None:
+            for conn in conns:
+                w = by_conn[id(conn)]
+                out, err = conn.recv()
+                ready[queues[w].popleft()] = (True, out, err)
+                feed(w)
+
+        def steal(c: int) -> None:
+            out: list[PartitionFacts] = []
+            err: BaseException | None = None
+            try:
+                for path, name in names[chunks[c][0] : chunks[c][1]]:
+                    out.append(gather_partition(h, ldf, path, name))
+            except Exception as exc:  # raised when the parent reaches this partition, as one process would
+                err = exc
+            owner[c] = PARENT
+            ready[c] = (False, out, err)
 
         try:
             try:
-                while not self.broken and sent < len(chunks) and sent < n * (AHEAD + 1):
-                    send(sent % n)
-            except OSError:
+                for w in range(len(self.procs)):
+                    feed(w)
+                for c in range(len(chunks)):
+                    while c not in ready:
+                        if c not in owner:  # nobody holds it (no worker took it yet): gather it here
+                            steal(c)
+                            break
+                        conns = wait(self.results, timeout=0)
+                        if (
+                            not conns
+                            and nxt < len(chunks)
+                            and sum(o == PARENT for o in owner.values()) < STEAL
+                        ):
+                            steal(nxt)
+                            nxt += 1
+                            continue
+                        receive(conns or wait(self.results))
+                    from_worker, out, err = ready.pop(c)
+                    owner.pop(c, None)
+                    for item in out:
+                        yield _unpack(h, ldf, item) if from_worker else item
+                        done += 1
+                    if err is not None:
+                        raise err
+            except (EOFError, OSError):  # a worker died (killed, out of memory) or a pipe broke
                 self._break()
-            while pending and not self.broken:
-                w = pending.popleft()
-                try:
-                    out, err = self.results[w].recv()
-                    if sent < len(chunks):  # keep this worker busy while the parent works on its chunk
-                        send(w)
-                except (EOFError, OSError):  # a worker died (killed, out of memory) or a pipe broke
-                    self._break()
-                    break
-                for state in out:
-                    yield _unpack(h, ldf, state)
-                    done += 1
-                if err is not None:
-                    raise err
-            if self.broken:  # the parent gathers the rest itself, in the same order
-                for path, name in names[done:]:
+                for path, name in names[done:]:  # the parent gathers the rest itself, in the same order
                     yield gather_partition(h, ldf, path, name)
         finally:
-            if pending and not self.broken:
+            if any(queues) and not self.broken:
                 self._break()  # left early: results still in the pipes would answer the next dir's tasks
 
     def _break(self) -> None:
