@@ -32,6 +32,7 @@ TXN_ENTRY = 34
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes / log.index.size.max.bytes
 NO_TIMESTAMP = -1
 
+_TAIL_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)  # read_index_tail's
 _OFF = struct.Struct(">ii")
 _TIME = struct.Struct(">qi")
 _TXN = struct.Struct(">hqqqq")
@@ -166,7 +167,7 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
     st = _OFF if kind == "offset" else _TIME
     try:
         # os.pread on a raw fd: two small reads without a buffered file object (the audit's hot path)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _TAIL_FLAGS)
     except OSError as exc:
         raise os_error(path, exc) from exc
     try:

@@ -198,6 +198,7 @@ class RecordError(Exception):
 
 # Files up to this size are read into memory rather than mapped (LogBuffer.open).
 READ_WHOLE_BYTES = 64 * 1024
+FIRST_READ_BYTES = 4096  # LogBuffer.open_first_batch's first read: most first batches fit
 # O_NONBLOCK: opening a FIFO named like a log must not block (regular files ignore the flag when reading)
 _OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -253,6 +254,34 @@ class LogBuffer:
                     data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
                 except (OSError, ValueError):
                     data = _read_fd(fd, size)
+        except OSError as exc:
+            raise os_error(p, exc) from exc
+        finally:
+            os.close(fd)
+        return cls(data, p)
+
+    @classmethod
+    def open_first_batch(cls, path: str | os.PathLike[str]) -> LogBuffer:
+        """The file's first batch only, read with one or two ``pread`` (a 1 GiB segment is neither mapped nor
+        read): a scan of it yields the file's first batch, or nothing when the file has no valid first batch.
+        Only the first batch is the file's: what follows it (a scan's tail) is not."""
+        p = os.fspath(path)
+        try:
+            fd = os.open(p, _OPEN_FLAGS)
+        except OSError as exc:
+            raise os_error(p, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise EngineError(p, "not a regular file")
+            size = st.st_size
+            data = os.pread(fd, min(size, FIRST_READ_BYTES), 0) if size else b""
+            if len(data) >= LOG_OVERHEAD:
+                want = LOG_OVERHEAD + _I32.unpack_from(data, 8)[0]  # the first batch's end, from its size
+                if LOG_OVERHEAD + RECORD_OVERHEAD_V0 <= want <= len(data):
+                    data = data[:want]
+                elif len(data) < want <= size:
+                    data += os.pread(fd, want - len(data), len(data))
         except OSError as exc:
             raise os_error(p, exc) from exc
         finally:

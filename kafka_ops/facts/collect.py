@@ -400,8 +400,8 @@ def gather(opts: AuditOptions) -> HostFacts:
 
 def _first_timestamp(path: str, buf: LogBuffer | None = None) -> int | None:
     try:
-        if buf is None:
-            with LogBuffer.open(path) as opened:
+        if buf is None:  # the first batch is all it needs: the oldest segment is often the largest file
+            with LogBuffer.open_first_batch(path) as opened:
                 return _first_timestamp(path, opened)
         for b in BatchScanner(buf, verify_crc=False, controls=False):
             return b.base_timestamp if not b.has_delete_horizon else None
