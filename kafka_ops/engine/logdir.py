@@ -101,13 +101,13 @@ class Segment:
     def offset_index_padded(self) -> bool:
         """Last slot (0, 0) with more than one slot: an untrimmed preallocated offset index."""
         t = self.offset_tail
-        return bool(t and t.entry_count > 1 and t.last == (self.base_offset, 0))
+        return bool(t is not None and t.last == (self.base_offset, 0) and t.entry_count > 1)
 
     @property
     def time_index_padded(self) -> bool:
         """Last slot (0, 0): zero padding (no real time entry has timestamp 0 at relative offset 0)."""
         t = self.time_tail
-        return bool(t and t.entry_count >= 1 and t.last == (0, self.base_offset))
+        return bool(t is not None and t.last == (0, self.base_offset) and t.entry_count >= 1)
 
     def retention_timestamp(self, will_recover: bool) -> tuple[int | None, str]:
         """``LogSegment.largestTimestamp()`` as the broker will compute it after its next start.
