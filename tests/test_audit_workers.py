@@ -107,3 +107,22 @@ def test_a_worker_that_dies_leaves_its_partitions_to_the_parent(
     monkeypatch.setattr(pool, "start", lambda *a: started.append(start(*a)) or started[-1])
     assert _audit(host, 2, broker_state="stopped") == one
     assert isinstance(started[0], pool.Pool) and started[0].broken and not started[0].procs
+
+
+def test_facts_a_worker_cannot_send_are_gathered_by_the_parent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    host = simulate_host(str(tmp_path / "host"), HostSpec(now_ms=NOW_MS, failures=Failures.all()))
+    one = _audit(host, 1, broker_state="stopped")
+    parent = os.getpid()
+    pack = pool._pack
+
+    def unpicklable(pf: Any) -> dict[str, Any]:
+        state = pack(pf)
+        if os.getpid() != parent and pf.part.partition == 0:
+            state["oops"] = lambda: None  # pickle refuses a lambda: the whole chunk cannot be sent
+        return state
+
+    monkeypatch.setattr(pool, "_pack", unpicklable)
+    monkeypatch.setattr(pool, "CHUNK", 2)
+    assert _audit(host, 2, broker_state="stopped") == one

@@ -109,11 +109,12 @@ def _serve(h: HostFacts, tasks: Connection, results: Connection, prepare: Prepar
     """A worker: for each (log dir index, start, stop) received, gather those partitions and send them back as
     (facts, exception or None); stop at None or when the parent goes away."""
     import gc
+    import pickle
 
     from kafka_ops.facts.collect import gather_partition
 
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle: it stops the workers
-    gc.disable()  # facts hold no reference cycles: reference counting frees them, and collections cost time
+    gc.freeze()  # the parent's objects: never scanned here (nor their pages copied by the collector)
     while True:
         try:
             task = tasks.recv()
@@ -134,12 +135,16 @@ def _serve(h: HostFacts, tasks: Connection, results: Connection, prepare: Prepar
                 out.append(_pack(pf))
         except Exception as exc:  # raised in the parent when it reaches this partition, as one process would
             err = exc
+            try:  # one that does not pickle back (a custom __init__) goes as its text, at the same place
+                pickle.loads(pickle.dumps(exc))
+            except Exception:
+                err = RuntimeError(f"{type(exc).__name__}: {exc}")
         try:
             results.send((out, err))
         except (OSError, ValueError):
             return  # the parent went away
-        except Exception as exc:  # an exception that does not pickle: its text, at the same place
-            results.send((out, RuntimeError(f"{type(err).__name__}: {err}" if err else repr(exc))))
+        except Exception:  # facts that do not pickle: the parent gathers this chunk itself
+            results.send((None, None))
 
 
 class Pool:
@@ -213,7 +218,11 @@ class Pool:
             for conn in conns:
                 w = by_conn[id(conn)]
                 out, err = conn.recv()
-                ready[queues[w].popleft()] = (True, out, err)
+                c = queues[w].popleft()
+                if out is None:  # the worker could not send this chunk's facts: gathered here instead
+                    steal(c)
+                else:
+                    ready[c] = (True, out, err)
                 feed(w)
 
         def steal(c: int) -> None:
