@@ -94,23 +94,35 @@ def audit(log_dirs: list[str], workers: int | None = None) -> dict[str, Any]:
     return run_audit(opts)
 
 
-CLI = "import sys; from kafka_ops.cli import main; sys.argv[0] = 'kafka-ops'; sys.exit(main())"
+# The CLI's own peak RSS is VmHWM at exit: ru_maxrss would count the pages of the (large) benchmark process it
+# was forked from before exec; its workers' is their ru_maxrss (RUSAGE_CHILDREN: the largest of them).
+CLI = """import atexit, os, resource, sys
+def _peak():
+    hwm = next((int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")), 0)
+    with open(os.environ["BENCH_PEAK_FILE"], "w") as f:
+        f.write(f"{hwm} {resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}")
+atexit.register(_peak)
+from kafka_ops.cli import main
+sys.argv[0] = "kafka-ops"
+sys.exit(main())
+"""
 
 
-def cli(log_dirs: list[str], out: str, env: dict[str, str] | None = None) -> int:
-    """``kafka-ops audit --format json > out`` in a subprocess; returns its peak RSS in KiB (largest process:
-    wait4 folds in the children it waited for, i.e. its workers)."""
+def cli(log_dirs: list[str], out: str, env: dict[str, str] | None = None) -> tuple[int, int]:
+    """``kafka-ops audit --format json > out`` in a subprocess; returns the peak RSS (KiB) of the CLI process and
+    of its largest worker (0 without workers)."""
     args = [sys.executable, "-c", CLI, "audit", "--format", "json", "--now", str(NOW)]
     args += ["--broker-state", "stopped", "--kafka-version", "3.7.0"]
     for d in log_dirs:
         args += ["--log-dir", d]
+    peak = out + ".peak"
     with open(out, "wb") as f:
-        proc = subprocess.Popen(args, stdout=f, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run(args, stdout=f, env={**(env or os.environ), "BENCH_PEAK_FILE": peak})
     if proc.returncode not in (0, 1):  # 1: the gate failed, which is a result, not an error
         raise SystemExit(f"kafka-ops audit exited {proc.returncode}")
-    return usage.ru_maxrss
+    with open(peak) as f:
+        own, workers = (int(x) for x in f.read().split())
+    return own, workers
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -170,7 +182,8 @@ def bench_shape(root: str, shape: str, args: argparse.Namespace) -> dict[str, An
         )
     med = {n: statistics.median(v) for n, v in runs.items() if v}
     med_ratio = {n: statistics.median(v) for n, v in ratios.items() if v}
-    print(f"{'bare loop (median):':<26} {med['baseline']:.2f} s ({files / med['baseline']:,.0f} files/s)")
+    if med:  # --rounds 0: memory only
+        print(f"{'bare loop (median):':<26} {med['baseline']:.2f} s ({files / med['baseline']:,.0f} files/s)")
     for n in ratios:
         if n in med:
             print(
@@ -188,21 +201,25 @@ def bench_shape(root: str, shape: str, args: argparse.Namespace) -> dict[str, An
             tracemalloc.stop()
             n = sum(d["segments"] for d in r["log_dirs"])
             parts = sum(d["partitions"] for d in r["log_dirs"])
-            rss = {}
-            for w in [] if args.no_cli else args.workers:  # KiB, the largest process (the CLI or a worker)
+            rss: dict[int, tuple[int, int]] = {}
+            for w in [] if args.no_cli else args.workers:  # KiB: the CLI's, its largest worker's
                 rss[w] = cli([sub], out, env={**os.environ, "KAFKA_OPS_WORKERS": str(w)})
             mem.append(
                 {
                     "partitions": parts,
                     "segments": n,
                     "tracemalloc_peak": peak,
-                    "cli_max_rss": {w: v * 1024 for w, v in rss.items()},
+                    "cli_peak_rss": {w: v[0] * 1024 for w, v in rss.items()},
+                    "worker_peak_rss": {w: v[1] * 1024 for w, v in rss.items()},
                 }
             )
             print(
                 f"peak memory, {parts:>6} partitions / {n:>7} segments: run_audit (tracemalloc) "
-                f"{peak / 2**20:6.1f} MiB, CLI peak RSS "
-                + ", ".join(f"{v / 1024:6.1f} MiB (w={w})" for w, v in rss.items())
+                f"{peak / 2**20:5.1f} MiB; CLI peak RSS "
+                + ", ".join(
+                    f"w={w} {v[0] / 1024:5.1f} MiB" + (f" (worker {v[1] / 1024:5.1f} MiB)" if v[1] else "")
+                    for w, v in rss.items()
+                )
             )
         if mem[0]["tracemalloc_peak"]:
             growth = mem[-1]["tracemalloc_peak"] / mem[0]["tracemalloc_peak"]
