@@ -157,6 +157,8 @@ class PartitionFacts:
     forecast: Any = None
     # broker.arrivals.arrival_rate's (now, horizon, rate, window): DIR004 and the forecast both ask for it
     arrival: tuple[int, int, float, int] | None = None
+    # check id -> its findings, for the checks an audit worker ran where it gathered the facts (audit.py)
+    findings: dict[str, list[Any]] | None = None
 
 
 @dataclass
