@@ -9,11 +9,13 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from kafka_ops import __version__
 from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import HostForecast, for_check
+from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
@@ -23,7 +25,7 @@ from kafka_ops.facts.collect import (
     LogDirFacts,
     PartitionFacts,
     gather,
-    iter_partitions,
+    iter_log_dirs,
 )
 
 REPORT_SCHEMA_VERSION = 1
@@ -93,6 +95,16 @@ def _stamp(f: Finding, h: HostFacts, log_dir: str | None) -> Finding:
     return f
 
 
+def prepare_partition(
+    wctx: AuditContext, alone: list[CheckSpec], grid: list[int] | None, pf: PartitionFacts
+) -> None:
+    """In an audit worker process, after gathering ``pf``: its forecast and size projection, and the findings of
+    the checks whose only scope is the partition (pure functions of the host and ``pf``), so that the parent
+    only takes them; the checks that keep state across partitions stay with the parent."""
+    forecast_prepare(wctx.host, pf, grid)
+    pf.findings = {spec.id: list(spec.run(wctx, pf)) for spec in alone}
+
+
 def update_aggregate(ctx: AuditContext, pf: PartitionFacts) -> None:
     agg = pf.log_dir.agg
     agg.partitions += 1
@@ -130,6 +142,10 @@ def run_audit(
         else:
             skipped.append({"check": cid, "reason": why})
     by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
+    # checks of the partition scope alone decide from one partition's facts: a worker process that gathered the
+    # facts runs them too (prepare_partition); the others keep state across partitions and run here, in order
+    alone = [spec for spec in by_scope["partition"] if spec.scopes == ("partition",)]
+    partition_runs = [(spec.id, spec.run) for spec in by_scope["partition"]]
     errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
     # the report's forecast section (no per-segment rows), with the size projection the HTML report draws
     host_forecast = HostForecast(
@@ -138,12 +154,15 @@ def run_audit(
         project_every_ms=h.configs.server_int("log.retention.check.interval.ms", 300_000),
     )
     plan = NextStartPlan(h)  # the report's next_start: the same model the checks and the forecast read
-    for ldf in h.log_dirs:
+    # partitions in order; gathered by worker processes if it pays, which also make their forecasts and run the
+    # partition-alone checks (with a context of their own)
+    prepare = partial(prepare_partition, AuditContext(h), alone, host_forecast.grid)
+    for ldf, partitions in iter_log_dirs(h, prepare=prepare):
         names = ldf.scan.partition_names
         # a log dir's forecast joins the host's at its end: if the dir goes offline, it deletes nothing
         dir_forecast = HostForecast(h.now_ms, h.horizon_ms, project_every_ms=host_forecast.project_every_ms)
         deleted = 0
-        for i, pf in enumerate(iter_partitions(h, ldf), start=1):
+        for i, pf in enumerate(partitions, start=1):
             update_aggregate(ctx, pf)
             deletions: dict[int, tuple[int, str]] = {}
             if pf.part.segments:
@@ -155,9 +174,12 @@ def run_audit(
                     s.base: (s.delete_at, s.reason) for s in gone if s.delete_at is not None and s.reason
                 }
             plan.add_partition(ctx, pf, deletions)
-            for spec in by_scope["partition"]:
-                findings.extend(_stamp(f, h, ldf.path) for f in spec.run(ctx, pf))
-            errors.extend(e.to_dict() for e in pf.errors)
+            found = pf.findings or {}  # made by the worker, for the partition-alone checks
+            for cid, run in partition_runs:  # most yield nothing: no generator wrapped around each
+                for f in found[cid] if cid in found else run(ctx, pf):
+                    findings.append(_stamp(f, h, ldf.path))
+            if pf.errors:
+                errors.extend(e.to_dict() for e in pf.errors)
             if on_partition is not None:
                 on_partition(pf)
             if progress is not None:

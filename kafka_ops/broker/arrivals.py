@@ -11,7 +11,16 @@ HOUR_MS = 3_600_000
 def arrival_rate(pf: PartitionFacts, now: int, horizon: int) -> tuple[float, int]:
     """A partition's arrival rate in bytes/ms over the last W = min(horizon, max(1 h, age of its oldest data)),
     and W: from the ``.log`` mtimes (time of each segment's last append). Also the report's size projection
-    (``kafka_ops.broker.forecast.project_partition``) and DIR004."""
+    (``kafka_ops.broker.forecast.project_partition``) and DIR004, so it is made once per partition."""
+    made = pf.arrival
+    if made is not None and made[0] == now and made[1] == horizon:
+        return made[2], made[3]
+    rate, window = _arrival_rate(pf, now, horizon)
+    pf.arrival = (now, horizon, rate, window)
+    return rate, window
+
+
+def _arrival_rate(pf: PartitionFacts, now: int, horizon: int) -> tuple[float, int]:
     segs = [s for s in pf.part.segments if s.log is not None]
     if not segs:
         return 0.0, HOUR_MS

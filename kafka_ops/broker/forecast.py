@@ -34,8 +34,11 @@ from __future__ import annotations
 
 import csv
 import json
+from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import repeat
+from operator import add, mul, sub
 from types import SimpleNamespace
 from typing import Any, TextIO
 
@@ -52,6 +55,7 @@ from kafka_ops.engine.logdir import (
     TS_ZERO_PADDING,
     Segment,
 )
+from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
@@ -87,6 +91,7 @@ PROJECTION_ASSUMPTIONS = [
 # ----------------------------------------------------------------------------------------------- when
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(frozen=True, slots=True)
 class Schedule:
     """How often retention runs for a topic, and by which thread."""
@@ -164,6 +169,7 @@ def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple
     return ts, source
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class SegmentForecast:
     base: int
@@ -191,6 +197,7 @@ class SegmentForecast:
         return d
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class PartitionForecast:
     topic: str
@@ -206,6 +213,17 @@ class PartitionForecast:
     segments: list[SegmentForecast]
     errors: list[dict[str, Any]] = field(default_factory=list)
     rate: float = 0.0  # arrival rate, bytes/ms (broker.arrivals.arrival_rate): for the projection only
+    # project_lazy(self, grid) made where the facts were gathered (the audit's workers): (grid, projection)
+    projection: tuple[list[int], list[float] | Line] | None = None
+
+    def projected(self, grid: list[int]) -> list[float] | Line:
+        """``project_lazy(self, grid)``, made once (the topic's and the log dir's sums both ask)."""
+        made = self.projection
+        if made is not None and (made[0] is grid or made[0] == grid):
+            return made[1]
+        out = project_lazy(self, grid)
+        self.projection = (grid, out)
+        return out
 
     @property
     def horizon_end(self) -> int:
@@ -359,6 +377,25 @@ def projection_grid(now_ms: int, horizon_ms: int, check_interval_ms: int) -> lis
     return list(range(now_ms, now_ms + horizon_ms + 1, step))
 
 
+@dataclass(frozen=True, slots=True)
+class Line:
+    """A projected series that is ``total + rate * (t - t0)`` at every grid point t (t0 = the first): a
+    partition with no roll and no deletion over the horizon. Summed as two numbers instead of a point list."""
+
+    total: float
+    rate: float
+
+    def __reduce__(self) -> tuple[object, ...]:  # a constructor call when the audit's workers send it
+        return Line, (self.total, self.rate)
+
+
+def line_values(total: float, rate: float, grid: list[int]) -> list[float]:
+    """The points of a :class:`Line` (or of a sum of them) on ``grid``."""
+    if not grid:
+        return []
+    return list(map(add, repeat(total), map(mul, repeat(rate), map(sub, grid, repeat(grid[0])))))
+
+
 def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
     """The partition's size at each grid point if data keeps arriving at ``fc.rate`` (bytes/ms).
 
@@ -371,6 +408,18 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
     timestamp has moved since), at each point when retention.bytes is set (appends change the size), and
     while nothing is scheduled (an empty active segment may fill).
     """
+    out = _project(fc, grid, False)
+    assert isinstance(out, list)
+    return out
+
+
+def project_lazy(fc: PartitionForecast, grid: list[int]) -> list[float] | Line:
+    """:func:`project_partition`, or the :class:`Line` whose points it would return (the usual partition:
+    nothing rolls or goes within the horizon), which the accumulators sum without a list per partition."""
+    return _project(fc, grid, True)
+
+
+def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] | Line:
     if not grid:
         return []
     if not fc.segments:
@@ -419,11 +468,14 @@ def project_partition(fc: PartitionForecast, grid: list[int]) -> list[float]:
             nxt = pending[0].at_ms if pending else float("inf")
             if rate > 0:
                 nxt = min(nxt, prev + max(0.0, seg_bytes - sizes[a]) / rate, active_start + seg_ms)
-            j = k
-            while j < n and grid[j] < nxt:
-                j += 1
+            j = bisect_left(grid, nxt, k)  # the first point at or after nxt (the grid is sorted)
             if j > k:
-                out.extend(total + rate * (grid[i] - prev) for i in range(k, j))
+                if lazy and k == 1 and j == n and out[0] == total:
+                    # every point is total + rate * (t - grid[0]) (at grid[0]: total + 0.0 == out[0])
+                    return Line(total, rate)
+                # total + rate * (grid[i] - prev) for i in k..j-1, in C (map) rather than a Python loop: the
+                # projection is the audit's largest per-partition cost after the fact gathering
+                out.extend(map(add, repeat(total), map(mul, repeat(rate), map(sub, grid[k:j], repeat(prev)))))
                 grown = rate * (grid[j - 1] - prev)
                 sizes[a] += grown
                 total += grown
@@ -509,6 +561,17 @@ class TopicForecast:
     grid: list[int] | None = None  # projection points (None: no projection)
     projected: list[float] = field(default_factory=list)  # size at each grid point, summed over partitions
     rate: float = 0.0  # bytes/ms, summed over partitions
+    # the partitions whose projection is a Line, summed: [total, rate]; projection() adds their points
+    line: list[float] = field(default_factory=lambda: [0.0, 0.0])
+    lines: int = 0
+
+    def projection(self) -> list[float]:
+        """The projected size at each grid point: the summed point lists plus the summed lines."""
+        assert self.grid is not None
+        if not self.lines:
+            return self.projected
+        points = line_values(self.line[0], self.line[1], self.grid)
+        return list(map(add, self.projected, points)) if self.projected else points
 
     @property
     def horizon_end(self) -> int:
@@ -541,11 +604,19 @@ class TopicForecast:
             elif self.keep_segments:
                 self.segments_omitted += 1
         if self.grid is not None:
-            sizes = project_partition(fc, self.grid)
-            if not self.projected:
-                self.projected = [0.0] * len(self.grid)
-            for i, b in enumerate(sizes):
-                self.projected[i] += b
+            sizes = fc.projected(self.grid)
+            if isinstance(sizes, Line):
+                self.line[0] += sizes.total
+                self.line[1] += sizes.rate
+                self.lines += 1
+            else:
+                if not self.projected:
+                    self.projected = [0.0] * len(self.grid)
+                if len(sizes) == len(self.projected):  # always: the same sums as the loop below, in C
+                    self.projected = list(map(add, self.projected, sizes))
+                else:  # pragma: no cover - project_partition returns one size per grid point
+                    for i, b in enumerate(sizes):
+                        self.projected[i] += b
             self.rate += fc.rate
 
     def merge(self, o: TopicForecast, deletions: bool = True) -> None:
@@ -570,13 +641,16 @@ class TopicForecast:
             self.segments.extend(o.segments[:room])
             self.segments_omitted += o.segments_omitted + max(0, len(o.segments) - room)
         if self.grid is not None:
-            add = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
+            more = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
             if not self.projected:
                 self.projected = [0.0] * len(self.grid)
-            for i, b in enumerate(add[: len(self.grid)]):
+            for i, b in enumerate(more[: len(self.grid)]):
                 self.projected[i] += b
             if deletions:
                 self.rate += o.rate
+                self.line[0] += o.line[0]
+                self.line[1] += o.line[1]
+                self.lines += o.lines
 
     @property
     def deleted_bytes(self) -> int:
@@ -626,7 +700,7 @@ class TopicForecast:
         }  # fmt: skip
         if self.grid is not None:
             d["arrival_bytes_per_s"] = round(self.rate * 1000, 3)
-            d["projected_bytes"] = [round(b) for b in self.projected] or [0] * len(self.grid)
+            d["projected_bytes"] = [round(b) for b in self.projection()] or [0] * len(self.grid)
         if self.keep_segments:
             d["segments"] = self.segments
             d["segments_omitted"] = self.segments_omitted
@@ -651,6 +725,7 @@ class HostForecast:
             None if project_every_ms is None else projection_grid(now_ms, horizon_ms, project_every_ms)
         )
         self.log_dir_projected: dict[str, list[float]] = {}
+        self.log_dir_line: dict[str, list[float]] = {}  # log dir -> [total, rate] of its Line projections
 
     def add(self, fc: PartitionForecast) -> None:
         t = self.topics.get(fc.topic)
@@ -658,12 +733,26 @@ class HostForecast:
             t = self.topics[fc.topic] = TopicForecast(
                 fc.topic, self.now_ms, self.horizon_ms, self.keep_segments, grid=self.grid
             )
-        before = list(t.projected)
-        t.add(fc)
-        if self.grid is not None:
-            acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(self.grid))
-            for i, b in enumerate(t.projected):
-                acc[i] += b - (before[i] if before else 0.0)
+        grid = self.grid
+        if grid is None:
+            t.add(fc)
+        else:
+            made = fc.projected(grid)
+            acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(grid))
+            if isinstance(made, Line):  # the topic and the log dir sum it as a line
+                t.add(fc)
+                line = self.log_dir_line.setdefault(fc.log_dir, [0.0, 0.0])
+                line[0] += made.total
+                line[1] += made.rate
+            else:
+                before = list(t.projected)
+                t.add(fc)
+                after = t.projected
+                if before and len(acc) == len(after) == len(before):  # the same sums as the loop below, in C
+                    acc[:] = map(add, acc, map(sub, after, before))
+                else:
+                    for i, b in enumerate(after):
+                        acc[i] += b - (before[i] if before else 0.0)
         self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
             s.size for s in fc.deletions()
         )
@@ -685,10 +774,20 @@ class HostForecast:
                 if deletions:
                     for i, b in enumerate(v):
                         acc[i] += b
+                    if p in o.log_dir_line:
+                        line = self.log_dir_line.setdefault(p, [0.0, 0.0])
+                        line[0] += o.log_dir_line[p][0]
+                        line[1] += o.log_dir_line[p][1]
                 else:
                     total = float(sum(t.bytes_now for t in o.topics.values()))
                     for i in range(len(acc)):
                         acc[i] += total
+
+    def _log_dir_points(self, path: str, points: list[float]) -> list[float]:
+        line = self.log_dir_line.get(path)
+        if line is None or self.grid is None:
+            return points
+        return list(map(add, points, line_values(line[0], line[1], self.grid)))
 
     def topic_list(self, every_check: bool = False) -> list[dict[str, Any]]:
         return [self.topics[t].to_dict(every_check) for t in sorted(self.topics)]
@@ -705,7 +804,8 @@ class HostForecast:
             d["projection"] = {
                 "at_ms": self.grid, "assumptions": PROJECTION_ASSUMPTIONS,
                 "log_dirs": [
-                    {"path": p, "bytes": [round(b) for b in v]} for p, v in sorted(self.log_dir_projected.items())
+                    {"path": p, "bytes": [round(b) for b in self._log_dir_points(p, v)]}
+                    for p, v in sorted(self.log_dir_projected.items())
                 ],
             }  # fmt: skip
         return d
@@ -820,13 +920,22 @@ def _cell(v: int | None) -> str:
 
 def for_check(ctx: Any, pf: PartitionFacts) -> PartitionForecast:
     """The forecast of ``pf`` for the checks of one audit, computed once per partition (RET002/3/4 share it;
-    only the current partition is kept, so memory stays flat)."""
+    only the current partition is kept, so memory stays flat), or by the worker that gathered ``pf``."""
     cached = ctx.cache.get("forecast")
     if cached is not None and cached[0] is pf:
         return cached[1]  # type: ignore[no-any-return]
-    fc = forecast_partition(ctx.host, pf)
+    fc = pf.forecast if pf.forecast is not None else forecast_partition(ctx.host, pf)
     ctx.cache["forecast"] = (pf, fc)
     return fc
+
+
+def prepare(host: HostFacts, pf: PartitionFacts, grid: list[int] | None) -> None:
+    """What :func:`for_check` and the report's projection on ``grid`` will ask of ``pf``, computed in advance
+    where ``pf`` was gathered (an audit worker process, facts.pool): the same functions on the same facts."""
+    if pf.part.segments:
+        fc = pf.forecast = forecast_partition(host, pf)
+        if grid is not None:
+            fc.projection = (grid, project_lazy(fc, grid))
 
 
 __all__ = [

@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from kafka_ops.broker import versions
@@ -151,12 +151,15 @@ def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ign
     if reason is not None:
         return NextStart(REBUILT, f"rebuilt from the records, because {reason} (LogSegment.recover)")
     running = ctx.host.broker_state == "running"
-    tail = (
-        "if the broker stops uncleanly and the segment is at or above the recovery point then, LogLoader.recoverLog "
-        "rebuilds it; after a clean stop it is kept as it is"
-        if running
-        else _kept_reason(pf)
-    )
+
+    def tail() -> str:
+        return (
+            "if the broker stops uncleanly and the segment is at or above the recovery point then, "
+            "LogLoader.recoverLog rebuilds it; after a clean stop it is kept as it is"
+            if running
+            else _kept_reason(pf)
+        )
+
     if version is not None:
         failure = load_sanity_failure(seg, version)
         if failure:
@@ -169,33 +172,57 @@ def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ign
         if not versions.since("no_index_sanity_at_load", version):
             return NextStart(
                 KEPT,
-                f"Kafka {versions.text(version)} sanity-checks indexes at load, but this one passes "
-                f"OffsetIndex/TimeIndex.sanityCheck; {tail}",
-            )
+                _partition_text(
+                    ctx, pf, "passes",
+                    lambda: f"Kafka {versions.text(version)} sanity-checks indexes at load, but this one passes "
+                    f"OffsetIndex/TimeIndex.sanityCheck; {tail()}",
+                ),
+            )  # fmt: skip
         return NextStart(
             DEPENDS if running else KEPT,
-            f"Kafka {versions.text(version)} does not sanity-check offset and time indexes at load (since 2.3.0, "
-            f"KAFKA-7283; only txnIndex.sanityCheck runs): {tail}",
-        )
+            _partition_text(
+                ctx, pf, "unchecked",
+                lambda: f"Kafka {versions.text(version)} does not sanity-check offset and time indexes at load "
+                f"(since 2.3.0, KAFKA-7283; only txnIndex.sanityCheck runs): {tail()}",
+            ),
+        )  # fmt: skip
     old = load_sanity_failure(seg, (2, 0))
     mid = load_sanity_failure(seg, (2, 2))
     if mid:
         return NextStart(
             DEPENDS,
             f"the Kafka version is unknown: a broker older than 2.3.0 rebuilds it at load (LogSegment.sanityCheck: "
-            f"'{mid}'); 2.3.0 and later do not sanity-check it (KAFKA-7283): {tail}",
+            f"'{mid}'); 2.3.0 and later do not sanity-check it (KAFKA-7283): {tail()}",
         )
     if old:
         return NextStart(
             DEPENDS,
             f"the Kafka version is unknown: a broker older than 2.1.0 rebuilds it at load (LogSegment.sanityCheck: "
-            f"'{old}'); 2.1.0 and later accept it (KAFKA-7076, and no check at load since 2.3.0): {tail}",
+            f"'{old}'); 2.1.0 and later accept it (KAFKA-7076, and no check at load since 2.3.0): {tail()}",
         )
     return NextStart(
         DEPENDS if running else KEPT,
-        f"no version of the broker rejects it at load (2.3.0 and later do not sanity-check offset and time "
-        f"indexes, KAFKA-7283): {tail}",
-    )
+        _partition_text(
+            ctx, pf, "unknown",
+            lambda: "no version of the broker rejects it at load (2.3.0 and later do not sanity-check offset and "
+            f"time indexes, KAFKA-7283): {tail()}",
+        ),
+    )  # fmt: skip
+
+
+def _partition_text(ctx, pf: PartitionFacts, key: str, make: Callable[[], str]) -> str:  # type: ignore[no-untyped-def]
+    """A verdict's text that is the same for every segment of ``pf`` (the usual one: kept as it is), made
+    once per partition: the plan asks :func:`next_start` for every segment of every partition."""
+    cache = getattr(ctx, "cache", None)  # forecast.broker_timestamp passes a context without one
+    if cache is None:
+        return make()
+    entry = cache.get("next_start")
+    if entry is None or entry[0] is not pf:
+        entry = cache["next_start"] = (pf, {})
+    text = entry[1].get(key)
+    if text is None:
+        text = entry[1][key] = make()
+    return text  # type: ignore[no-any-return]
 
 
 def _kept_reason(pf: PartitionFacts) -> str:
@@ -305,33 +332,37 @@ class TailScan:
     start: int  # where the scan started
 
 
-def active_tail(seg: Segment) -> TailScan | None:
+def active_tail(seg: Segment, buf: LogBuffer | None = None) -> TailScan | None:
     """Scan the segment from its last real offset-index entry to the end with CRC checks: the bytes that
     ``LogSegment.readNextOffset`` reads at load (it starts at ``offsetIndex().lastOffset()``); from 0 when the
-    index has no entry or its entry is not a batch start. None when the .log cannot be read."""
+    index has no entry or its entry is not a batch start. None when the .log cannot be read.
+
+    ``buf``: the segment's ``.log`` already opened by the caller (the fact collector reads it once)."""
     if seg.log is None:
         return None
+    if buf is None:
+        try:
+            with LogBuffer.open(seg.log.path) as opened:
+                return active_tail(seg, opened)
+        except EngineError:
+            return None
     entry = last_real_offset_entry(seg)
     start = entry[1] if entry else 0
-    try:
-        with LogBuffer.open(seg.log.path) as buf:
-            if start >= buf.size:
-                start = 0
-            for attempt in (start, 0):
-                scanner = BatchScanner(buf, start=attempt, verify_crc=True)
-                last = None
-                read = 0
-                for b in scanner:
-                    if not b.crc_valid:
-                        break
-                    last = b.last_offset
-                    read += 1
-                t = scanner.tail
-                if attempt and read == 0 and t is not None and t.kind == "corrupt":
-                    continue  # the index entry does not point at a batch: read the whole segment
-                return TailScan(t, scanner.valid_bytes, last, attempt)
-    except EngineError:
-        return None
+    if start >= buf.size:
+        start = 0
+    for attempt in (start, 0):
+        scanner = BatchScanner(buf, start=attempt, verify_crc=True, controls=False)
+        last = None
+        read = 0
+        for b in scanner:
+            if not b.crc_valid:
+                break
+            last = b.last_offset
+            read += 1
+        t = scanner.tail
+        if attempt and read == 0 and t is not None and t.kind == "corrupt":
+            continue  # the index entry does not point at a batch: read the whole segment
+        return TailScan(t, scanner.valid_bytes, last, attempt)
     return None
 
 

@@ -131,11 +131,20 @@ def norm(version: Version) -> tuple[int, int, int]:
     return (*tuple(version), 0, 0, 0)[:3]  # type: ignore[return-value]
 
 
+_SINCE: dict[tuple[str, Version], bool] = {}  # since()'s answers: asked several times per segment
+
+
 def since(name: str, version: Version | None) -> bool | None:
     """Whether ``version`` has behaviour ``name``; None when the version is unknown."""
     if version is None:
         return None
-    return norm(version) >= BEHAVIOURS[name].since
+    try:
+        return _SINCE[(name, version)]
+    except KeyError:
+        has = _SINCE[(name, version)] = norm(version) >= BEHAVIOURS[name].since
+        return has
+    except TypeError:  # a version given as a list
+        return norm(version) >= BEHAVIOURS[name].since
 
 
 def has(name: str, version: Version | None, unknown: bool) -> bool:

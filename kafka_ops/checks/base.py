@@ -3,7 +3,9 @@
 Scopes decide what a check is given, so that the audit can stream a host of 100,000 segments partition by
 partition with flat memory:
 
-* ``partition``: ``run(ctx, PartitionFacts)`` for every partition of every log dir;
+* ``partition``: ``run(ctx, PartitionFacts)`` for every partition of every log dir; a check with this scope
+  alone must decide from that one partition's facts (no state kept in ``ctx.cache`` across partitions): the
+  audit may run it in the worker process that gathered the facts (kafka_ops.facts.pool);
 * ``logdir``: ``run(ctx, LogDirFacts)`` once per log dir, after its partitions (with their aggregates);
 * ``host``: ``run(ctx, HostFacts)`` once.
 

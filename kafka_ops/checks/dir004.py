@@ -121,12 +121,16 @@ def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyp
                 views.append(SegView(s.base_offset, s.log.size, ts, src, s.log.size == 0))  # type: ignore[union-attr]
             interval_ms = ctx.host.configs.server_int("log.retention.check.interval.ms", CHECK_INTERVAL_MS)
             delay = cfg.int("file.delete.delay.ms")
-            for d in plan(
-                views, now_ms=now, retention_ms=cfg.retention_ms, retention_bytes=-1, deletes=True,
-                log_end=pf.log_end_offset, check_interval_ms=interval_ms,
-            ):  # fmt: skip
-                if d.at_ms + delay <= now + horizon:
-                    acc.frees.append((d.at_ms + delay, d.size))
+            # a time deletion comes no earlier than timestamp + retention.ms + 1: when no segment's can be freed
+            # within the horizon, the plan has nothing to say here (most partitions: skip it)
+            latest = now + horizon - delay - cfg.retention_ms - 1
+            if any(v.timestamp is not None and v.timestamp <= latest for v in views):
+                for d in plan(
+                    views, now_ms=now, retention_ms=cfg.retention_ms, retention_bytes=-1, deletes=True,
+                    log_end=pf.log_end_offset, check_interval_ms=interval_ms,
+                ):  # fmt: skip
+                    if d.at_ms + delay <= now + horizon:
+                        acc.frees.append((d.at_ms + delay, d.size))
 
     # recovery at the next start
     if pf.will_recover:

@@ -43,7 +43,7 @@ from kafka_ops.broker.startup import (
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.records import Tail
-from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.collect import NOT_READ, PartitionFacts
 
 SMALL_SIZE = "smaller than the minimum record overhead"
 
@@ -67,7 +67,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             if rec.tail is not None:
                 tails.append((seg, rec.tail, rec.last_offset))
         elif seg.active and not running and seg.log is not None and seg.log.size:
-            scan = active_tail(seg)
+            scan = active_tail(seg) if pf.active_tail is NOT_READ else pf.active_tail  # read by the collector
             if scan is not None and scan.tail is not None:
                 tails.append((seg, scan.tail, scan.last_offset))
     truncating: Segment | None = None  # the segment whose truncation in recoverLog deletes the later ones

@@ -18,6 +18,11 @@ class EngineError(Exception):
         shown = self.path.replace("\n", "\\n").replace("\r", "\\r")
         super().__init__(f"{shown}:{where} {self.reason}" if where else f"{shown}: {self.reason}")
 
+    def __reduce__(self) -> tuple[object, ...]:
+        # Exception pickles its args (the one-line message), which __init__ does not take: the audit's
+        # workers send errors to the parent with the fields instead
+        return self.__class__, (self.path, self.reason, self.position)
+
     def to_dict(self) -> dict[str, object]:
         return {"file": self.path, "position": self.position, "error": self.reason}
 

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import read_bytes
+from kafka_ops.engine.pickling import by_constructor
 
 OFFSET_ENTRY = 8
 TIME_ENTRY = 12
@@ -31,6 +32,7 @@ TXN_ENTRY = 34
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes / log.index.size.max.bytes
 NO_TIMESTAMP = -1
 
+_TAIL_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)  # read_index_tail's
 _OFF = struct.Struct(">ii")
 _TIME = struct.Struct(">qi")
 _TXN = struct.Struct(">hqqqq")
@@ -138,6 +140,7 @@ def read_time_index(path: str, base_offset: int | None = None) -> IndexFile:
     return _read_index(path, "time", base_offset)
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class IndexTail:
     """The cheap view of an index the audit needs: size and last slot (what ``lastEntry`` returns)."""
@@ -164,7 +167,7 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
     st = _OFF if kind == "offset" else _TIME
     try:
         # os.pread on a raw fd: two small reads without a buffered file object (the audit's hot path)
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+        fd = os.open(path, _TAIL_FLAGS)
     except OSError as exc:
         raise os_error(path, exc) from exc
     try:

@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from kafka_ops.engine.pickling import by_constructor
+
 REMOTE_INDEX_CACHE = "remote-log-index-cache"  # RemoteIndexCache.DIR_NAME
 METADATA_TOPIC = "__cluster_metadata"  # KafkaRaftServer.MetadataTopic
 DELETE_SUFFIX = "-delete"
@@ -43,6 +45,7 @@ LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint(\.part|\.deleted)?$")
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(frozen=True, slots=True)
 class PartitionName:
     topic: str

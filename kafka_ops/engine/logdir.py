@@ -24,16 +24,18 @@ from dataclasses import dataclass, field
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import EngineError, os_error
-from kafka_ops.engine.indexes import IndexTail, read_index_tail
+from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_index_tail
 from kafka_ops.engine.layout import (
     METADATA_TOPIC,
     REMOTE_INDEX_CACHE,
     ROOT_FILES,
+    SEGMENT_SUFFIXES,
     PartitionName,
     parse_kraft_snapshot,
     parse_partition_dir,
     parse_segment_file,
 )
+from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.engine.records import BatchScanner, LogBuffer, Tail
 
 # Where the retention timestamp of a segment comes from (public values: they appear in reports).
@@ -45,6 +47,7 @@ TS_LOG = "log"  # the segment will be recovered: rebuilt from the batches' max t
 TS_UNREADABLE = "unreadable"  # the .timeindex cannot be read
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class FileInfo:
     path: str
@@ -73,6 +76,7 @@ class FileInfo:
         }
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class Segment:
     base_offset: int
@@ -97,13 +101,13 @@ class Segment:
     def offset_index_padded(self) -> bool:
         """Last slot (0, 0) with more than one slot: an untrimmed preallocated offset index."""
         t = self.offset_tail
-        return bool(t and t.entry_count > 1 and t.last == (self.base_offset, 0))
+        return bool(t is not None and t.last == (self.base_offset, 0) and t.entry_count > 1)
 
     @property
     def time_index_padded(self) -> bool:
         """Last slot (0, 0): zero padding (no real time entry has timestamp 0 at relative offset 0)."""
         t = self.time_tail
-        return bool(t and t.entry_count >= 1 and t.last == (0, self.base_offset))
+        return bool(t is not None and t.last == (0, self.base_offset) and t.entry_count >= 1)
 
     def retention_timestamp(self, will_recover: bool) -> tuple[int | None, str]:
         """``LogSegment.largestTimestamp()`` as the broker will compute it after its next start.
@@ -127,6 +131,7 @@ class Segment:
         return (self.log.mtime_ms if self.log else None), TS_MTIME
 
 
+@by_constructor  # sent by the audit's workers (facts.pool)
 @dataclass(slots=True)
 class Partition:
     path: str
@@ -187,6 +192,11 @@ def _stat(path: str, errors: list[EngineError]) -> FileInfo | None:
         return None
 
 
+# suffix -> Segment attribute, for the names the broker writes (no leftover suffix): the scan's fast path
+_SEGMENT_ATTR = {suffix: suffix[1:] for suffix in SEGMENT_SUFFIXES}
+_S_IFMT, _S_IFDIR = statmod.S_IFMT(0o177777), statmod.S_IFDIR
+
+
 def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> Partition:
     part = Partition(path, name)
     part.dir_info = _stat(path, part.errors)
@@ -196,17 +206,35 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
         part.errors.append(os_error(path, exc))
         return part
     segs: dict[int, Segment] = {}
+    # The audit's hot path (one call per file of the host): FileInfo built inline, segment names split
+    # without parse_segment_file unless the name has a leftover suffix or is not a segment file at all.
+    seg_attr = _SEGMENT_ATTR
     for e in entries:
         try:
             st = e.stat(follow_symlinks=False)
         except OSError as exc:
             part.errors.append(os_error(e.path, exc))
             continue
-        fi = FileInfo.of(e.path, st)
-        if fi.is_dir:
+        mode = st.st_mode
+        is_dir = (mode & _S_IFMT) == _S_IFDIR
+        fi = FileInfo(
+            e.path, st.st_size, st.st_mtime_ns // 1_000_000, mode & 0o7777, st.st_uid, st.st_gid, is_dir
+        )
+        if is_dir:
             part.other_files.append(fi)
             continue
-        parsed = parse_segment_file(e.name)
+        fname = e.name
+        dot = fname.find(".")
+        attr = seg_attr.get(fname[dot:]) if dot > 0 else None
+        digits = fname[:dot]
+        if attr is not None and digits.isdigit() and digits.isascii():
+            base = int(digits)
+            seg = segs.get(base)
+            if seg is None:
+                seg = segs[base] = Segment(base, path)
+            setattr(seg, attr, fi)
+            continue
+        parsed = parse_segment_file(fname)
         if parsed is not None:
             if parsed.leftover:
                 part.leftovers.append(fi)
@@ -216,27 +244,27 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
                 seg = segs[parsed.base_offset] = Segment(parsed.base_offset, path)
             setattr(seg, parsed.suffix[1:], fi)
             continue
-        if e.name == ckpt.LEADER_EPOCH:
+        if fname == ckpt.LEADER_EPOCH:
             part.other_files.append(fi)
             try:
                 part.leader_epochs = ckpt.read_leader_epoch_checkpoint(e.path)
             except EngineError as exc:
                 part.errors.append(exc)
             continue
-        if e.name == ckpt.PARTITION_METADATA:
+        if fname == ckpt.PARTITION_METADATA:
             part.other_files.append(fi)
             try:
                 part.topic_id = ckpt.read_partition_metadata(e.path).get("topic_id")
             except EngineError as exc:
                 part.errors.append(exc)
             continue
-        snap = parse_kraft_snapshot(e.name)
+        snap = parse_kraft_snapshot(fname)
         if snap is not None:
             part.kraft_snapshots.append((*snap, fi))
             continue
         part.other_files.append(fi)
     # Producer snapshots are named by offset but are not segment files; split them out.
-    ordered = sorted(segs.values(), key=lambda s: s.base_offset)
+    ordered = [segs[b] for b in sorted(segs)]
     for seg in ordered:
         if seg.log is None:
             if seg.index or seg.timeindex or seg.txnindex:
@@ -256,17 +284,28 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
 
 
 def read_segment_tails(seg: Segment) -> None:
-    """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads)."""
-    if seg.index is not None:
-        try:
-            seg.offset_tail = read_index_tail(seg.index.path, "offset", seg.base_offset, seg.index.size)
-        except EngineError as exc:
-            seg.errors.append(exc)
-    if seg.timeindex is not None:
-        try:
-            seg.time_tail = read_index_tail(seg.timeindex.path, "time", seg.base_offset, seg.timeindex.size)
-        except EngineError as exc:
-            seg.errors.append(exc)
+    """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads).
+
+    An index smaller than one slot has no entry to read: it is not opened (most closed segments of a quiet
+    partition have an empty ``.index``), which is what ``read_index_tail`` would return after opening it.
+    """
+    index, timeindex = seg.index, seg.timeindex
+    if index is not None:
+        if index.size < OFFSET_ENTRY:
+            seg.offset_tail = IndexTail(index.path, "offset", index.size, OFFSET_ENTRY, None, None)
+        else:
+            try:
+                seg.offset_tail = read_index_tail(index.path, "offset", seg.base_offset, index.size)
+            except EngineError as exc:
+                seg.errors.append(exc)
+    if timeindex is not None:
+        if timeindex.size < TIME_ENTRY:
+            seg.time_tail = IndexTail(timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None)
+        else:
+            try:
+                seg.time_tail = read_index_tail(timeindex.path, "time", seg.base_offset, timeindex.size)
+            except EngineError as exc:
+                seg.errors.append(exc)
 
 
 def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) -> LogDir:
@@ -288,34 +327,37 @@ def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) ->
         ld.errors.append(EngineError(ld.path, "not a directory"))
         return ld
     try:
-        entries = sorted(os.scandir(path), key=lambda e: e.name)
+        # names, not DirEntry objects, which would each keep their stat result until the loop ends: the peak
+        # memory of a log dir of 100,000 partitions
+        entries = sorted(os.listdir(path))
     except OSError as exc:
         ld.errors.append(os_error(path, exc))
         return ld
-    for e in entries:
+    for entry in entries:
+        epath = os.path.join(path, entry)  # what os.scandir(path) gives as DirEntry.path
         try:
             # File.isDirectory follows symlinks (LogManager.loadLogs), so a symlinked partition dir is loaded
-            st = e.stat(follow_symlinks=True)
+            st = os.stat(epath)
         except OSError as exc:
-            ld.errors.append(os_error(e.path, exc))
+            ld.errors.append(os_error(epath, exc))
             continue
-        fi = FileInfo.of(e.path, st)
+        fi = FileInfo.of(epath, st)
         if not fi.is_dir:
             ld.root_files.append(fi)
             continue
-        if e.name == REMOTE_INDEX_CACHE:
+        if entry == REMOTE_INDEX_CACHE:
             ld.skipped_dirs.append(fi)
             continue
-        name = parse_partition_dir(e.name)
+        name = parse_partition_dir(entry)
         if name is None:
             ld.fatal_dirs.append(fi)
             continue
         if name.topic == METADATA_TOPIC:
             ld.skipped_dirs.append(fi)
             # The KRaft metadata log is read by the raft layer, not LogManager; still scan it for dumps.
-        ld.partition_names.append((e.path, name))
+        ld.partition_names.append((epath, name))
         if partitions:
-            ld.partitions.append(scan_partition(e.path, name, read_tails))
+            ld.partitions.append(scan_partition(epath, name, read_tails))
     root = {f.path.rsplit("/", 1)[-1] for f in ld.root_files}
     meta_path = os.path.join(ld.path, ckpt.META_PROPERTIES)
     if ckpt.META_PROPERTIES in root:
@@ -374,30 +416,29 @@ def log_max_timestamp(seg: Segment) -> int:
     return best
 
 
-def next_offset(seg: Segment) -> int:
-    """``LogSegment.readNextOffset``: scan from the offset index's last entry to the end of the log."""
+def next_offset(seg: Segment, buf: LogBuffer | None = None) -> int:
+    """``LogSegment.readNextOffset``: scan from the offset index's last entry to the end of the log.
+
+    ``buf``: the segment's ``.log`` already opened by the caller (the audit reads it for other facts too)."""
     if seg.log is None:
         return seg.base_offset
+    if buf is None:
+        with LogBuffer.open(seg.log.path) as opened:
+            return next_offset(seg, opened)
     start = 0
     if seg.offset_tail and seg.offset_tail.last and not seg.offset_index_padded:
         start = max(0, seg.offset_tail.last[1])
     nxt = seg.base_offset
-    with LogBuffer.open(seg.log.path) as buf:
-        if start >= buf.size:
-            start = 0
-        scanner = BatchScanner(buf, start=start, verify_crc=False)
+    if start >= buf.size:
+        start = 0
+    scanner = BatchScanner(buf, start=start, verify_crc=False, controls=False)
+    for b in scanner:
+        nxt = b.next_offset
+    if scanner.tail is not None and scanner.tail.kind == "corrupt" and start > 0 and nxt == seg.base_offset:
+        # the index pointed somewhere odd: fall back to a full scan
+        scanner = BatchScanner(buf, verify_crc=False, controls=False)
         for b in scanner:
             nxt = b.next_offset
-        if (
-            scanner.tail is not None
-            and scanner.tail.kind == "corrupt"
-            and start > 0
-            and nxt == seg.base_offset
-        ):
-            # the index pointed somewhere odd: fall back to a full scan
-            scanner = BatchScanner(buf, verify_crc=False)
-            for b in scanner:
-                nxt = b.next_offset
     return nxt
 
 
@@ -422,7 +463,7 @@ def recovery_scan(seg: Segment) -> RecoveryResult:
     max_ts = -1
     last = None
     with LogBuffer.open(seg.log.path) as buf:
-        scanner = BatchScanner(buf, verify_crc=True)
+        scanner = BatchScanner(buf, verify_crc=True, controls=False)  # counts, timestamps and offsets only
         for b in scanner:
             if not b.crc_valid:
                 break

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import stat
 import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,6 @@ from kafka_ops.engine import compression
 from kafka_ops.engine.binary import Truncated, read_varint, read_varlong
 from kafka_ops.engine.crc import crc32, crc32c
 from kafka_ops.engine.errors import EngineError, os_error
-from kafka_ops.engine.fileio import open_regular
 
 LOG_OVERHEAD = 12  # offset int64 + size int32 (Records.LOG_OVERHEAD)
 HEADER_SIZE_UP_TO_MAGIC = 17  # Records.HEADER_SIZE_UP_TO_MAGIC
@@ -196,6 +196,29 @@ class RecordError(Exception):
     """Records inside a batch could not be decoded."""
 
 
+# Files up to this size are read into memory rather than mapped (LogBuffer.open).
+READ_WHOLE_BYTES = 64 * 1024
+FIRST_READ_BYTES = 4096  # LogBuffer.open_first_batch's first read: most first batches fit
+# O_NONBLOCK: opening a FIFO named like a log must not block (regular files ignore the flag when reading)
+_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def _read_fd(fd: int, size: int) -> bytes:
+    """Up to ``size`` bytes from the start of ``fd`` (fewer if the file shrank meanwhile)."""
+    data = os.pread(fd, size, 0)
+    if len(data) < size:  # a short read: keep reading until the end of the file or ``size``
+        parts = [data]
+        got = len(data)
+        while got < size:
+            chunk = os.pread(fd, size - got, got)
+            if not chunk:
+                break
+            parts.append(chunk)
+            got += len(chunk)
+        data = b"".join(parts)
+    return data
+
+
 class LogBuffer:
     """A read-only view of a ``.log`` (or KRaft ``.checkpoint``) file, or of bytes already in memory.
 
@@ -211,17 +234,58 @@ class LogBuffer:
     @classmethod
     def open(cls, path: str | os.PathLike[str]) -> LogBuffer:
         p = os.fspath(path)
+        # A raw fd, not a file object: the audit opens up to three small .log files per partition, and the
+        # buffered wrapper, its second fstat and the blocking-mode switch cost more than reading them.
         try:
-            with open_regular(p) as f:
-                size = os.fstat(f.fileno()).st_size
-                if size == 0:
-                    return cls(b"", p)
-                try:
-                    data: bytes | mmap.mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
-                except (OSError, ValueError):
-                    data = f.read()
+            fd = os.open(p, _OPEN_FLAGS)
         except OSError as exc:
             raise os_error(p, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a log: never block on it
+                raise EngineError(p, "not a regular file")
+            size = st.st_size
+            if size == 0:
+                return cls(b"", p)
+            if size <= READ_WHOLE_BYTES:  # a copy is cheaper than mapping and unmapping a small file
+                data: bytes | mmap.mmap = _read_fd(fd, size)
+            else:
+                try:
+                    data = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+                except (OSError, ValueError):
+                    data = _read_fd(fd, size)
+        except OSError as exc:
+            raise os_error(p, exc) from exc
+        finally:
+            os.close(fd)
+        return cls(data, p)
+
+    @classmethod
+    def open_first_batch(cls, path: str | os.PathLike[str]) -> LogBuffer:
+        """The file's first batch only, read with one or two ``pread`` (a 1 GiB segment is neither mapped nor
+        read): a scan of it yields the file's first batch, or nothing when the file has no valid first batch.
+        Only the first batch is the file's: what follows it (a scan's tail) is not."""
+        p = os.fspath(path)
+        try:
+            fd = os.open(p, _OPEN_FLAGS)
+        except OSError as exc:
+            raise os_error(p, exc) from exc
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise EngineError(p, "not a regular file")
+            size = st.st_size
+            data = os.pread(fd, min(size, FIRST_READ_BYTES), 0) if size else b""
+            if len(data) >= LOG_OVERHEAD:
+                want = LOG_OVERHEAD + _I32.unpack_from(data, 8)[0]  # the first batch's end, from its size
+                if LOG_OVERHEAD + RECORD_OVERHEAD_V0 <= want <= len(data):
+                    data = data[:want]
+                elif len(data) < want <= size:
+                    data += os.pread(fd, want - len(data), len(data))
+        except OSError as exc:
+            raise os_error(p, exc) from exc
+        finally:
+            os.close(fd)
         return cls(data, p)
 
     def close(self) -> None:
@@ -243,11 +307,21 @@ class BatchScanner:
     validation ends the scan, exactly as it ends Kafka's recovery.
     """
 
-    def __init__(self, buf: LogBuffer, start: int = 0, end: int | None = None, verify_crc: bool = True):
+    def __init__(
+        self,
+        buf: LogBuffer,
+        start: int = 0,
+        end: int | None = None,
+        verify_crc: bool = True,
+        controls: bool = True,
+    ):
         self.buf = buf
         self.start = start
         self.end = buf.size if end is None else min(end, buf.size)
         self.verify_crc = verify_crc
+        # controls=False: a control batch's type and coordinator epoch stay unread (callers that only need
+        # offsets, sizes or timestamps: decoding a record per transaction marker is most of such a scan)
+        self.controls = controls
         self.tail: Tail | None = None
         self.valid_bytes = start  # position up to which every batch was valid (recovery's validBytes)
 
@@ -259,6 +333,7 @@ class BatchScanner:
         end = self.end
         pos = self.start
         verify = self.verify_crc
+        controls = self.controls
         unpack_v2 = _V2_HEADER_U.unpack_from
         unpack_head = _I64_I32.unpack_from
         # Batch(...) costs a type call plus a non-inlined __init__ frame on CPython 3.11; calling the
@@ -321,7 +396,7 @@ class BatchScanner:
                     batch, pos, offset, offset + last_delta, LOG_OVERHEAD + length, magic, crc, True,
                     attrs, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
                 )  # fmt: skip
-                if attrs & CONTROL_FLAG:
+                if attrs & CONTROL_FLAG and controls:
                     _fill_control(view, batch, batch_end)
             else:
                 batch = self._legacy(view, pos, batch_end, offset, length, magic)

@@ -11,8 +11,9 @@ import os
 import re
 import socket
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import EngineError
@@ -40,6 +41,7 @@ from kafka_ops.facts.mounts import MountFacts, configured_mounts, mem_total_byte
 from kafka_ops.facts.systemd import JvmFacts, UnitFacts, find_unit, jvm_from_env, load_unit
 
 DEFAULT_SERVER_PROPERTIES = "/etc/kafka/server.properties"
+NOT_READ: Any = object()  # PartitionFacts.active_tail when the collector did not read it
 HOUR_MS = 3600 * 1000
 
 
@@ -63,6 +65,8 @@ class AuditOptions:
     )  # log dir -> the mount point it must be on (DIR001)
     fstab: str = "/etc/fstab"  # configured mounts (DIR001: a configured mount that is not mounted)
     mount_unit_dirs: tuple[str, ...] = ("/etc/systemd/system", "/run/systemd/system")
+    # processes gathering partition facts: None = one per CPU on a host of many partitions, 1 = this one only
+    workers: int | None = None
 
 
 @dataclass(slots=True)
@@ -146,6 +150,15 @@ class PartitionFacts:
         default_factory=dict
     )  # path -> (read, write, traverse) as user
     errors: list[EngineError] = field(default_factory=list)
+    # broker.startup.active_tail of the active segment, read with the other tail facts (SHUT002's); NOT_READ:
+    # not read here (a running broker, a recovered or empty active segment), the check reads it if it needs it
+    active_tail: Any = NOT_READ
+    # broker.forecast.PartitionForecast made where the facts were gathered (broker.forecast.prepare), or None
+    forecast: Any = None
+    # broker.arrivals.arrival_rate's (now, horizon, rate, window): DIR004 and the forecast both ask for it
+    arrival: tuple[int, int, float, int] | None = None
+    # check id -> its findings, for the checks an audit worker ran where it gathered the facts (audit.py)
+    findings: dict[str, list[Any]] | None = None
 
 
 @dataclass
@@ -169,6 +182,7 @@ class HostFacts:
     )  # (mount point, fstab line or unit)
     log_dirs: list[LogDirFacts] = field(default_factory=list)
     errors: list[EngineError] = field(default_factory=list)
+    last_topic_config: TopicConfig | None = field(default=None, repr=False)  # topic_config()'s cache
 
     def has(self, name: str) -> bool:
         return name in self.inputs and self.inputs[name].value is not None
@@ -395,11 +409,13 @@ def gather(opts: AuditOptions) -> HostFacts:
     return h
 
 
-def _first_timestamp(path: str) -> int | None:
+def _first_timestamp(path: str, buf: LogBuffer | None = None) -> int | None:
     try:
-        with LogBuffer.open(path) as buf:
-            for b in BatchScanner(buf, verify_crc=False):
-                return b.base_timestamp if not b.has_delete_horizon else None
+        if buf is None:  # the first batch is all it needs: the oldest segment is often the largest file
+            with LogBuffer.open_first_batch(path) as opened:
+                return _first_timestamp(path, opened)
+        for b in BatchScanner(buf, verify_crc=False, controls=False):
+            return b.base_timestamp if not b.has_delete_horizon else None
     except EngineError:
         return None
     return None
@@ -414,7 +430,7 @@ def _control_runs(pf: PartitionFacts) -> None:
         run_start = -1
         try:
             with LogBuffer.open(seg.log.path) as buf:  # type: ignore[union-attr]
-                for b in BatchScanner(buf, verify_crc=False):
+                for b in BatchScanner(buf, verify_crc=False, controls=False):  # sizes and offsets only
                     if b.is_control:
                         pf.control_batches += 1
                         if run_batches == 0:
@@ -430,6 +446,22 @@ def _control_runs(pf: PartitionFacts) -> None:
     pf.control_run = best if best[1] else None
 
 
+def _acl_matters(who: Identity, uid: int) -> bool:
+    """Whether an ACL can change the broker user's access to a file owned by ``uid``: not for root, nor for
+    the owner, whose access is the owner bits (ACL_USER_OBJ) whatever the ACL says (facts.access.decide)."""
+    return who.uid != 0 and uid != who.uid
+
+
+def topic_config(h: HostFacts, topic: str) -> TopicConfig:
+    """``h.configs.for_topic`` for a stream of partitions: partition dirs are sorted, so a topic's partitions
+    mostly come in a row and share one config (a one-topic cache: memory stays flat in the number of topics)."""
+    last = h.last_topic_config
+    if last is not None and last.topic == topic:
+        return last
+    cfg = h.last_topic_config = h.configs.for_topic(topic)
+    return cfg
+
+
 def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> PartitionFacts:  # type: ignore[no-untyped-def]
     from kafka_ops.engine.logdir import read_segment_tails
 
@@ -437,7 +469,7 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
     key = (name.topic, name.partition)
     cps = ldf.scan.checkpoints
     pf = PartitionFacts(
-        ldf, part, h.configs.for_topic(name.topic),
+        ldf, part, topic_config(h, name.topic),
         (cps.get(ckpt.RECOVERY_POINT) or {}).get(key),
         (cps.get(ckpt.LOG_START) or {}).get(key),
         (cps.get(ckpt.CLEANER) or {}).get(key),
@@ -446,18 +478,21 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
         read_segment_tails(seg)
         pf.errors.extend(seg.errors)
     pf.errors.extend(part.errors)
-    if h.identity is not None:  # ACLs only matter to the permission checks, which need the broker user
+    who = h.identity
+    if who is not None:  # ACLs only matter to the permission checks, which need the broker user
         for fi in [
             part.dir_info,
             *(f for s in part.segments for f in s.files),
             *part.leftovers,
             *part.other_files,
         ]:
-            if fi is not None:
+            # one getxattr per file, skipped where no ACL can change the decision (most hosts: every file)
+            if fi is not None and _acl_matters(who, fi.uid):
                 acl = read_acl(fi.path)
                 if acl:
                     pf.acls[fi.path] = acl
-    if h.broker_state != "running" and part.segments:
+    running = h.broker_state == "running"
+    if not running and part.segments:
         rec = recovered_segments(part, ldf.clean_shutdown, pf.recovery_point)
         pf.will_recover = [s.base_offset for s in rec]
         for seg in rec:
@@ -473,28 +508,68 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
                 except EngineError as exc:
                     pf.errors.append(exc)
     if part.segments:
-        active = part.segments[-1]
-        try:
-            pf.log_end_offset = next_offset(active)
-        except EngineError as exc:
-            pf.errors.append(exc)
-        oldest = part.segments[0]
-        if oldest.log is not None and oldest.log.size:
-            ts = _first_timestamp(oldest.log.path)
-            if ts is not None:
-                pf.first_timestamps[oldest.base_offset] = ts
+        _read_active_and_oldest(h, pf, running)
     if pf.config.compacted:
         _control_runs(pf)
-    if h.options.probe_as_user and h.identity is not None:
+    if h.options.probe_as_user and who is not None:
         from kafka_ops.facts.probe import probe_paths
 
         paths = [f.path for s in part.segments for f in s.files]
         if part.dir_info:
             paths.append(part.dir_info.path)
-        pf.probe = probe_paths(h.identity, paths)
+        pf.probe = probe_paths(who, paths)
     return pf
+
+
+def _read_active_and_oldest(h: HostFacts, pf: PartitionFacts, running: bool) -> None:
+    """The log end offset (the active segment's tail), the oldest segment's first timestamp and, for a stopped
+    broker, how the active segment ends (SHUT002's ``active_tail``): each ``.log`` opened once."""
+    segs = pf.part.segments
+    active, oldest = segs[-1], segs[0]
+    assert active.log is not None  # scan_partition lists segments with a .log only
+    buf: LogBuffer | None = None
+    try:
+        buf = LogBuffer.open(active.log.path)
+    except EngineError as exc:
+        pf.errors.append(exc)  # what next_offset reports when it cannot open the log
+    try:
+        if buf is not None:
+            try:
+                pf.log_end_offset = next_offset(active, buf)
+            except EngineError as exc:
+                pf.errors.append(exc)
+        if oldest.log is not None and oldest.log.size:
+            ts = _first_timestamp(oldest.log.path, buf if oldest is active else None)
+            if ts is not None:
+                pf.first_timestamps[oldest.base_offset] = ts
+        if not running and active.log.size and active.base_offset not in pf.recovery:
+            from kafka_ops.broker.startup import active_tail
+
+            # SHUT002 would open the active .log again for it: done here, where the log is open already
+            pf.active_tail = active_tail(active, buf) if buf is not None else None
+    finally:
+        if buf is not None:
+            buf.close()
 
 
 def iter_partitions(h: HostFacts, ldf: LogDirFacts) -> Iterator[PartitionFacts]:
     for path, name in ldf.scan.partition_names:
         yield gather_partition(h, ldf, path, name)
+
+
+def iter_log_dirs(
+    h: HostFacts, workers: int | None = None, prepare: Callable[[PartitionFacts], None] | None = None
+) -> Iterator[tuple[LogDirFacts, Iterator[PartitionFacts]]]:
+    """Each log dir with its partitions' facts, in order: gathered by worker processes (facts.pool) when the
+    host is big enough and the platform can fork, else here. Each dir's partitions must be consumed before
+    the next dir is asked for. ``prepare(pf)``: more work on each partition's facts that a worker does after
+    gathering them (its results go back with the facts); without workers it is not called."""
+    from kafka_ops.facts import pool as facts_pool
+
+    pool = facts_pool.start(h, h.options.workers if workers is None else workers, prepare)
+    try:
+        for d, ldf in enumerate(h.log_dirs):
+            yield ldf, (pool.partitions(d) if pool is not None else iter_partitions(h, ldf))
+    finally:
+        if pool is not None:
+            pool.close()

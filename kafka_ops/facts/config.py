@@ -406,14 +406,21 @@ class TopicConfig:
     sources: dict[str, str]  # property -> "default" | "server.properties" | "topic"
     # overrides (and server defaults) Kafka refuses, left out of ``values``: CONF001 reports them
     invalid: dict[str, str] = field(default_factory=dict)
+    # cleanup.policy and numbers parsed once: the checks ask for them several times per partition
+    _policy: frozenset[str] | None = field(default=None, init=False, repr=False, compare=False)
+    _ints: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
 
     def int(self, key: str) -> int:
-        try:
-            return int(self.values[key])
-        except ValueError:
-            # not reached for a value ConfigDef refuses (Configs leaves those out, CONF001 names them)
-            self.invalid[key] = self.values[key]
-            return int(TOPIC_DEFAULTS[key])
+        value = self._ints.get(key)
+        if value is None:
+            try:
+                value = int(self.values[key])
+            except ValueError:
+                # a value the broker would reject at startup: compute with Kafka's default and say so
+                self.invalid[key] = self.values[key]
+                value = int(TOPIC_DEFAULTS[key])
+            self._ints[key] = value
+        return value
 
     @property
     def retention_ms(self) -> int:
@@ -424,20 +431,27 @@ class TopicConfig:
         return self.int("retention.bytes")
 
     @property
+    def _policies(self) -> frozenset[str]:
+        policy = self._policy
+        if policy is None:
+            policy = self._policy = frozenset(
+                p.strip()
+                for p in self.values["cleanup.policy"].replace("[", "").replace("]", "").split(",")
+                if p.strip()
+            )
+        return policy
+
+    @property
     def cleanup_policy(self) -> set[str]:
-        return {
-            p.strip()
-            for p in self.values["cleanup.policy"].replace("[", "").replace("]", "").split(",")
-            if p.strip()
-        }
+        return set(self._policies)
 
     @property
     def compacted(self) -> bool:
-        return "compact" in self.cleanup_policy
+        return "compact" in self._policies
 
     @property
     def deletes(self) -> bool:
-        return "delete" in self.cleanup_policy
+        return "delete" in self._policies
 
     @property
     def segment_index_bytes(self) -> int:

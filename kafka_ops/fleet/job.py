@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import os
-import sys
 import threading
 import time
 import uuid
@@ -18,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_ops.fleet.inventory import Target
+from kafka_ops.spark.session import spark_session  # noqa: F401  (the one builder: the fleet CLI gets it here)
 
 RECORD_SCHEMA_DDL = "kind STRING, host STRING, payload STRING"
 FACT_SCHEMA_DDL = (
@@ -40,27 +39,6 @@ class FleetRun:
     tasks: int
     results: str | None
     timings: dict[str, float] = field(default_factory=dict)
-
-
-def spark_session(master: str | None = None, app: str = "kafka-ops fleet audit") -> Any:
-    """``--master`` when given; the master spark-submit set; else ``local[*]`` (no set-up beyond the install)."""
-    from pyspark.sql import SparkSession
-
-    b = SparkSession.builder.appName(app)
-    if master:
-        b = b.master(master)
-    elif "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
-        b = b.master("local[*]")
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-    log4j = os.path.join(os.path.dirname(__file__), "log4j2.properties")
-    return (
-        b.config("spark.driver.extraJavaOptions", f"-Dlog4j2.configurationFile=file:{log4j}")
-        .config("spark.ui.enabled", "false")
-        .config("spark.ui.showConsoleProgress", "false")
-        .config("spark.sql.shuffle.partitions", "4")
-        .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
-        .getOrCreate()
-    )
 
 
 def group_targets(targets: list[Target], slots: int) -> list[list[dict[str, Any]]]:

@@ -147,6 +147,7 @@ def audit_local(t: Target, s: dict[str, Any]) -> Iterator[Record]:
             host=t.name, expect_mount=[f"{d}={m}" for d, m in t.expected_mounts] or
             [f"{d}={m}" for d, m in (s.get("expect_mount") or {}).items()],
         )  # fmt: skip
+        opts.workers = 1  # Spark runs one audit per core already: no worker processes of its own
         report = run_audit(opts, on_partition=on_partition)
         if not report["log_dirs"]:
             raise ValueError("no log dirs to audit: give --log-dir or --server-properties")

@@ -46,7 +46,7 @@ def me() -> str:
 def spark() -> Iterator[object]:
     from kafka_ops.fleet.job import spark_session
 
-    s = spark_session("local[2]", app="kafka-ops fleet tests")
+    s = spark_session("local[2]", app_name="kafka-ops fleet tests")
     s.conf.set("spark.sql.shuffle.partitions", "2")
     yield s
     s.stop()
