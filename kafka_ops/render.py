@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import re
 import textwrap
-from typing import Any
+from typing import IO, Any
 from xml.etree import ElementTree as ET
 
 from kafka_ops.broker.plan import plan_sentences
@@ -19,6 +19,22 @@ SHOWN_PATHS = 5  # paths listed per group of identical findings; -f json lists t
 
 def to_json(report: dict[str, Any]) -> str:
     return json.dumps(report, indent=2, default=str)
+
+
+def write_json(report: dict[str, Any], stream: IO[str], chunk: int = 1 << 16) -> None:
+    """The report as :func:`to_json` spells it, written as it is encoded: a report of 20,000 findings is never
+    held a second time as one string (tens of MiB), and a reader of a pipe gets it as it comes."""
+    buf: list[str] = []
+    size = 0
+    for piece in json.JSONEncoder(indent=2, default=str).iterencode(report):
+        buf.append(piece)
+        size += len(piece)
+        if size >= chunk:
+            stream.write("".join(buf))
+            buf.clear()
+            size = 0
+    buf.append("\n")
+    stream.write("".join(buf))
 
 
 def one_line(text: str) -> str:

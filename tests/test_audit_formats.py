@@ -4,8 +4,10 @@ fixes that paste whole and a one-line verdict; waived findings are shown as waiv
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree as ET
 
@@ -19,6 +21,7 @@ from .conftest import NOW_MS
 Cli = Callable[..., tuple[int, str, str]]
 BRIEF = re.compile(r"^(?P<where>\S.*?): (?P<check>[A-Z]+\d{3}) (?P<severity>info|warning|error|critical)"
                    r"(?P<waived> \(waived(?::[^)]*)?\))? (?P<message>\S.*)$")  # fmt: skip
+FREE = re.compile(r'"free_bytes": \d+')
 VERDICT = re.compile(r"^(PASS|FAIL) \(--fail-on \w+\): .* — exit [01]$")
 
 
@@ -130,3 +133,30 @@ def test_markdown_and_junit_show_the_verdict(cli: Cli, broken_host: SimulatedHos
     code, out, _ = cli(*args(broken_host, "-f", "junit"))
     suite = ET.fromstring(out)
     assert code == 1 and int(suite.get("failures") or 0) >= 1
+
+
+def test_json_to_a_file_is_the_printed_report_and_a_failed_write_leaves_no_half_file(
+    cli: Cli, broken_host: SimulatedHost, tmp_path: Path
+) -> None:
+    code, out, _ = cli(*args(broken_host, "-f", "json"))
+    target = tmp_path / "report.json"
+    code2, out2, _ = cli(*args(broken_host, "-f", "json", "-o", str(target)))
+    assert code == code2 == 1 and out2 == ""
+    # the same report (but the free bytes of the disk, which other processes change between the two runs)
+    assert re.sub(FREE, "", target.read_text()) == re.sub(FREE, "", out)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]  # the temp file was renamed
+    # a target in a dir that cannot be written: one line naming it, exit 2, and the old report stands
+    target.write_text("previous")
+    tmp_path.chmod(0o500)
+    try:
+        if os.access(tmp_path, os.W_OK):  # root writes anywhere: make the target a directory instead
+            tmp_path.chmod(0o700)
+            target.unlink()
+            target.mkdir()
+        code3, _, err3 = cli(*args(broken_host, "-f", "json", "-o", str(target)))
+    finally:
+        tmp_path.chmod(0o700)
+    last = err3.strip().splitlines()[-1]  # (the line before says how --now was read)
+    assert code3 == 2 and last.startswith(f"kafka-ops audit: {target}: cannot write: ")
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+    assert target.is_dir() or target.read_text() == "previous"

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
 import sys
+from collections.abc import Callable
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, Any
+from typing import IO, Annotated, Any
 
 import typer
 
@@ -93,9 +96,14 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
 
         render.to_table(report, Console(highlight=False), width=shutil.get_terminal_size((100, 24)).columns)
         return
+    if fmt == "json":  # streamed as encoded; to --output through a temp file renamed at the end
+        if output is None:
+            render.write_json(report, sys.stdout)
+            return
+        _write_atomically(output, lambda f: render.write_json(report, f))
+        return
     text = {
         "brief": lambda: render.to_brief(report),
-        "json": lambda: render.to_json(report),
         "junit": lambda: render.to_junit(report, fail_on),
         "markdown": lambda: render.to_markdown(report),
         "table": lambda: render.to_markdown(report),
@@ -103,10 +111,21 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
     if output is None:
         sys.stdout.write(text + ("\n" if not text.endswith("\n") else ""))
     else:
-        try:
-            output.write_text(text + "\n")
-        except OSError as exc:
-            fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
+        _write_atomically(output, lambda f: f.write(text + "\n"))
+
+
+def _write_atomically(output: Path, write: Callable[[IO[str]], object]) -> None:
+    """Write ``output`` through a temp file beside it, renamed when complete: a CI job that reads the report
+    never sees half of one, and a failed write leaves the previous report (or nothing), not a truncated file."""
+    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            write(f)
+        os.replace(tmp, output)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
 
 
 LogDirOpt = Annotated[
