@@ -43,7 +43,7 @@ from kafka_ops.broker.startup import (
 )
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
 DELETED_BY = {
@@ -256,7 +256,6 @@ def dir_offline_prescan(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | Non
         return why
     from kafka_ops.engine import checkpoints as ckpt
     from kafka_ops.engine.logdir import recovered_segments, scan_partition
-    from kafka_ops.facts.access import read_acl
 
     for path, name in ldf.scan.partition_names:
         part = scan_partition(path, name, read_tails=False)
@@ -265,10 +264,7 @@ def dir_offline_prescan(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | Non
         if is_metadata_log(pf):
             continue
         pf.will_recover = [s.base_offset for s in recovered_segments(part, ldf.clean_shutdown, rp)]
-        for f in [*(f for s in part.segments for f in s.files), *part.leftovers, *part.other_files]:
-            acl = read_acl(f.path)
-            if acl:
-                pf.acls[f.path] = acl
+        pf.acls.update(partition_acls(h.identity, part))
         why = partition_offline(h, pf)
         if why is not None:
             return why

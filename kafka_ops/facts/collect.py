@@ -446,6 +446,24 @@ def _control_runs(pf: PartitionFacts) -> None:
     pf.control_run = best if best[1] else None
 
 
+def partition_acls(who: Identity, part: Partition) -> dict[str, list[tuple[int, int, int]]]:
+    """The POSIX ACLs of a partition's dir and files that can change ``who``'s access (the audit's partition
+    facts and the plan's stat-only pre-pass read them the same way: one rule for what the broker user can open)."""
+    acls: dict[str, list[tuple[int, int, int]]] = {}
+    for fi in [
+        part.dir_info,
+        *(f for s in part.segments for f in s.files),
+        *part.leftovers,
+        *part.other_files,
+    ]:
+        # one getxattr per file, skipped where no ACL can change the decision (most hosts: every file)
+        if fi is not None and _acl_matters(who, fi.uid):
+            acl = read_acl(fi.path)
+            if acl:
+                acls[fi.path] = acl
+    return acls
+
+
 def _acl_matters(who: Identity, uid: int) -> bool:
     """Whether an ACL can change the broker user's access to a file owned by ``uid``: not for root, nor for
     the owner, whose access is the owner bits (ACL_USER_OBJ) whatever the ACL says (facts.access.decide)."""
@@ -480,17 +498,7 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
     pf.errors.extend(part.errors)
     who = h.identity
     if who is not None:  # ACLs only matter to the permission checks, which need the broker user
-        for fi in [
-            part.dir_info,
-            *(f for s in part.segments for f in s.files),
-            *part.leftovers,
-            *part.other_files,
-        ]:
-            # one getxattr per file, skipped where no ACL can change the decision (most hosts: every file)
-            if fi is not None and _acl_matters(who, fi.uid):
-                acl = read_acl(fi.path)
-                if acl:
-                    pf.acls[fi.path] = acl
+        pf.acls.update(partition_acls(who, part))
     running = h.broker_state == "running"
     if not running and part.segments:
         rec = recovered_segments(part, ldf.clean_shutdown, pf.recovery_point)

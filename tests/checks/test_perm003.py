@@ -115,3 +115,39 @@ def test_perm003_no_false_alarm_on_a_healthy_host(open_tmp: Path, broker_users: 
     for d in h.log_dirs:
         assert kernel_can(u.broker, [u.broker.gid], d, os.R_OK | os.W_OK | os.X_OK)
     assert perm003(h, u) == []
+
+
+def test_a_partition_dir_opened_to_the_broker_by_an_acl_is_online_for_audit_and_forecast(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    """The forecast's stat-only pre-pass reads the same ACLs as the audit (facts.collect.partition_acls): a
+    root-owned 0700 partition dir that an ACL opens to the broker user is loaded, so its deletions stand."""
+    from kafka_ops.broker.plan import dir_offline_prescan
+    from kafka_ops.facts.collect import gather
+
+    u = broker_users
+    h = host(open_tmp / "h", u)
+    part = next(p for p in h.partitions.values() if p.startswith(h.log_dirs[0]))
+    os.chown(part, 0, 0)
+    os.chmod(part, 0o700)
+    set_acl(part, user=7, group=0, other=0, mask=7, named_users=[(u.broker.uid, 7)])
+    assert kernel_can(u.broker, [u.broker.gid], part, os.R_OK | os.W_OK | os.X_OK)
+    opts = AuditOptions(
+        server_properties=h.server_properties, topic_configs=h.topic_configs, broker_state="stopped",
+        now_ms=NOW_MS, broker_user=u.broker.name, kafka_version="3.7.0",
+    )  # fmt: skip
+    report = run_audit(opts)
+    # (PERM002 warns that the dir is not the broker user's own: an ACL is easy to lose in a copy)
+    assert [f["check"] for f in report["findings"] if f["check"] in ("PERM001", "PERM003")] == []
+    assert {d["path"]: d["state"] for d in report["next_start"]["log_dirs"]} == dict.fromkeys(
+        h.log_dirs, "online"
+    )
+    facts = gather(opts)
+    assert [dir_offline_prescan(facts, ldf) for ldf in facts.log_dirs] == [None, None]
+    # without the ACL entry both say the dir goes offline
+    set_acl(part, user=7, group=0, other=0, mask=0, named_users=[(u.broker.uid, 7)])
+    facts = gather(opts)
+    assert dir_offline_prescan(facts, facts.log_dirs[0]) is not None
+    states = {d["path"]: d["state"] for d in run_audit(opts)["next_start"]["log_dirs"]}
+    assert states[h.log_dirs[0]] == "offline"
