@@ -44,6 +44,47 @@ def test_systemd_mode_recommends_what_sysd001_and_sysd003_recommend(tmp_path: Pa
     assert doc["current"]["timeout_stop_s"] == 90.0
 
 
+def _systemd_doc(host_unit: str, host) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    proc = _run(
+        "systemd", "--server-properties", host.server_properties, "--systemd-unit", host_unit,
+        "--broker-state", "stopped", "--kafka-version", "3.7.0",
+    )  # fmt: skip
+    assert proc.returncode in (0, 1), proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def test_systemd_mode_never_lowers_what_the_operator_set_and_keeps_its_own_values(tmp_path: Path) -> None:
+    host = simulate_host(str(tmp_path), HostSpec(now_ms=NOW_MS, failures=Failures(short_stop_timeout=True)))
+    first = _systemd_doc(host.systemd_unit, host)
+    # the role writes the recommendation as a drop-in; the next run (a day later, same need) keeps it
+    dropin = Path(host.systemd_unit + ".d")
+    dropin.mkdir()
+    conf = dropin / "kafka-ops.conf"
+    conf.write_text("[Service]\n" + "".join(f"{k}={v}\n" for k, v in sorted(first["settings"].items())))
+    second = _systemd_doc(host.systemd_unit, host)
+    assert second["settings"] == first["settings"]
+    assert second["settings_reasons"]["TimeoutStopSec"].startswith("kept: 420 s is at least the recommended")
+    # an operator's infinity and a larger descriptor limit are never lowered
+    conf.write_text("[Service]\nTimeoutStopSec=infinity\nLimitNOFILE=1048576:1048576\n")
+    third = _systemd_doc(host.systemd_unit, host)
+    assert (third["settings"]["TimeoutStopSec"], third["settings"]["LimitNOFILE"]) == ("infinity", "1048576")
+    assert third["settings_reasons"]["LimitNOFILE"].startswith(
+        "kept: 1048576:1048576 is at least the recommended"
+    )
+    # a value just under the recommendation but with the margin is kept; under the margin it is raised
+    need = third["stop_estimate"]["needed_s"]
+    kept_s = int(need * 1.1) + 1
+    conf.write_text(f"[Service]\nTimeoutStopSec={kept_s}s\nLimitNOFILE=150000\n")
+    fourth = _systemd_doc(host.systemd_unit, host)
+    assert fourth["settings"]["TimeoutStopSec"] == f"{kept_s}s" and kept_s < 420
+    assert fourth["settings"]["LimitNOFILE"] == "150000"  # >= 100000 and >= 1.5 x the few descriptors needed
+    conf.write_text(f"[Service]\nTimeoutStopSec={int(need)}s\nLimitNOFILE=4096\n")
+    fifth = _systemd_doc(host.systemd_unit, host)
+    assert fifth["settings"]["TimeoutStopSec"] == "420s"
+    assert fifth["settings"]["LimitNOFILE"] == str(fifth["nofile"]["recommended_nofile"])
+    assert fifth["settings_reasons"]["LimitNOFILE"].startswith("raised: 4096 is below")
+
+
 LOG = """\
 [2026-11-22 06:00:00,000] INFO Loading logs from log dirs ArrayBuffer(/data/kafka-1) (kafka.log.LogManager)
 [2026-11-22 06:00:00,001] INFO Recovering 2 logs from /data/kafka-1 since no clean shutdown file was found (kafka.log.LogManager)
