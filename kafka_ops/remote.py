@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
-    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs"))
+    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership"))
     p.add_argument("--log-dir", action="append", default=[])
     p.add_argument("--server-properties")
     p.add_argument("--broker-user")
@@ -47,6 +47,14 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--expect-mount", action="append", default=[])
     p.add_argument("--fail-on", choices=SEVERITIES, default="critical")
     p.add_argument("--host", help="The name to report the host as (default: its hostname).")
+    # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
+    p.add_argument(
+        "--group", help="ownership: the group to own the files (default: the broker user's group)."
+    )
+    p.add_argument("--apply", action="store_true", help="ownership: apply the plan (default: print it only).")
+    p.add_argument(
+        "--journal-dir", help="ownership: where the undo journal goes (default: /var/lib/kafka-ops/journal)."
+    )
     return p
 
 
@@ -68,11 +76,14 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
+    own = ("group", "apply", "journal_dir")
     try:
-        opts = audit_options(**{k: v for k, v in vars(a).items() if k not in ("mode", "fail_on")})
+        opts = audit_options(**{k: v for k, v in vars(a).items() if k not in ("mode", "fail_on", *own)})
     except ValueError as exc:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
+    if a.mode == "ownership":
+        return _ownership(opts, a.group, a.apply, a.journal_dir)
     out = sys.stdout
 
     def emit(kind: str, body: dict[str, Any]) -> None:
@@ -106,6 +117,50 @@ def main(argv: list[str] | None = None) -> int:
     else:
         out.write(json.dumps(report, indent=2, default=str) + "\n")
     return code
+
+
+def _ownership(opts: Any, group: str | None, apply: bool, journal_dir: str | None) -> int:
+    """``kafka-ops fix ownership`` on the host, for the kafka_datadirs role: the plan (every chown and chmod, with
+    the state before), applied only with ``apply``, with the undo journal's path."""
+    import grp
+
+    from kafka_ops.facts.collect import gather
+    from kafka_ops.fixes import FixError, plan_ownership
+    from kafka_ops.fixes import apply as apply_plan
+
+    def fail(message: str) -> int:
+        print(f"kafka-ops-collector: {message}", file=sys.stderr)
+        return 2
+
+    h = gather(opts)
+    if h.identity is None:
+        return fail(h.skipped_inputs.get("broker_user", "the broker user is unknown: give --broker-user"))
+    gid = h.identity.gid
+    if group:
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            return fail(f"--group: no such group: {group}")
+    dirs = [d.path for d in h.log_dirs]
+    if not dirs:
+        return fail("no log dirs: give --log-dir or --server-properties")
+    plan = plan_ownership(dirs, h.identity.uid, gid)
+    journal = None
+    if apply:
+        try:
+            journal = apply_plan(plan, journal_dir)
+        except (FixError, OSError) as exc:
+            return fail(f"ownership: {exc}")
+    doc = {
+        "host": h.host,
+        "log_dirs": dirs,
+        "applied": apply,
+        "journal": journal,
+        "changes": [a.describe() for a in plan.actions],
+        "plan": plan.to_dict(),
+    }
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    return 0
 
 
 def _logs(paths: list[str]) -> int:

@@ -28,6 +28,7 @@ SHIPPED = (
     "audit.py",
     "broker",
     "brokerlogs.py",
+    "fixes.py",
     "options.py",
     "remote.py",
 )

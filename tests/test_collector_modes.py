@@ -120,3 +120,41 @@ def test_logs_mode_needs_a_readable_log(tmp_path: Path) -> None:
     assert proc.returncode == 2
     assert "missing.log" in proc.stderr and "Traceback" not in proc.stderr
     assert _run("logs").returncode == 2
+
+
+def test_ownership_mode_is_kafka_ops_fix_ownership_planned_then_applied_with_a_journal(
+    tmp_path: Path,
+) -> None:
+    import os
+
+    from tests.conftest import tree
+
+    host = simulate_host(str(tmp_path / "h"), HostSpec(now_ms=NOW_MS))
+    me = os.getuid()
+    victim = host.log_dirs[1]
+    for dirpath, _dirs, files in os.walk(victim):
+        for name in files:
+            os.chmod(os.path.join(dirpath, name), 0o400)  # owner cannot write: what u+rw fixes
+    args = ["ownership", "--server-properties", host.server_properties, "--broker-user", str(me)]
+    before = tree(tmp_path / "h")
+    plan = _run(*args)
+    assert plan.returncode == 0, plan.stderr
+    doc = json.loads(plan.stdout)
+    assert doc["applied"] is False and doc["journal"] is None and tree(tmp_path / "h") == before
+    # every file is listed, down to the segment files (what the role shows with --diff)
+    files = sum(len(f) for _d, _s, f in os.walk(victim))
+    assert len(doc["changes"]) == files and all(c.startswith("chmod 0600 ") for c in doc["changes"])
+    journal_dir = tmp_path / "journal"
+    done = _run(*args, "--apply", "--journal-dir", str(journal_dir))
+    assert done.returncode == 0, done.stderr
+    applied = json.loads(done.stdout)
+    assert applied["applied"] and applied["changes"] == doc["changes"]
+    assert Path(applied["journal"]).parent == journal_dir
+    assert json.loads(Path(applied["journal"]).read_text())["planned"] == files
+    again = json.loads(_run(*args, "--apply", "--journal-dir", str(journal_dir)).stdout)
+    assert again["changes"] == [] and again["journal"] is None  # idempotent: nothing left to do
+    bad = _run(*args, "--group", "no-such-group-x")
+    assert (
+        bad.returncode == 2
+        and bad.stderr.strip() == "kafka-ops-collector: --group: no such group: no-such-group-x"
+    )
