@@ -17,6 +17,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
+from kafka_ops.broker.startup import recovery_seconds
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
 from kafka_ops.facts.collect import (
@@ -31,7 +32,6 @@ from kafka_ops.facts.collect import (
 REPORT_SCHEMA_VERSION = 1
 # Recovery throughput per recovery thread, from seed 002's broker log: "Completed load of log monitor-2 with
 # 1 log segments ... in 18507 ms" after re-reading 886,339,595 bytes: about 48 MB/s.
-RECOVERY_BYTES_PER_S = 48_000_000
 
 # What a check needs, and why it is skipped without it
 INPUT_REASONS = {
@@ -60,11 +60,10 @@ class AuditContext:
     def now_ms(self) -> int:
         return self.host.now_ms
 
-    def recovery_seconds(self, nbytes: int, partitions: int = 1) -> float:
-        threads = max(
-            1, min(self.host.configs.server_int("num.recovery.threads.per.data.dir", 1), partitions)
-        )
-        return nbytes / (RECOVERY_BYTES_PER_S * threads)
+    def recovery_seconds(self, nbytes: int, partitions: int = 1, largest: int | None = None) -> float:
+        """broker.startup.recovery_seconds with this host's num.recovery.threads.per.data.dir."""
+        threads = self.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
+        return recovery_seconds(nbytes, partitions, threads, nbytes if largest is None else largest)
 
 
 def _missing(spec: CheckSpec, h: HostFacts) -> str | None:
@@ -116,7 +115,9 @@ def update_aggregate(ctx: AuditContext, pf: PartitionFacts) -> None:
     if pf.will_recover:
         recovered = [s for s in pf.part.segments if s.base_offset in pf.will_recover]
         agg.recover_segments += len(recovered)
-        agg.recover_bytes += sum(s.log.size for s in recovered if s.log)
+        nbytes = sum(s.log.size for s in recovered if s.log)
+        agg.recover_bytes += nbytes
+        agg.largest_recover_bytes = max(agg.largest_recover_bytes, nbytes)
         agg.rebuild_index_segments += sum(1 for s in recovered if s.index is None)
 
 
@@ -256,7 +257,9 @@ def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
         "log_bytes": a.log_bytes,
         "recover_segments": a.recover_segments,
         "recover_bytes": a.recover_bytes,
-        "recover_estimate_s": round(ctx.recovery_seconds(a.recover_bytes, a.partitions), 1),
+        "recover_estimate_s": round(
+            ctx.recovery_seconds(a.recover_bytes, a.partitions, a.largest_recover_bytes), 1
+        ),
         "free_bytes": m.free_bytes if m else None,
         "total_bytes": m.total_bytes if m else None,
         "mount_point": m.mount_point if m else None,

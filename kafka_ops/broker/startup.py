@@ -96,6 +96,23 @@ def in_recover_log(ctx, pf: PartitionFacts, seg: Segment) -> bool:  # type: igno
     return floor is not None and seg.base_offset >= floor
 
 
+RECOVERY_BYTES_PER_S = 48_000_000  # one recovery thread's rate: seed 002's broker log (reference 2.x)
+
+
+def recovery_seconds(nbytes: int, partitions: int, threads: int, largest: int) -> float:
+    """How long a log dir's recovery takes: ``nbytes`` to re-read in ``partitions`` partitions, the largest
+    ``largest`` bytes, with ``threads`` = num.recovery.threads.per.data.dir.
+
+    LogManager.loadLogs gives each log dir a pool of num.recovery.threads.per.data.dir threads and submits one
+    job per partition dir (``jobsForDir = logsToLoad.map { ... loadLog ... }``, ``pool.submit``;
+    core/src/main/scala/kafka/log/LogManager.scala from 2.8.0 to 3.8.0, and still kafka.log.LogManager (Scala)
+    in 4.3.1's kafka_2.13 jar): a partition is recovered by one thread
+    from end to end. So the dir takes at least its largest partition's time, and at least the total shared by
+    the threads: ``max(largest, nbytes / min(threads, partitions))`` at RECOVERY_BYTES_PER_S."""
+    parallel = max(1, min(threads, partitions))
+    return max(largest, nbytes / parallel) / RECOVERY_BYTES_PER_S
+
+
 def recovery_reason(ctx, pf: PartitionFacts, seg: Segment) -> str | None:  # type: ignore[no-untyped-def]
     """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
     if seg.index is None:

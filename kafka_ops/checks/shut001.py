@@ -22,14 +22,16 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
     if not ldf.scan.partition_names:
         return  # nothing to recover: a new (or formatted, never started) broker has no marker and loses nothing
     a = ldf.agg
-    secs = ctx.recovery_seconds(a.recover_bytes, a.partitions)
+    secs = ctx.recovery_seconds(a.recover_bytes, a.partitions, a.largest_recover_bytes)
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
     yield run.finding(
         f"log dir {ldf.path} has no .kafka_cleanshutdown and the broker is stopped: its last stop was not clean "
         f"(SIGKILL, OOM kill or a stop timeout). At the next start LogLoader.recoverLog re-reads, CRC-checks and "
         f"re-indexes every segment from the recovery point on: {a.recover_segments} segments, "
-        f"{human_bytes(a.recover_bytes)} in {a.partitions} partitions, about {human_ms(secs * 1000)} with "
-        f"num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the rate of seed 002's broker log).",
+        f"{human_bytes(a.recover_bytes)} in {a.partitions} partitions (the largest {human_bytes(a.largest_recover_bytes)}), "
+        f"about {human_ms(secs * 1000)} with num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the "
+        "rate of seed 002's broker log; one thread recovers a partition from end to end, LogManager.loadLogs, so "
+        "the largest partition sets the floor whatever the threads).",
         "Expect the start to take that long and do not kill the broker while it recovers (`kafka-ops logs --follow "
         "server.log` shows the progress). Raise num.recovery.threads.per.data.dir (e.g. to the number of cores) "
         "before starting to shorten it, and fix the stop path so it does not happen again: SYSD001, SYSD004.",
@@ -37,6 +39,6 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
         details={
             "recover_segments": a.recover_segments, "recover_bytes": a.recover_bytes,
             "recover_estimate_s": round(secs, 1), "recovery_threads": threads,
-            "partitions": a.partitions,
+            "partitions": a.partitions, "largest_recover_bytes": a.largest_recover_bytes,
         },
     )  # fmt: skip

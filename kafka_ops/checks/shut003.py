@@ -61,7 +61,7 @@ def _state(ctx, ldf: LogDirFacts) -> str:  # type: ignore[no-untyped-def]
 
 def _full_recovery(ctx, ldf: LogDirFacts) -> str:  # type: ignore[no-untyped-def]
     a = ldf.agg
-    secs = ctx.recovery_seconds(a.log_bytes, a.partitions)
+    secs = ctx.recovery_seconds(a.log_bytes, a.partitions, a.largest_partition_bytes)
     took = "under a second" if secs < 1 else f"about {human_ms(secs * 1000)}"
     return (
         f"every segment of every partition: {a.segments} segments, {human_bytes(a.log_bytes)} in {a.partitions} "

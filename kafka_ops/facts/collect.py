@@ -111,6 +111,7 @@ class LogDirAggregate:
     rebuild_index_segments: int = 0
     retention_delete_bytes: int = 0  # what time/size retention deletes within the horizon
     largest_partition_bytes: int = 0
+    largest_recover_bytes: int = 0  # the most one partition re-reads: one recovery thread does it alone
 
 
 @dataclass

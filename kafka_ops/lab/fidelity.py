@@ -23,9 +23,10 @@ DEFAULT_TOLERANCE_S = 15.0
 
 def predict(
     log_dirs: list[Path], server_properties: Path, version: str, broker_user: str | None, *,
-    now_ms: int | None = None, horizon_ms: int = 120_000,
+    now_ms: int | None = None, horizon_ms: int = 120_000, topic_configs: Path | None = None,
 ) -> dict[str, Any]:  # fmt: skip
-    """The audit's report for a stopped lab broker (its ``next_start`` is the prediction)."""
+    """The audit's report for a stopped lab broker (its ``next_start`` is the prediction); ``topic_configs``: a
+    ``--topic-configs`` file with the overrides the topics were created with (cleanup.policy, retention.bytes)."""
     from kafka_ops.audit import run_audit
     from kafka_ops.facts.collect import AuditOptions
 
@@ -33,6 +34,7 @@ def predict(
         log_dirs=[str(d) for d in log_dirs], server_properties=str(server_properties), kafka_version=version,
         broker_user=broker_user, broker_state="stopped",
         now_ms=now_ms if now_ms is not None else int(time.time() * 1000), horizon_ms=horizon_ms,
+        topic_configs=str(topic_configs) if topic_configs is not None else None,
     )  # fmt: skip
     return run_audit(opts)
 

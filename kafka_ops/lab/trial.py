@@ -8,6 +8,7 @@ check (fixed up to 3.8) once for all of them.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -25,11 +26,18 @@ from kafka_ops.lab.produce import Acked, await_topics, lost, read_back
 Plant = Callable[[LabBroker], list[Fault]]
 
 
-def predict_start(broker: LabBroker) -> dict[str, Any]:
-    """``kafka-ops audit``'s report for the broker's stopped files, with its server.properties and version."""
+def predict_start(
+    broker: LabBroker, topic_configs: Mapping[str, Mapping[str, object]] | None = None
+) -> dict[str, Any]:
+    """``kafka-ops audit``'s report for the broker's stopped files, with its server.properties and version, and
+    the topics' overrides (written as a ``--topic-configs`` file, as an operator exports them)."""
+    path = None
+    if topic_configs:
+        path = broker.workdir / "topic-configs.json"
+        path.write_text(json.dumps({t: {k: str(v) for k, v in c.items()} for t, c in topic_configs.items()}))
     return predict(
         broker.log_dirs, broker.server_properties, broker.version, broker.user,
-        horizon_ms=int((broker.initial_task_delay_s + 60) * 1000),
+        horizon_ms=int((broker.initial_task_delay_s + 60) * 1000), topic_configs=path,
     )  # fmt: skip
 
 
@@ -75,8 +83,10 @@ class Trial:
         properties: Mapping[str, object] | None = None,
         wait_retention: bool = False,
         keep: bool = False,
+        topic_configs: Mapping[str, Mapping[str, object]] | None = None,
     ) -> None:
         self.name, self.saved, self.plant, self.acked = name, saved, plant, acked
+        self.topic_configs = topic_configs  # the overrides the audit is told (plant may create the topics)
         self.properties = dict(properties or {})
         self.wait_retention = wait_retention
         self.keep = keep
@@ -93,7 +103,7 @@ class Trial:
         self.broker = LabBroker.restore(self.saved, properties=self.properties, keep=self.keep)
         try:
             self.faults = self.plant(self.broker)
-            report = predict_start(self.broker)  # the model, on the stopped files, before the start
+            report = predict_start(self.broker, self.topic_configs)  # the model, on the stopped files
             self.predicted = report["next_start"]
             self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
             self.before = snapshot(self.broker.log_dirs)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from kafka_ops.audit import RECOVERY_BYTES_PER_S
+from kafka_ops.broker.startup import RECOVERY_BYTES_PER_S
 
 from .index_hosts import audit, bases, findings, seg_path, simulate
 

@@ -8,7 +8,11 @@
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
 * ``all_dirs_offline``: an unreadable ``.timeindex`` in both log dirs;
 * ``lost_and_found``, ``meta_mismatch``: broker-level faults in ``data-1``;
-* ``sigkill``: SIGKILL while a producer writes, then the restart.
+* ``sigkill``: SIGKILL while a producer writes, then the restart;
+* ``seed003_retention``: seed 003 on topics created for it: ``compactdel`` (``compact,delete``, keyed records two
+  days old, then current ones that share the last old segment; ``min.cleanable.dirty.ratio`` 1 so the cleaner
+  never rewrites it) and ``sizeret`` (``retention.bytes`` three segments, current records): which segments time
+  and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete).
 """
 
 from __future__ import annotations
@@ -23,9 +27,9 @@ from typing import Any
 
 from kafka_ops.lab import faults as F
 from kafka_ops.lab.broker import LabBroker
-from kafka_ops.lab.produce import Acked, produce_until
+from kafka_ops.lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
 from kafka_ops.lab.trial import Trial, TrialResult, run_trials
-from tests.lab.dataset import RETENTION_MS, TARGETS, TIMINGS, Dataset
+from tests.lab.dataset import OLD_MS, RETENTION_MS, SEGMENT_BYTES, TARGETS, TIMINGS, Dataset
 
 PartitionFault = Callable[[Path], F.Fault]
 
@@ -129,6 +133,32 @@ def plant_sigkill(ds: Dataset, acked: Acked) -> Callable[[LabBroker], list[F.Fau
     return plant
 
 
+# seed 003's topics (created by the trial's plant, so that the other trials keep their plans): what the audit
+# is told about them is what they were created with, as `kafka-configs --describe` would give it
+SEED003_CONFIGS: dict[str, dict[str, object]] = {
+    # the cleaner never compacts it (a ratio is cleanable when strictly above min.cleanable.dirty.ratio,
+    # LogCleanerManager.grabFilthiestCompactedLog), so only retention changes its segments
+    "compactdel": {"cleanup.policy": "compact,delete", "min.cleanable.dirty.ratio": "1"},
+    "sizeret": {"cleanup.policy": "delete", "retention.bytes": 3 * SEGMENT_BYTES},
+}
+
+
+def plant_seed003(b: LabBroker) -> list[F.Fault]:
+    """Start, create and fill seed 003's topics, stop cleanly."""
+    b.start()
+    create_topics(
+        b.bootstrap,
+        [TopicSpec(t, configs={**c, "segment.bytes": SEGMENT_BYTES}) for t, c in SEED003_CONFIGS.items()],
+    )
+    old = int(time.time() * 1000) - OLD_MS
+    produce(b.bootstrap, "compactdel", 200, kind="keyed", timestamp_ms=old, seed=600, flush_every=10)
+    produce(b.bootstrap, "compactdel", 20, kind="keyed", seed=601, flush_every=5)
+    produce(b.bootstrap, "sizeret", 400, seed=602, flush_every=10)
+    b.stop()
+    dirs = [d / f"{t}-0" for t in SEED003_CONFIGS for d in b.log_dirs if (d / f"{t}-0").is_dir()]
+    return [F.Fault("seed003", dirs, {"old_ms": old})]
+
+
 def run_all(ds: Dataset) -> dict[str, TrialResult]:
     """Every trial of one version (the clean and unclean runs side by side, sharing the retention wait)."""
     props = {"log.retention.ms": RETENTION_MS}
@@ -169,6 +199,12 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
     ]
+    singles.append(
+        Trial(
+            "seed003_retention", ds.saved, plant_seed003, properties=props, wait_retention=True,
+            topic_configs=SEED003_CONFIGS,
+        )
+    )  # fmt: skip
     sigkill_acked = Acked().merge(ds.acked)
     singles.append(Trial("sigkill", ds.saved, plant_sigkill(ds, sigkill_acked), acked=sigkill_acked))
     for t in singles:
