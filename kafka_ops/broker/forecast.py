@@ -14,7 +14,8 @@ When retention runs (apache/kafka snapshot 1eb7644):
 * logs with ``compact`` (``compact`` and ``compact,delete``): the cleaner thread, after each cleaning attempt
   (``LogCleaner.CleanerThread.cleanFilthiestLog`` -> ``cleanerManager.deletableLogs()`` ->
   ``deleteOldSegments``); an idle cleaner sleeps ``log.cleaner.backoff.ms`` (15000) between attempts
-  (``doWork``). With ``log.cleaner.enable=false`` there is no cleaner (LogManager.startup) and retention never
+  (``doWork``). After a start its first pass deletes nothing (the high watermarks are still 0), so the first
+  deletion comes one backoff after the start (the lab's brokers show it). With ``log.cleaner.enable=false`` there is no cleaner (LogManager.startup) and retention never
   runs on them.
 
 Assumptions (also in every output): no new data arrives (the forecast is of what is on disk now, so rolls do not
@@ -297,6 +298,13 @@ def forecast_partition(
     delay = first_check_delay(host)
     if delay and sched.runs and sched.thread == "log-retention":
         sched = Schedule(sched.interval_ms, sched.runs, sched.thread, sched.note, delay)
+    elif sched.runs and sched.thread == "log-cleaner" and host.broker_state != "running":
+        # the cleaner's first pass comes as the broker starts, while every loaded log's high watermark is still
+        # 0 ("Completed load of Log(... highWatermark=0": Partition sets it when it becomes leader or follower),
+        # and UnifiedLog.deletableSegments only deletes below the high watermark: nothing goes. The next pass
+        # comes log.cleaner.backoff.ms later (CleanerThread.doWork pauses backoffMs when it cleaned nothing). The
+        # lab's 2.8.2 broker deleted a compact,delete topic's expired segments 15.1 s after "Loaded 25 logs".
+        sched = Schedule(sched.interval_ms, sched.runs, sched.thread, sched.note, sched.interval_ms)
     blocked = not_loaded(host, pf)
     if blocked is not None:  # the next start serves nothing of this partition, so it deletes nothing of it
         sched = Schedule(

@@ -35,7 +35,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
         return
     fc = for_check(ctx, pf)
     s = fc.segments[0]
-    if s.delete_at is not None and s.delete_at <= ctx.now_ms:
+    if s.delete_at is not None and s.delete_at <= ctx.now_ms + fc.schedule.first_delay_ms:
         return  # the next retention pass deletes it: the old records go with it
     runs = fc.schedule.runs
     if runs and (s.timestamp is None or ctx.now_ms - s.timestamp > cfg.retention_ms):

@@ -87,7 +87,10 @@ def render(reports: list[dict[str, Any]]) -> str:
         "a topic of two-day-old records under `log.retention.ms` of one day; `unclean` is the same with the",
         "clean-shutdown markers removed, as after SIGKILL; `offline-*` make one file or dir of one partition of the",
         "second log dir unusable for the broker user; `all_dirs_offline` both dirs; `lost_and_found` and",
-        "`meta_mismatch` (another cluster.id) the second dir's root; `sigkill` kills the broker while a producer writes.",
+        "`meta_mismatch` (another cluster.id) the second dir's root; `sigkill` kills the broker while a producer writes;",
+        "`seed003_retention` adds a `compact,delete` topic (two-day-old records, then current ones that share the last",
+        "old segment) and a `delete` topic over its `retention.bytes` (three segments); `recovery_threads` kills the",
+        "broker after writing about 8 MiB to one new partition and restarts it with 4 recovery threads per dir.",
     ]
     out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
     out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]

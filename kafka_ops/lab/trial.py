@@ -64,6 +64,7 @@ class TrialResult:
     predicted_findings: list[tuple[str, str]] = field(default_factory=list)  # (check, severity) of that audit
     differences: list[str] = field(default_factory=list)
     observed_until_ms: int | None = None
+    findings: list[dict[str, Any]] = field(default_factory=list)  # that audit's findings, whole
 
     @property
     def next_start(self) -> dict[str, Any]:
@@ -93,10 +94,14 @@ class Trial:
         self.broker: LabBroker | None = None
         self.predicted: dict[str, Any] | None = None
         self.predicted_findings: list[tuple[str, str]] = []
+        self.findings: list[dict[str, Any]] = []
         self.faults: list[Fault] = []
         self.before: Snapshot | None = None
         self.outcome: StartOutcome | None = None
         self._began = 0.0
+        self._started_at = (
+            0.0  # monotonic time of the start under test (a plant may start and stop the broker)
+        )
 
     def launch(self) -> None:
         self._began = time.monotonic()
@@ -106,7 +111,9 @@ class Trial:
             report = predict_start(self.broker, self.topic_configs)  # the model, on the stopped files
             self.predicted = report["next_start"]
             self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
+            self.findings = report["findings"]
             self.before = snapshot(self.broker.log_dirs)
+            self._started_at = time.monotonic()
             self.outcome = self.broker.start(check=False)
         except BaseException:
             self.broker.close()
@@ -118,7 +125,7 @@ class Trial:
         assert self.broker is not None
         if not self.wait_retention or self.outcome is None or not self.outcome.started:
             return 0.0
-        return self._began + self.outcome.seconds + self.broker.initial_task_delay_s + RETENTION_MARGIN_S
+        return self._started_at + self.outcome.seconds + self.broker.initial_task_delay_s + RETENTION_MARGIN_S
 
     def finish(self) -> TrialResult:
         assert self.broker is not None and self.before is not None and self.outcome is not None
@@ -159,6 +166,7 @@ class Trial:
                     tolerance_s=self.outcome.seconds + DEFAULT_TOLERANCE_S,
                 ),
                 watched_until,
+                self.findings,
             )  # fmt: skip
         finally:
             broker.close()

@@ -12,7 +12,9 @@
 * ``seed003_retention``: seed 003 on topics created for it: ``compactdel`` (``compact,delete``, keyed records two
   days old, then current ones that share the last old segment; ``min.cleanable.dirty.ratio`` 1 so the cleaner
   never rewrites it) and ``sizeret`` (``retention.bytes`` three segments, current records): which segments time
-  and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete).
+  and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete);
+* ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
+  partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
 
 from __future__ import annotations
@@ -144,7 +146,9 @@ SEED003_CONFIGS: dict[str, dict[str, object]] = {
 
 
 def plant_seed003(b: LabBroker) -> list[F.Fault]:
-    """Start, create and fill seed 003's topics, stop cleanly."""
+    """Start, create and fill seed 003's topics, stop cleanly. The cleaner is off meanwhile: with the trial's short
+    backoff it would delete compactdel's old segments before the stop, leaving the start under test nothing to do."""
+    b.set_properties(log__cleaner__enable="false")
     b.start()
     create_topics(
         b.bootstrap,
@@ -155,8 +159,31 @@ def plant_seed003(b: LabBroker) -> list[F.Fault]:
     produce(b.bootstrap, "compactdel", 20, kind="keyed", seed=601, flush_every=5)
     produce(b.bootstrap, "sizeret", 400, seed=602, flush_every=10)
     b.stop()
+    b.set_properties(log__cleaner__enable="true")
     dirs = [d / f"{t}-0" for t in SEED003_CONFIGS for d in b.log_dirs if (d / f"{t}-0").is_dir()]
-    return [F.Fault("seed003", dirs, {"old_ms": old})]
+    # each compactdel segment's oldest and newest batch timestamp (MaxTimestamp of its first and last batch)
+    (cd,) = [d for d in dirs if d.name == "compactdel-0"]
+    spans = {}
+    for base in F.segment_bases(cd):
+        bs = F.batches(F.segment_file(cd, base, ".log"))
+        if bs:
+            spans[base] = (bs[0].max_timestamp, max(x.max_timestamp for x in bs))
+    return [F.Fault("seed003", dirs, {"old_ms": old, "compactdel": spans})]
+
+
+BIG_PARTITION = "bigpart"
+RECOVERY_THREADS = 4
+
+
+def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
+    """Start, write about 8 MiB to a new partition (its recovery point stays 0: the checkpoint is written every
+    log.flush.offset.checkpoint.interval.ms, 60 s), SIGKILL: its whole log is recovered at the next start."""
+    b.start()
+    create_topics(b.bootstrap, [TopicSpec(BIG_PARTITION, configs={"segment.bytes": SEGMENT_BYTES})])
+    produce(b.bootstrap, BIG_PARTITION, 8000, seed=700)
+    b.kill()
+    (pdir,) = [d / f"{BIG_PARTITION}-0" for d in b.log_dirs if (d / f"{BIG_PARTITION}-0").is_dir()]
+    return [F.Fault("recovery_threads", [pdir], {"threads": RECOVERY_THREADS})]
 
 
 def run_all(ds: Dataset) -> dict[str, TrialResult]:
@@ -201,8 +228,17 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     ]
     singles.append(
         Trial(
-            "seed003_retention", ds.saved, plant_seed003, properties=props, wait_retention=True,
+            # a 2 s cleaner backoff: the cleaner's second pass (its first deletes nothing) within every version's
+            # watch (3.9 and later check retention 1 s after the start in the lab)
+            "seed003_retention", ds.saved, plant_seed003,
+            properties={**props, "log.cleaner.backoff.ms": 2000}, wait_retention=True,
             topic_configs=SEED003_CONFIGS,
+        )
+    )  # fmt: skip
+    singles.append(
+        Trial(
+            "recovery_threads", ds.saved, plant_recovery_threads,
+            properties={"num.recovery.threads.per.data.dir": RECOVERY_THREADS},
         )
     )  # fmt: skip
     sigkill_acked = Acked().merge(ds.acked)
