@@ -71,10 +71,31 @@ def broker_user() -> str | None:
     return BROKER_USER
 
 
+_GIVEN_PORTS: set[int] = set()
+_PORT_RANGE = (
+    20000,
+    32000,
+)  # below Linux's ephemeral range (32768-60999), which outgoing connections draw from
+
+
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
+    """A loopback port nothing listens on, never handed out twice by this process. Not one the kernel picks
+    (bind to 0): it can give the same port to two calls once the first socket is closed (the lab saw a broker
+    given one port for both its listeners), and outgoing connections take ports from that range meanwhile."""
+    import random
+
+    for _ in range(1000):
+        port = random.randint(*_PORT_RANGE)
+        if port in _GIVEN_PORTS:
+            continue
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+        _GIVEN_PORTS.add(port)
+        return port
+    raise LabError("no free loopback port found")
 
 
 def java() -> str:
@@ -425,6 +446,12 @@ class LabBroker:
 
         With ``check`` an exit raises :class:`BrokerExited` (carrying the outcome); without, the outcome says it.
         """
+        return self.await_ready(self.launch(), timeout, check=check)
+
+    def launch(self) -> float:
+        """Spawn the broker JVM without waiting (several nodes of a cluster start together); the monotonic time
+        it was spawned, for :meth:`await_ready`. Call it from the thread that stays alive: ``setpriv
+        --pdeathsig`` kills the JVM when the thread that spawned it ends, not only the process."""
         if self.running:
             raise LabError("the broker is already running")
         self._write_configs()
@@ -444,6 +471,11 @@ class LabBroker:
             self._command("kafka.Kafka", str(self.server_properties), log_config=log_config),
             self.logs_dir / "stdout.log",
         )
+        return began
+
+    def await_ready(self, began: float, timeout: float = 120.0, *, check: bool = True) -> StartOutcome:
+        """Wait for the ready line of the JVM :meth:`launch` spawned at ``began``, or its exit."""
+        assert self.proc is not None
         deadline = began + timeout
         while True:
             if _READY.search(self.run_log()):

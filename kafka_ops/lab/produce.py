@@ -50,6 +50,7 @@ class TopicSpec:
     name: str
     partitions: int = 1
     configs: Mapping[str, object] = field(default_factory=dict)
+    replication_factor: int = 1
 
 
 def digest(value: bytes | None) -> bytes:
@@ -92,7 +93,7 @@ def admin(bootstrap: str) -> KafkaAdminClient:
 
 
 def create_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 30.0) -> None:
-    """Create topics (replication factor 1) with their configs and wait until each has a leader.
+    """Create topics (replication factor 1 unless the spec says more) with their configs and wait until each has a leader.
 
     A ``segment.bytes`` under 1 MiB is sent as ``internal.segment.bytes`` to a broker that refuses it (4.x),
     so that small segments roll on every version.
@@ -103,7 +104,11 @@ def create_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 3
         for spec in specs:
             configs = {k: str(v) for k, v in spec.configs.items()}
             request = {
-                spec.name: {"num_partitions": spec.partitions, "replication_factor": 1, "configs": configs}
+                spec.name: {
+                    "num_partitions": spec.partitions,
+                    "replication_factor": spec.replication_factor,
+                    "configs": configs,
+                }
             }
             try:
                 client.create_topics(request, timeout_ms=int(timeout * 1000))
