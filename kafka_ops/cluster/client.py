@@ -108,11 +108,19 @@ def admin(
         return KafkaAdminClient(**cfg)
     except KafkaError as exc:
         raise ClusterUnavailable(
-            f"cannot reach the cluster at {bootstrap} within {time.monotonic() - started:.0f} s: "
-            f"{type(exc).__name__}{': ' + str(exc) if str(exc) else ''}"
+            f"cannot reach the cluster at {bootstrap} within {time.monotonic() - started:.0f} s: {error_text(exc)}"
         ) from exc
     except (OSError, ValueError) as exc:
         raise ClusterUnavailable(f"cannot reach the cluster at {bootstrap}: {exc}") from exc
+
+
+def error_text(exc: BaseException) -> str:
+    """'KafkaTimeoutError: Unable to bootstrap from ...' (kafka-python's str() already starts with the class
+    name for some errors: said once)."""
+    name, text = type(exc).__name__, str(exc).strip()
+    if not text:
+        return name
+    return text if text.startswith(name) else f"{name}: {text}"
 
 
 def retry(fn: Callable[[], T], attempts: int, delay_s: float, what: str) -> T:

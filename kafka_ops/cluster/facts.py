@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from kafka_ops.cluster.client import ClusterUnavailable, admin
+from kafka_ops.cluster.client import ClusterUnavailable, admin, error_text
 
 # The topic configs the audit's retention model and the cluster checks read.
 CONFIG_KEYS = (
@@ -111,9 +111,7 @@ def gather(
             sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs,
         )  # fmt: skip
     except KafkaError as exc:
-        raise ClusterUnavailable(
-            f"the cluster at {bootstrap} did not answer: {type(exc).__name__}{': ' + str(exc) if str(exc) else ''}"
-        ) from exc
+        raise ClusterUnavailable(f"the cluster at {bootstrap} did not answer: {error_text(exc)}") from exc
     finally:
         client.close()
 

@@ -13,6 +13,7 @@ from typing import IO, Annotated, Any
 import typer
 
 from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, show_notes
+from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, ask_cluster
 
 
 class AuditFormat(StrEnum):
@@ -48,6 +49,33 @@ def build_options(check_paths: bool = True, **kw: Any) -> Any:
     if kw.get("now"):
         note_later(time_note("--now", str(kw["now"])))
     return opts
+
+
+def add_cluster(
+    opts: Any,
+    bootstrap: str | None,
+    command_config: Path | None,
+    timeout_s: float,
+    required: bool,
+    broker_id: int | None,
+) -> None:
+    """The running cluster's facts into ``opts`` (or why they are missing); exit 2 only when it is required."""
+    from kafka_ops.cluster.client import ClusterUnavailable
+
+    opts.broker_id = broker_id
+    if bootstrap is None:
+        if required:
+            fail("--require-cluster needs --bootstrap-server")
+        if command_config is not None:
+            fail("--command-config needs --bootstrap-server")
+        return
+    try:
+        opts.cluster = ask_cluster(bootstrap, command_config, timeout_s)
+    except ClusterUnavailable as exc:
+        if required:
+            fail(str(exc))
+        opts.cluster_skip = f"{exc}: the cluster checks (CLU001-CLU004) were not run"
+        note_later(f"warning: {opts.cluster_skip}")
 
 
 def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
@@ -302,6 +330,25 @@ def audit(
     fail_on: FailOnOpt = Severity.critical,
     waive: WaiveOpt = None,
     waive_file: WaiveFileOpt = None,
+    bootstrap_server: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    cluster_timeout: ClusterTimeoutOpt = 10.0,
+    require_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--require-cluster",
+            help="Exit 2 when the cluster cannot be asked (default: the cluster checks are skipped, with the reason).",
+        ),
+    ] = False,
+    broker_id: Annotated[
+        int | None,
+        typer.Option(
+            "--broker-id",
+            metavar="ID",
+            min=0,
+            help="The audited broker's node id for the cluster checks (default: node.id/broker.id of meta.properties).",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -317,6 +364,10 @@ def audit(
 
     Waived findings (--waive, --waive-file) stay in the report, marked waived, and do not fail the gate.
 
+    With --bootstrap-server the running cluster is asked once (bounded by --cluster-timeout): its topic configs
+    replace server.properties defaults and --topic-configs, and CLU001-CLU004 judge whether it can spare this
+    broker now. A cluster that does not answer is a skip with its reason (exit 2 with --require-cluster).
+
     Exit codes: 0 nothing at or above --fail-on but what is waived; 1 something is; 2 bad usage or unreadable
     input; 3 a bug in kafka-ops.
     """
@@ -328,6 +379,7 @@ def audit(
     )  # fmt: skip
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")
+    add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, broker_id)
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
     if not report["log_dirs"] and not any(f["check"] == "CONF001" for f in report["findings"]):
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")

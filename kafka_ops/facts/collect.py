@@ -67,6 +67,11 @@ class AuditOptions:
     mount_unit_dirs: tuple[str, ...] = ("/etc/systemd/system", "/run/systemd/system")
     # processes gathering partition facts: None = one per CPU on a host of many partitions, 1 = this one only
     workers: int | None = None
+    # the running cluster's facts (kafka_ops.cluster.facts.ClusterFacts.to_dict(): asked by the CLI, plain data
+    # here), or why they are unknown; the node id of the audited broker when meta.properties should not decide
+    cluster: dict[str, Any] | None = None
+    cluster_skip: str | None = None
+    broker_id: int | None = None
 
 
 @dataclass(slots=True)
@@ -184,6 +189,12 @@ class HostFacts:
     log_dirs: list[LogDirFacts] = field(default_factory=list)
     errors: list[EngineError] = field(default_factory=list)
     last_topic_config: TopicConfig | None = field(default=None, repr=False)  # topic_config()'s cache
+    cluster: dict[str, Any] | None = None  # the running cluster's facts (AuditOptions.cluster)
+    node_id: int | None = (
+        None  # the audited broker's node id (--broker-id, meta.properties, server.properties)
+    )
+    meta_cluster_id: str | None = None  # cluster.id of the audited log dirs' meta.properties
+    cluster_mismatch: bool = False  # the cluster asked has another cluster.id than meta.properties
 
     def has(self, name: str) -> bool:
         return name in self.inputs and self.inputs[name].value is not None
@@ -407,7 +418,42 @@ def gather(opts: AuditOptions) -> HostFacts:
     for d in dirs:  # type: ignore[union-attr]
         h.log_dirs.append(gather_log_dir(h, d, mounts))
     determine_broker_state(h)
+    apply_cluster(h, opts)
     return h
+
+
+def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
+    """The audited broker's identity, and the running cluster's facts when it was asked: its topic configs take
+    the place of server.properties defaults and of a --topic-configs file (they are what the broker uses), unless
+    the cluster is another one than meta.properties name (CLU004 says so)."""
+    metas = [ldf.scan.meta for ldf in h.log_dirs if ldf.scan is not None and ldf.scan.meta is not None]
+    h.meta_cluster_id = next((m.cluster_id for m in metas if m.cluster_id), None)
+    node = opts.broker_id
+    if node is None:
+        node = next((m.node_id for m in metas if m.node_id is not None), None)
+    if node is None:
+        raw = h.configs.server_value("node.id") or h.configs.server_value("broker.id")
+        node = int(raw) if raw is not None and raw.lstrip("-").isdigit() and int(raw) >= 0 else None
+    h.node_id = node
+    if opts.cluster is None:
+        h.skipped_inputs["cluster"] = opts.cluster_skip or (
+            "no --bootstrap-server: the cluster checks (CLU001-CLU004) need the running cluster"
+        )
+        return
+    h.cluster = opts.cluster
+    h.inputs["cluster"] = Input(opts.cluster.get("bootstrap"), "--bootstrap-server")
+    theirs = opts.cluster.get("cluster_id")
+    h.cluster_mismatch = bool(theirs and h.meta_cluster_id and theirs != h.meta_cluster_id)
+    if h.cluster_mismatch:
+        return
+    topics = opts.cluster.get("topic_configs") or {}
+    if topics:
+        h.configs.topics = {t: dict(c) for t, c in topics.items()}
+        h.configs.topics_source = f"the cluster at {opts.cluster.get('bootstrap')}"
+        h.configs.topics_label = "cluster"
+        h.inputs["topic_configs"] = Input(h.configs.topics_source, "--bootstrap-server")
+        h.skipped_inputs.pop("topic_configs", None)
+        h.last_topic_config = None
 
 
 def _first_timestamp(path: str, buf: LogBuffer | None = None) -> int | None:

@@ -467,6 +467,7 @@ class Configs:
     topics: dict[str, dict[str, str]] = field(default_factory=dict)
     server_source: str | None = None
     topics_source: str | None = None
+    topics_label: str = "topic"  # what a topic's own value is called in messages ("cluster": asked from it)
 
     def server_value(self, prop: str) -> str | None:
         """A server.properties value as Kafka parses it, or None when unset or refused (CONF001 says so)."""
@@ -504,7 +505,7 @@ class Configs:
             if bad:  # the cluster cannot hold it (AlterConfigs refuses it): the broker default applies
                 invalid[key] = v
                 continue
-            values[key], sources[key] = canonical(parsed) if spec else v, "topic"
+            values[key], sources[key] = canonical(parsed) if spec else v, self.topics_label
         return TopicConfig(topic, values, sources, invalid)
 
     def server_int(self, key: str, default: int) -> int:

@@ -1,0 +1,168 @@
+"""What the cluster does when a broker stops, and whether a started broker has caught up: the rules behind the
+CLU checks and ``kafka-ops cluster check`` (one implementation for both).
+
+Input: the cluster facts as plain data (``kafka_ops.cluster.facts.ClusterFacts.to_dict()``; JSON turns the
+broker ids of ``brokers`` into strings, which is accepted). Standard library only: the checks that read these
+rules are shipped to broker hosts with the rest of the model.
+
+What Kafka does (apache/kafka at 3.9.1, the same on every lab version):
+* A stopping broker leaves the ISR of every partition it follows or leads: the controller removes it when its
+  registration ends (KRaft: ``ReplicationControlManager.handleBrokerFenced``/``handleBrokerUnregistered``; ZooKeeper
+  mode: ``KafkaController.onBrokerFailure`` -> ``onReplicasBecomeOffline``) and a controlled shutdown moves its
+  leaderships first (``ControlledShutdown``), so what is left in sync is the ISR without it.
+* A write with ``acks=all`` fails with ``NotEnoughReplicasException`` when the ISR is smaller than the topic's
+  ``min.insync.replicas`` (``Partition.appendRecordsToLeader``: ``if (inSyncSize < minIsr && requiredAcks == -1)``).
+* A partition whose ISR becomes empty has no leader (``leader: -1``, offline) until a replica in the last ISR comes
+  back, or an unclean election (``unclean.leader.election.enable``) elects an out-of-sync one and loses records.
+* Under-replicated: fewer replicas in sync than assigned (the broker's ``UnderReplicatedPartitions`` metric,
+  ``Partition.isUnderReplicated``: ``isLeader && (assignmentState.replicationFactor - partitionState.isr.size) > 0``).
+* A KRaft broker is listed by the cluster (Metadata/DescribeCluster) only once it is unfenced, that is after its log
+  recovery at start (``BrokerLifecycleManager``: it asks to be unfenced when ``LogManager`` has loaded its logs), so
+  a restarted broker that is listed has finished its recovery.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+Facts = Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class AtRisk:
+    """A partition that the stop of ``broker`` would make unavailable, for writes (below min ISR) or at all."""
+
+    topic: str
+    partition: int
+    replicas: list[int]
+    isr: list[int]
+    min_isr: int
+    left_in_sync: int  # the ISR once the broker is gone
+    kind: str  # offline | below_min_isr | single_replica
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    def says(self) -> str:
+        if self.kind == "single_replica":
+            return f"{self.name} (replication factor 1: unavailable while the broker is down)"
+        if self.kind == "offline":
+            return f"{self.name} (ISR {self.isr}: no replica left in sync, the partition goes offline)"
+        return f"{self.name} (ISR {self.isr}, min.insync.replicas={self.min_isr}: {self.left_in_sync} left in sync)"
+
+
+@dataclass(frozen=True, slots=True)
+class Unhealthy:
+    """A partition the cluster already serves badly: no leader, or fewer replicas in sync than assigned."""
+
+    topic: str
+    partition: int
+    leader: int
+    replicas: list[int]
+    isr: list[int]
+    kind: str  # offline | under_replicated
+
+    @property
+    def name(self) -> str:
+        return f"{self.topic}-{self.partition}"
+
+    @property
+    def missing(self) -> list[int]:
+        return [r for r in self.replicas if r not in self.isr]
+
+    def says(self) -> str:
+        if self.kind == "offline":
+            return f"{self.name} (no leader; replicas {self.replicas}, ISR {self.isr})"
+        return f"{self.name} (replicas {self.replicas}, ISR {self.isr}: {self.missing} not in sync)"
+
+
+def min_isr(facts: Facts, topic: str) -> int:
+    """The topic's min.insync.replicas as the cluster has it (its effective value: topic, broker or default)."""
+    raw = (facts.get("topic_configs") or {}).get(topic, {}).get("min.insync.replicas", "1")
+    try:
+        return int(raw)
+    except (TypeError, ValueError):
+        return 1
+
+
+def brokers(facts: Facts) -> dict[int, str]:
+    return {int(k): str(v) for k, v in (facts.get("brokers") or {}).items()}
+
+
+def stop_risks(facts: Facts, broker: int) -> list[AtRisk]:
+    """Partitions that ``broker``'s stop makes unavailable: every partition whose ISR holds it and would then be
+    empty (offline) or below min.insync.replicas (acks=all producers fail), and its replication-factor-1
+    partitions (kind ``single_replica``: unavailable while it is down, whatever the roll does)."""
+    out = []
+    for p in facts.get("partitions") or []:
+        isr = [int(x) for x in p.get("isr") or []]
+        replicas = [int(x) for x in p.get("replicas") or []]
+        if broker not in isr:
+            continue  # not in sync: its stop changes nothing of what is served
+        left = len(isr) - 1
+        need = min_isr(facts, p["topic"])
+        if replicas == [broker]:
+            kind = "single_replica"
+        elif left == 0:
+            kind = "offline"
+        elif left < need:
+            kind = "below_min_isr"
+        else:
+            continue
+        out.append(AtRisk(p["topic"], int(p["partition"]), replicas, isr, need, left, kind))
+    return out
+
+
+def unhealthy(facts: Facts) -> list[Unhealthy]:
+    """Every partition of the cluster without a leader or with a replica out of sync."""
+    out = []
+    for p in facts.get("partitions") or []:
+        isr = [int(x) for x in p.get("isr") or []]
+        replicas = [int(x) for x in p.get("replicas") or []]
+        leader = int(p.get("leader", -1))
+        if leader < 0:
+            kind = "offline"
+        elif any(r not in isr for r in replicas):
+            kind = "under_replicated"
+        else:
+            continue
+        out.append(Unhealthy(p["topic"], int(p["partition"]), leader, replicas, isr, kind))
+    return out
+
+
+def offline_log_dirs(facts: Facts, broker: int) -> list[dict[str, Any]]:
+    """The log dirs ``broker`` itself reports with an error (DescribeLogDirs: KafkaStorageError = offline)."""
+    return [d for d in facts.get("log_dirs") or [] if int(d.get("broker", -1)) == broker and d.get("error")]
+
+
+def catch_up_blockers(facts: Facts, broker: int) -> list[str]:
+    """Why ``broker`` has not caught up after its start (empty: it has): not listed by the cluster (still
+    starting or recovering its logs), a partition it replicates where it is not in sync, one it leads with a
+    follower out of sync, an offline log dir."""
+    out = []
+    if broker not in brokers(facts):
+        out.append(
+            f"broker {broker} is not listed by the cluster (still starting, recovering its logs, or down)"
+        )
+    for u in unhealthy(facts):
+        if broker in u.missing:
+            out.append(f"{u.name}: broker {broker} is not in sync yet (ISR {u.isr})")
+        elif u.leader == broker and u.kind == "under_replicated":
+            out.append(f"{u.name}: led by broker {broker}, {u.missing} not in sync")
+        elif u.kind == "offline" and broker in u.replicas:
+            out.append(f"{u.name}: no leader (replicas {u.replicas})")
+    for d in offline_log_dirs(facts, broker):
+        out.append(f"log dir {d.get('path')} of broker {broker} is offline ({d.get('error')})")
+    return out
+
+
+def answering_node(facts: Facts) -> int | None:
+    """The node whose advertised address is the bootstrap address asked (None: a name or VIP none advertises)."""
+    asked = {a.strip() for a in str(facts.get("bootstrap") or "").split(",") if a.strip()}
+    for node, addr in brokers(facts).items():
+        if addr in asked:
+            return node
+    return None

@@ -1,0 +1,195 @@
+"""`kafka-ops cluster check`: the rolling restart's two questions, asked of the running cluster; and the cluster
+options that `audit` shares."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say
+
+cluster_app = typer.Typer(
+    cls=Group,
+    name="cluster",
+    help="Ask the running cluster what a rolling restart needs to know.",
+    no_args_is_help=True,
+)
+app.add_typer(cluster_app, name="cluster")
+
+BootstrapOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--bootstrap-server",
+        metavar="HOST:PORT",
+        help="A broker of the running cluster (comma-separated for several): its topic configs, leaders, ISRs and "
+        "log dirs join the audit (checks CLU001-CLU004).",
+    ),
+]
+CommandConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--command-config",
+        metavar="FILE",
+        help="Client properties for --bootstrap-server, as Kafka's tools take them (security.protocol, ssl.*, "
+        "sasl.*; PEM files, not Java key stores).",
+    ),
+]
+ClusterTimeoutOpt = Annotated[
+    float,
+    typer.Option(
+        "--cluster-timeout", metavar="SECONDS", help="Bound on each request to the cluster.", min=0.5
+    ),
+]
+
+
+def ask_cluster(
+    bootstrap: str, command_config: Path | None, timeout_s: float, attempts: int = 1, delay_s: float = 1.0
+) -> dict[str, Any]:
+    """The cluster's facts as plain data; ClusterUnavailable (one line) when it cannot be asked. A bad
+    --command-config is the operator's mistake: one line and exit 2, whatever the caller does with an
+    unreachable cluster."""
+    from kafka_ops.cluster.client import ClusterUnavailable, read_command_config, retry
+    from kafka_ops.cluster.facts import gather
+
+    client_config: dict[str, Any] = {}
+    if command_config is not None:
+        if not command_config.is_file():
+            fail(f"--command-config: {command_config}: no such file")
+        try:
+            client_config = read_command_config(str(command_config))
+        except ClusterUnavailable as exc:
+            fail(f"--command-config: {exc}")
+    if attempts <= 1:
+        return gather(bootstrap, client_config, timeout_s).to_dict()
+    facts = retry(
+        lambda: gather(bootstrap, client_config, timeout_s), attempts, delay_s, f"the cluster at {bootstrap}"
+    )
+    return facts.to_dict()
+
+
+@cluster_app.command("check", cls=Command)
+def check(
+    bootstrap_server: Annotated[
+        str, typer.Option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the running cluster.")
+    ],
+    broker: Annotated[
+        int, typer.Option("--broker", metavar="ID", help="The node id of the broker asked about.")
+    ],
+    after_start: Annotated[
+        bool,
+        typer.Option(
+            "--after-start",
+            help="Ask 'has the broker caught up after its start?' (listed by the cluster, so its recovery is done; "
+            "in sync in every partition it replicates; no offline log dir) instead of 'may I stop it now?'.",
+        ),
+    ] = False,
+    command_config: CommandConfigOpt = None,
+    timeout: ClusterTimeoutOpt = 10.0,
+    retries: Annotated[
+        int,
+        typer.Option(
+            "--retries",
+            metavar="N",
+            min=0,
+            help="Ask again up to N times while the answer is no or the cluster does not answer.",
+        ),
+    ] = 0,
+    retry_delay: Annotated[
+        float,
+        typer.Option(
+            "--retry-delay",
+            metavar="SECONDS",
+            min=0.0,
+            help="Wait before the first retry; doubled each time.",
+        ),
+    ] = 5.0,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
+) -> None:
+    """May broker ID be stopped now (the default), or has it caught up after its start (--after-start)?
+
+    'Stop' is refused when its stop leaves a partition below min.insync.replicas or with no replica in sync
+    (CLU001), or the cluster already has under-replicated or offline partitions (CLU002): the same rules as the
+    audit's. Partitions whose only replica is the broker are listed but do not refuse the stop.
+
+    Exit codes: 0 yes; 1 no (the reasons, one per line); 2 the cluster could not be asked, or bad usage.
+    """
+    from kafka_ops.cluster.client import ClusterUnavailable
+
+    question = "caught_up" if after_start else "stop"
+    answer: dict[str, Any] = {}
+    for attempt in range(retries + 1):
+        try:
+            facts = ask_cluster(bootstrap_server, command_config, timeout)
+        except ClusterUnavailable as exc:
+            if attempt == retries:
+                fail(f"{exc}{f' (after {retries + 1} attempts)' if retries else ''}")
+            _wait(retry_delay, attempt, str(exc))
+            continue
+        answer = decide(facts, broker, question)
+        answer["attempts"] = attempt + 1
+        if answer["yes"] or attempt == retries:
+            break
+        _wait(retry_delay, attempt, answer["reasons"][0])
+    if format is OutputFormat.json:
+        sys.stdout.write(json.dumps(answer, indent=2) + "\n")
+    else:
+        print(answer["summary"])
+        for line in answer["reasons"]:
+            print(f"  - {line}")
+        for line in answer["notes"]:
+            print(f"  note: {line}")
+    raise typer.Exit(0 if answer["yes"] else 1)
+
+
+def decide(facts: dict[str, Any], broker: int, question: str) -> dict[str, Any]:
+    """The answer to ``question`` (stop | caught_up) for ``broker``, with its reasons, from the same rules as
+    CLU001-CLU003 (kafka_ops.broker.replication)."""
+    from kafka_ops.broker.replication import (
+        brokers,
+        catch_up_blockers,
+        offline_log_dirs,
+        stop_risks,
+        unhealthy,
+    )
+
+    at = facts.get("bootstrap")
+    reasons: list[str] = []
+    notes: list[str] = []
+    if question == "stop":
+        if broker not in brokers(facts):
+            notes.append(f"broker {broker} is not listed by the cluster at {at} (stopped or still starting)")
+        for r in stop_risks(facts, broker):
+            (notes if r.kind == "single_replica" else reasons).append(f"CLU001 {r.says()}")
+        for u in unhealthy(facts):
+            reasons.append(f"CLU002 {u.says()}")
+        for d in offline_log_dirs(facts, broker):
+            notes.append(f"CLU003 log dir {d.get('path')} is offline ({d.get('error')})")
+        yes = not reasons
+        summary = (
+            f"yes: broker {broker} may be stopped now"
+            if yes
+            else f"no: stopping broker {broker} now is not safe ({len(reasons)} reason(s))"
+        )
+    else:
+        reasons = catch_up_blockers(facts, broker)
+        yes = not reasons
+        summary = (
+            f"yes: broker {broker} has caught up (listed by the cluster, in sync everywhere, no offline log dir)"
+            if yes
+            else f"no: broker {broker} has not caught up ({len(reasons)} reason(s))"
+        )
+    return {
+        "question": question, "broker": broker, "bootstrap": at, "cluster_id": facts.get("cluster_id"),
+        "yes": yes, "summary": summary, "reasons": reasons, "notes": notes,
+    }  # fmt: skip
+
+
+def _wait(delay_s: float, attempt: int, why: str) -> None:
+    pause = delay_s * (2**attempt)
+    say(f"not yet ({why}); asking again in {pause:g} s")
+    time.sleep(pause)

@@ -1,0 +1,182 @@
+"""The cluster checks (CLU001-CLU004) and `kafka-ops cluster check` against a real three-broker KRaft cluster
+(3.9.1 on loopback ports): the rolling restart's two questions answered from the running cluster.
+
+One cluster for the module (about 10 s to start on 2 cores); the tests run in order and change it: a topic whose
+min.insync.replicas equals its replication factor refuses every stop; lowered, the stop is allowed; a broker
+stopped leaves the others' partitions under-replicated (the audit and the check say so, naming it); started
+again, the check waits until it has caught up.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+
+import pytest
+
+from kafka_ops.lab.cluster import LabCluster
+from kafka_ops.lab.produce import TopicSpec, create_topics
+
+pytestmark = pytest.mark.lab
+VERSION = "3.9.1"
+
+
+def cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "kafka_ops.cli", *args], capture_output=True, text=True, timeout=timeout
+    )
+
+
+@pytest.fixture(scope="module")
+def cluster() -> Iterator[LabCluster]:
+    with LabCluster(VERSION) as c:
+        c.start()
+        create_topics(
+            c.brokers[0].bootstrap,
+            [
+                TopicSpec("strict", 2, {"min.insync.replicas": 3}, replication_factor=3),
+                TopicSpec(
+                    "normal", 2, {"min.insync.replicas": 2, "retention.ms": 12345678}, replication_factor=3
+                ),
+                TopicSpec("single", 1, {}, replication_factor=1),
+            ],
+        )
+        yield c
+
+
+def check(c: LabCluster, broker: int, *more: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    args = ["cluster", "check", "--bootstrap-server", c.brokers[0].bootstrap, "--broker", str(broker), *more]
+    return cli(*args, timeout=timeout)
+
+
+def audit(c: LabCluster, node: int, *more: str) -> tuple[int, dict]:  # type: ignore[type-arg]
+    b = c.node(node)
+    r = cli(
+        "audit", "--server-properties", str(b.server_properties), "--kafka-version", VERSION,
+        "--broker-user", b.user, "--broker-state", "running", "--format", "json",
+        "--bootstrap-server", c.brokers[0].bootstrap, *more,
+    )  # fmt: skip
+    assert r.returncode in (0, 1), r.stderr
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_min_isr_equal_to_the_replication_factor_refuses_to_stop_any_broker(cluster: LabCluster) -> None:
+    for node in (1, 2, 3):
+        r = check(cluster, node)
+        assert r.returncode == 1, (r.stdout, r.stderr)
+        assert r.stdout.startswith(f"no: stopping broker {node} now is not safe")
+        assert "CLU001 strict-0 (ISR" in r.stdout and "CLU001 strict-1 (ISR" in r.stdout
+        assert "min.insync.replicas=3: 2 left in sync" in r.stdout
+        assert "normal-" not in r.stdout  # 3 in sync, min 2: one may go
+    # the audit of broker 1's files says the same, as a critical finding naming the partitions
+    code, report = audit(cluster, 1)
+    (f,) = [f for f in report["findings"] if f["check"] == "CLU001" and f["severity"] == "critical"]
+    assert code == 1 and {(p["topic"], p["partition"]) for p in f["details"]["partitions"]} == {
+        ("strict", 0),
+        ("strict", 1),
+    }
+
+
+def test_the_audit_takes_the_topic_configs_from_the_cluster(cluster: LabCluster) -> None:
+    _, report = audit(cluster, 1)
+    assert report["inputs"]["cluster"]["value"] == cluster.brokers[0].bootstrap
+    assert report["inputs"]["topic_configs"]["source"] == "--bootstrap-server"
+    assert not [s for s in report["skipped"] if s.get("check", "").startswith("CLU")]
+    # the same cluster: meta.properties and the cluster agree
+    assert not [f for f in report["findings"] if f["check"] == "CLU004"]
+
+
+def test_lowered_to_two_the_stop_is_allowed(cluster: LabCluster) -> None:
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    admin = KafkaAdminClient(bootstrap_servers=cluster.brokers[0].bootstrap)
+    try:
+        admin.alter_configs(
+            [ConfigResource(ConfigResourceType.TOPIC, "strict", configs={"min.insync.replicas": "2"})]
+        )
+    finally:
+        admin.close()
+    single_leader = None
+    for node in (1, 2, 3):
+        r = check(cluster, node, "--retries", "3", "--retry-delay", "1")
+        assert r.returncode == 0, (r.stdout, r.stderr)
+        assert r.stdout.startswith(f"yes: broker {node} may be stopped now")
+        if "single-0 (replication factor 1" in r.stdout:
+            single_leader = node  # listed as a note, never a refusal
+    assert single_leader is not None
+    code, report = audit(cluster, 1)
+    assert code == 0 and not [f for f in report["findings"] if f["check"] in ("CLU001", "CLU002")
+                             and f["severity"] in ("error", "critical")]  # fmt: skip
+
+
+def test_a_stopped_broker_leaves_under_replicated_partitions_and_the_roll_waits(cluster: LabCluster) -> None:
+    cluster.node(3).stop()
+    deadline = time.monotonic() + 30
+    while True:  # the controller takes broker 3 out of the ISRs as its controlled shutdown ends
+        r = check(cluster, 1, "-f", "json")
+        answer = json.loads(r.stdout)
+        if any("CLU002" in x for x in answer["reasons"]) or time.monotonic() > deadline:
+            break
+        time.sleep(1)
+    assert r.returncode == 1 and not answer["yes"]
+    under = [x for x in answer["reasons"] if x.startswith("CLU002")]
+    # every partition short of a replica misses broker 3; the replication-factor-1 topic, if broker 3 held it,
+    # is offline (no leader)
+    assert under and all("[3] not in sync" in x or "(no leader; replicas [3]" in x for x in under), under
+    assert any(x.startswith("CLU002 strict-0") for x in under)
+    # with broker 3 gone, broker 1's stop leaves one replica of each partition: below min.insync.replicas=2
+    assert any(x.startswith("CLU001 normal-0") for x in answer["reasons"])
+    code, report = audit(cluster, 1)
+    (f,) = [f for f in report["findings"] if f["check"] == "CLU002"]
+    assert f["details"]["out_of_sync_brokers"] == [3]
+    # error; critical when a partition has no leader (single-0 when broker 3 was its only replica)
+    assert f["severity"] == ("critical" if f["details"]["offline"] else "error")
+    assert code == 1  # CLU001 critical: stopping broker 1 now makes partitions unavailable
+    # has broker 3 caught up? no: it is not even listed
+    r = check(cluster, 3, "--after-start")
+    assert r.returncode == 1 and "broker 3 is not listed by the cluster" in r.stdout
+
+
+def test_started_again_the_check_waits_until_it_has_caught_up(cluster: LabCluster) -> None:
+    cluster.start([3])
+    r = check(cluster, 3, "--after-start", "--retries", "6", "--retry-delay", "1", timeout=200)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    assert r.stdout.startswith("yes: broker 3 has caught up")
+    assert check(cluster, 1).returncode == 0
+
+
+def test_an_unreachable_cluster_is_one_line_and_never_a_silent_pass(cluster: LabCluster) -> None:
+    with socket.socket() as s:  # a loopback port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    t0 = time.monotonic()
+    r = cli(
+        "cluster",
+        "check",
+        "--bootstrap-server",
+        f"127.0.0.1:{port}",
+        "--broker",
+        "1",
+        "--cluster-timeout",
+        "2",
+    )
+    assert r.returncode == 2 and r.stdout == ""
+    assert r.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in r.stderr and "Traceback" not in r.stderr
+    assert time.monotonic() - t0 < 60
+    # the audit skips the cluster checks and says why; with --require-cluster it refuses
+    b = cluster.node(1)
+    base = ["audit", "--server-properties", str(b.server_properties), "--broker-user", b.user,
+            "--broker-state", "running", "--bootstrap-server", f"127.0.0.1:{port}", "--cluster-timeout", "2"]  # fmt: skip
+    r = cli(*base, "--format", "json")
+    report = json.loads(r.stdout)
+    assert r.returncode == 0, r.stderr
+    (skip,) = [s for s in report["skipped"] if s.get("input") == "cluster"]
+    assert f"127.0.0.1:{port}" in skip["reason"]
+    assert {s["check"] for s in report["skipped"] if "check" in s} >= {"CLU001", "CLU002", "CLU003", "CLU004"}
+    assert "the cluster checks (CLU001-CLU004) were not run" in r.stderr
+    r = cli(*base, "--require-cluster")
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in r.stderr
