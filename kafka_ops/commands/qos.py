@@ -72,6 +72,15 @@ def qos(
             "--sink", metavar="DIR", help="The folder of files the pipeline wrote (searched recursively)."
         ),
     ] = None,
+    sink_topic: Annotated[
+        str | None,
+        typer.Option(
+            "--sink-topic",
+            metavar="TOPIC",
+            help="Instead of --sink: the pipeline's output topic, read from the same segments as --source "
+            "(with --isolation: a transactional pipeline's committed output).",
+        ),
+    ] = None,
     sink_format: Annotated[
         str,
         typer.Option(
@@ -154,6 +163,10 @@ def qos(
         fail("give either --source or --source-export, not both")
     if sink and not (source or source_export):
         fail("--sink needs a source to compare with (--source or --source-export)")
+    if sink and sink_topic:
+        fail("give either --sink or --sink-topic, not both")
+    if sink_topic and not source:
+        fail("--sink-topic reads the topic from the --source segments: give --source")
     if isolation not in ("read_committed", "read_uncommitted"):
         fail(f"--isolation must be read_committed or read_uncommitted, not {isolation!r}")
     window_ms = _option("--window", parse_span, window)
@@ -163,7 +176,7 @@ def qos(
     if window_ms <= 0:
         fail("--window must be positive")
     specs = None
-    if sink:
+    if sink or sink_topic:
         if not source_id or not sink_id:
             fail("name the record identifier on both sides: --source-id and --sink-id")
         try:
@@ -187,9 +200,12 @@ def qos(
     except ImportError:
         fail(_SPARK_MISSING)
     _check_local_inputs(source or [], source_export, sink, topic)
+    if sink_topic:
+        _check_local_inputs(source or [], None, None, sink_topic)
     report = _run(
         spark_session, read_segments, source or [], source_export, source_export_format, topic, isolation, specs,
         sink, sink_format, window_ms, from_ms, to_ms, events, tolerance_ms, max_ids, master,
+        sink_topic=sink_topic,
         show=format is OutputFormat.text and sys.stderr.isatty(),
     )  # fmt: skip
     show_notes()
@@ -253,6 +269,7 @@ def _run(
     max_ids: int,
     master: str,
     show: bool,
+    sink_topic: str | None = None,
 ) -> dict[str, Any]:
     from rich.console import Console
 
@@ -265,7 +282,7 @@ def _run(
     console = Console(stderr=True, quiet=not show)
     report: dict[str, Any] = {"version": 1, "inputs": {
         "source": source, "source_export": export, "topic": topic, "isolation": isolation, "sink": sink,
-        "sink_format": sink_format, "logs": sorted({e.file for e in events}),
+        "sink_format": sink_format, "sink_topic": sink_topic, "logs": sorted({e.file for e in events}),
     }}  # fmt: skip
     with console.status("starting Spark") as status:
         spark = spark_session(master=master)
@@ -279,9 +296,12 @@ def _run(
             elif source:
                 status.update("reading segments")
                 src_df = read_segments(spark, source, isolation=isolation, topics=[topic] if topic else None)
-            if sink and src_df is not None:
+            if (sink or sink_topic) and src_df is not None:
                 status.update("comparing source and sink")
-                sink_df = read_files(spark, sink, sink_format)
+                if sink_topic:
+                    sink_df = read_segments(spark, source, isolation=isolation, topics=[sink_topic])
+                else:
+                    sink_df = read_files(spark, sink, sink_format)
                 result = compare(
                     src_df, specs[0], sink_df, specs[1], window_ms=window_ms, from_ms=from_ms, to_ms=to_ms,
                     max_ids=max_ids,
@@ -351,8 +371,9 @@ def _text(report: dict[str, Any]) -> None:
             f"source: {s['records']} record(s) by {s['id']}, {s['first_timestamp']} .. {s['last_timestamp']}"
             + (f", {s['without_id']} without id" if s["without_id"] else "")
         )
+        where = f"topic {inp['sink_topic']}" if inp.get("sink_topic") else inp["sink"]
         c.print(
-            f"sink:   {k['records']} row(s) by {k['id']} in {inp['sink']}, {k['distinct_ids']} distinct id(s)"
+            f"sink:   {k['records']} row(s) by {k['id']} in {where}, {k['distinct_ids']} distinct id(s)"
             + (f", {k['ids_not_in_source']} not in the source" if k["ids_not_in_source"] else "")
             + (f", {k['without_id']} without id" if k["without_id"] else "")
         )
@@ -368,9 +389,14 @@ def _text(report: dict[str, Any]) -> None:
             for r in m["ranges"]:
                 ids = ", ".join(r["ids"][:3]) + (" …" if r["records"] > 3 else "")
                 reb = "\n".join(
-                    f"{str(e['time'])[11:23]} {e['pod']} {e['kind']} {','.join(e['partitions'])}".rstrip()
+                    f"{'*' if e.get('during_skip') else ''}{str(e['time'])[11:23]} {e['pod']} {e['kind']} "
+                    f"{','.join(e['partitions'])}".rstrip()
                     for e in r["rebalances"]
                 )
+                if r.get("skipped_by") and r["rebalances"]:
+                    k = r["skipped_by"]
+                    reb += f"\n(* before {str(k['time'])[11:23]}: {k['pod']} consumed past, at "
+                    reb += f"{k['first_offset']}-{k['last_offset']})"
                 times = f"{str(r['first_timestamp'])[:19]} .. {str(r['last_timestamp'])[11:19]}"
                 t.add_row(
                     f"{r['topic']}-{r['partition']}", f"{r['first_offset']}-{r['last_offset']}", str(r["records"]),

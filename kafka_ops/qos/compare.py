@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kafka_ops.qos.identifiers import IdSpec, id_column
-from kafka_ops.qos.logs import REBALANCE_KINDS, START, LogEvent, iso
+from kafka_ops.qos.logs import CONSUMED, REBALANCE_KINDS, START, LogEvent, iso
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -36,6 +36,7 @@ class MissingRange:
     last_ms: int | None
     ids: list[str]
     rebalances: list[dict[str, Any]] = field(default_factory=list)
+    skip: LogEvent | None = None  # the first consumed-offset line of the partition past the range
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -48,6 +49,16 @@ class MissingRange:
             "last_timestamp": iso(self.last_ms),
             "ids": self.ids,
             "rebalances": self.rebalances,
+            "skipped_by": None
+            if self.skip is None
+            else {
+                "time": iso(self.skip.time_ms),
+                "pod": self.skip.pod,
+                "first_offset": self.skip.first,
+                "last_offset": self.skip.last,
+                "file": self.skip.file,
+                "line": self.skip.line,
+            },
         }
 
 
@@ -242,39 +253,60 @@ def compare(
 
 
 def attach_rebalances(
-    ranges: list[MissingRange], events: list[LogEvent], tolerance_ms: int, limit: int = 5
+    ranges: list[MissingRange], events: list[LogEvent], tolerance_ms: int, limit: int = 6
 ) -> None:
-    """Put next to each missing range the rebalance events near it in time (within ``tolerance_ms`` of its
-    records' timestamps) that concern its partition or no partition in particular, nearest first; a consumer
-    start offset just past the range is always kept (the consumer resumed after the lost records)."""
+    """Put next to each missing range the rebalance events that concern its partition or no partition in
+    particular, nearest first: those within ``tolerance_ms`` of its records' timestamps, and those within
+    ``tolerance_ms`` of the skip, the first consumed-offset line of the partition past the range (a pipeline
+    that lags reads old records: the rebalance that lost them is near the skip, not near their timestamps).
+    Events between the last consumed line before the range and the skip are at distance 0 and marked
+    ``during_skip`` (seed 004: the revocation and rejoin between the two commits). A consumer start offset just
+    past the range is always kept (the consumer resumed after the lost records)."""
     reb = [e for e in events if e.kind in REBALANCE_KINDS]
+    consumed = [e for e in events if e.kind == CONSUMED and e.partitions and e.first is not None]
     for r in ranges:
-        picked: list[tuple[int, int, LogEvent]] = []
-        for e in reb:
-            mine = (
-                not e.partitions
-                or (r.topic, r.partition) in e.partitions
-                or (r.topic is None and any(p == r.partition for _t, p in e.partitions))
+
+        def mine(e: LogEvent, r: MissingRange = r) -> bool:
+            return (r.topic, r.partition) in e.partitions or (
+                r.topic is None and any(p == r.partition for _t, p in e.partitions)
             )
-            if not mine:
+
+        before = [e.time_ms for e in consumed if mine(e) and e.last is not None and e.last < r.first_offset]
+        after = [e for e in consumed if mine(e) and (e.first or 0) > r.last_offset]
+        skip = min(after, key=lambda e: e.time_ms) if after else None
+        r.skip = skip
+        lo = max(before) if before else None
+        picked: list[tuple[int, int, LogEvent, bool]] = []
+        for e in reb:
+            if e.partitions and not mine(e):
                 continue
             resumed = (
                 e.kind == START and e.offset is not None and r.first_offset < e.offset <= r.last_offset + 1
             )
-            if r.first_ms is None or r.last_ms is None:
-                if resumed:
-                    picked.append((0, 0, e))
-                continue
-            if e.time_ms < r.first_ms:
-                dist = r.first_ms - e.time_ms
-            elif e.time_ms > r.last_ms:
-                dist = e.time_ms - r.last_ms
-            else:
-                dist = 0
-            if dist <= tolerance_ms or resumed:
-                picked.append((0 if e.partitions else 1, dist, e))
-        picked.sort(key=lambda x: (x[0], x[1], x[2].time_ms))
-        r.rebalances = [{**e.to_dict(), "distance_ms": d} for _own, d, e in picked[:limit]]
+            dists = []
+            if r.first_ms is not None and r.last_ms is not None:
+                dists.append(max(r.first_ms - e.time_ms, e.time_ms - r.last_ms, 0))
+            during = False
+            if skip is not None:
+                start = lo if lo is not None else skip.time_ms - tolerance_ms
+                during = start <= e.time_ms <= skip.time_ms
+                dists.append(0 if during else abs(e.time_ms - skip.time_ms))
+            dist = min(dists) if dists else 0
+            if (dists and dist <= tolerance_ms) or resumed:
+                picked.append((0 if e.partitions else 1, dist, e, during))
+        # those during the skip first (the partition's own, then the group's), then the nearest; a line repeated
+        # by the same pod (kafka-python's join retried with its new member id) once
+        picked.sort(key=lambda x: (not x[3], x[0], x[1], x[2].time_ms))
+        seen: set[tuple[str, str, tuple[tuple[str, int], ...], bool]] = set()
+        kept = []
+        for own, d, e, during in picked:
+            key = (e.pod, e.kind, tuple(e.partitions), during)
+            if key not in seen:
+                seen.add(key)
+                kept.append((own, d, e, during))
+        r.rebalances = [
+            {**e.to_dict(), "distance_ms": d, "during_skip": during} for _own, d, e, during in kept[:limit]
+        ]
         r.rebalances.sort(key=lambda x: str(x["time"]))
 
 

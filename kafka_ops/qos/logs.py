@@ -8,6 +8,11 @@ Kafka consumer lines (INFO), as the Java client writes them (Kafka's source, cli
   partitions [..]``);
 * ``(Re-)joining group``, ``Request joining group due to: ..``, ``Successfully joined group with generation
   Generation{generationId=5, ..}``, ``Member .. sending LeaveGroup request ..`` (AbstractCoordinator.java);
+* kafka-python's (``kafka.coordinator``, ``kafka.consumer.fetcher``; 3.x): ``Setting newly assigned partitions
+  {TopicPartition(topic='t', partition=0)} for group g``, ``Revoking previously assigned partitions {..} for
+  group g``, ``Group g lost membership; forcibly revoking {..}``, ``Successfully joined group g <Generation 2
+  (member_id: ..)>``, ``Group g is rebalancing; rejoining.``, ``Leaving consumer group g (member ..)`` and
+  ``Resetting offset for partition TopicPartition(..) to offset 0.``;
 * ``Setting offset for partition t-0 to the committed offset FetchPosition{offset=120, ..}``
   (ConsumerUtils.refreshCommittedOffsets) and ``Resetting offset for partition t-0 to position
   FetchPosition{offset=0, ..}`` (SubscriptionState.maybeSeekUnvalidated, auto.offset.reset): where a consumer
@@ -47,7 +52,12 @@ DEFAULT_OFFSET_PATTERN = (
 )
 
 _TPS = r"\[?(?P<tps>[^\]]*?)\]?"
+_KP_SET = r"(?P<tps>set\(\)|\{.*?\})"  # kafka-python: a Python set of TopicPartition(topic='t', partition=0)
 _RULES: list[tuple[str, re.Pattern[str]]] = [
+    # kafka-python (ConsumerCoordinator, eager protocol), before the Java forms that would also match them
+    (ASSIGNED, re.compile(r"Setting newly assigned partitions " + _KP_SET + r" for group ")),
+    (REVOKED, re.compile(r"Revoking previously assigned partitions " + _KP_SET + r" for group ")),
+    (LOST, re.compile(r"Group \S+ lost membership; forcibly revoking " + _KP_SET)),
     (ASSIGNED, re.compile(r"(?:Adding|Setting) newly assigned partitions:?\s*" + _TPS + r"\s*$")),
     (REVOKED, re.compile(r"Revok(?:e|ing) previously assigned partitions:?\s*" + _TPS + r"\s*$")),
     (LOST, re.compile(r"Lost previously assigned partitions:?\s*" + _TPS + r"\s*$")),
@@ -55,8 +65,15 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
         JOINED,
         re.compile(r"Successfully joined group with generation (?:Generation\{generationId=)?(?P<gen>-?\d+)"),
     ),
-    (JOINING, re.compile(r"\(Re-\)joining group|Request joining group due to: (?P<reason>.*)$")),
-    (LEAVE, re.compile(r"sending LeaveGroup request to coordinator")),
+    (JOINED, re.compile(r"Successfully joined group \S+ <Generation (?P<gen>-?\d+)")),  # kafka-python
+    (
+        JOINING,
+        re.compile(
+            r"\(Re-\)joining group|Request joining group due to: (?P<reason>.*)$"
+            r"|Group \S+ is rebalancing; rejoining"  # kafka-python's heartbeat: REBALANCE_IN_PROGRESS
+        ),
+    ),
+    (LEAVE, re.compile(r"sending LeaveGroup request to coordinator|Leaving consumer group \S+ \(member")),
     (
         START,
         re.compile(
@@ -65,7 +82,15 @@ _RULES: list[tuple[str, re.Pattern[str]]] = [
             r"(?:FetchPosition\{offset=)?(?P<offset>\d+)"
         ),
     ),
+    (
+        START,  # kafka-python (Fetcher: auto.offset.reset)
+        re.compile(
+            r"Resetting offset for partition TopicPartition\(topic='(?P<kt>[^']+)', partition=(?P<kp>\d+)\) "
+            r"to offset (?P<offset>\d+)"
+        ),
+    ),
 ]
+_KP_TP = re.compile(r"TopicPartition\(topic='(?P<topic>[^']+)', partition=(?P<partition>\d+)\)")
 _LOGGER_SUFFIX = re.compile(r"\s+\([\w.$-]+\)\s*$")  # log4j's " (org.apache.kafka...)" at the end
 _TIME = re.compile(
     r"^\W{0,2}(?P<d>\d{4}-\d{2}-\d{2})[T ](?P<t>\d{2}:\d{2}:\d{2})(?:[.,](?P<f>\d{1,9}))?"
@@ -122,6 +147,8 @@ def parse_tp(text: str) -> tuple[str, int] | None:
 
 
 def _tps(text: str) -> list[tuple[str, int]]:
+    if "TopicPartition(" in text or text == "set()":  # kafka-python's repr of a set of TopicPartition
+        return sorted((m["topic"], int(m["partition"])) for m in _KP_TP.finditer(text))
     return [tp for tp in (parse_tp(x) for x in text.split(",")) if tp is not None]
 
 
@@ -217,10 +244,14 @@ def _event(msg: str, pattern: re.Pattern[str], default_topic: str | None) -> Log
             continue
         g = m.groupdict()
         if kind == START:
-            tp = parse_tp(g.get("tp") or g.get("tp2") or "")
+            kp = (g["kt"], int(g["kp"])) if g.get("kt") and g.get("kp") else None
+            tp = kp or parse_tp(g.get("tp") or g.get("tp2") or "")
             return LogEvent(0, "", kind, [tp] if tp else [], offset=int(g["offset"]), detail=msg.strip())
         if kind in (ASSIGNED, REVOKED, LOST):
-            return LogEvent(0, "", kind, _tps(g["tps"]), detail=msg.strip())
+            tps = _tps(g["tps"])
+            if not tps and g["tps"] == "set()":
+                return None  # kafka-python revokes an empty set before every first join: no event
+            return LogEvent(0, "", kind, tps, detail=msg.strip())
         return LogEvent(0, "", kind, detail=msg.strip())
     return None
 

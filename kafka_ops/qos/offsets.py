@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from kafka_ops.qos.logs import ASSIGNED, CONSUMED, LOST, REVOKED, START, LogEvent, iso
+from kafka_ops.qos.logs import ASSIGNED, CONSUMED, JOINED, JOINING, LEAVE, LOST, REVOKED, START, LogEvent, iso
 
 GAP, REWIND, UNASSIGNED = "gap", "rewind", "unassigned"
 
@@ -85,6 +85,7 @@ class _State:
     owner: str | None = None
     next_offset: int | None = None
     last_pod: str | None = None  # the pod that consumed up to next_offset
+    revoking: bool = False  # the owner logged the revocation and has not rejoined yet
 
 
 CountVisible = Callable[[list[tuple[str, int, int, int]]], list[int]]
@@ -104,9 +105,19 @@ def check(events: Iterable[LogEvent], count_visible: CountVisible | None = None)
             for tp in ev.partitions:
                 st = states.setdefault(tp, _State())
                 if ev.kind == ASSIGNED:
-                    st.owner = ev.pod
+                    st.owner, st.revoking = ev.pod, False
+                elif st.owner == ev.pod and ev.kind == REVOKED:
+                    # the Java client (ConsumerRebalanceListenerInvoker) and kafka-python (ConsumerCoordinator)
+                    # log the revocation before they call onPartitionsRevoked, where a pipeline commits what it
+                    # holds: the pod owns the partitions until it rejoins or leaves
+                    st.revoking = True
                 elif st.owner == ev.pod:
                     st.owner = None
+            continue
+        if ev.kind in (JOINING, JOINED, LEAVE):
+            for st in states.values():
+                if st.revoking and st.owner == ev.pod:
+                    st.owner, st.revoking = None, False
             continue
         if ev.kind == START and ev.partitions and ev.offset is not None:
             tp = ev.partitions[0]

@@ -118,3 +118,33 @@ def test_older_client_lines_and_time_zones(tmp_path: Path) -> None:
         read_logs([str(tmp_path / "old.log")], offset_pattern=r"moved (?P<partition>\S+)")
     with pytest.raises(LogFormatError, match="unknown time zone"):
         read_logs([str(tmp_path / "old.log")], tz="Mars/Olympus")
+
+
+def test_kafka_python_lines_and_commits_in_the_revocation_callback(tmp_path: Path) -> None:
+    """kafka-python's coordinator lines (sets of TopicPartition) are rebalance events; the empty revocation
+    before a first join is none; a commit logged after the revocation line (in on_partitions_revoked) and
+    before the rejoin belongs to the revoking pod."""
+    kp = "INFO [kafka.coordinator.consumer]"
+    tps = "{TopicPartition(topic='logs', partition=0), TopicPartition(topic='logs', partition=1)}"
+    a = [
+        f"2026-11-24T05:00:01.935Z {kp} Revoking previously assigned partitions set() for group g",
+        "2026-11-24T05:00:01.990Z INFO [kafka.coordinator] Successfully joined group g <Generation 1 (member_id: "
+        "a-1, protocol: range)>",
+        f"2026-11-24T05:00:02.020Z {kp} Setting newly assigned partitions {tps} for group g",
+        "2026-11-24T05:00:02.060Z INFO [kafka.consumer.fetcher] Resetting offset for partition "
+        "TopicPartition(topic='logs', partition=0) to offset 0.",
+        "2026-11-24T05:00:02.473Z INFO [pipeline] committed partition=logs-0 offsets=0-19 (batch)",
+        "2026-11-24T05:00:04.027Z INFO [kafka.coordinator.heartbeat] Group g is rebalancing; rejoining.",
+        f"2026-11-24T05:00:04.034Z {kp} Revoking previously assigned partitions {tps} for group g",
+        "2026-11-24T05:00:04.035Z INFO [pipeline] committed partition=logs-0 offsets=20-29 (revocation)",
+        "2026-11-24T05:00:04.036Z INFO [kafka.coordinator] (Re-)joining group g",
+        "2026-11-24T05:00:05.036Z INFO [kafka.coordinator] Leaving consumer group g (member a-1).",
+    ]
+    events = read_logs([write(tmp_path, "pod-a.log", a)])
+    kinds = [(e.kind, e.partitions, e.offset) for e in events]
+    assert kinds[:4] == [
+        (JOINED, [], None), (ASSIGNED, [("logs", 0), ("logs", 1)], None), (START, [("logs", 0)], 0),
+        (CONSUMED, [("logs", 0)], None),
+    ]  # fmt: skip
+    assert [k for k, _p, _o in kinds[4:]] == ["joining", REVOKED, CONSUMED, "joining", "leave"]
+    assert check(events) == []
