@@ -42,6 +42,7 @@ INPUT_REASONS = {
     "logs": "no broker logs (give --broker-log)",
     "topic_configs": "no topic configs (give --topic-configs)",
     "broker_stopped": "the broker is running: this is only decided for a stopped broker",
+    "cluster": "no --bootstrap-server: the cluster checks need the running cluster",
 }
 
 
@@ -104,6 +105,27 @@ def prepare_partition(
     pf.findings = {spec.id: list(spec.run(wctx, pf)) for spec in alone}
 
 
+def cluster_findings(
+    cluster: dict[str, Any],
+    host: str,
+    node_id: int | None,
+    cluster_id: str | None,
+    broker_state: str = "unknown",
+) -> list[dict[str, Any]]:
+    """The cluster checks (CLU001-CLU004) for one broker from facts asked once for many (``kafka-ops fleet
+    audit``): the same check modules, on a host whose identity is its report's ``identity``."""
+    h = HostFacts(host, 0, 0, AuditOptions(host=host))
+    h.cluster, h.node_id, h.meta_cluster_id, h.broker_state = cluster, node_id, cluster_id, broker_state
+    theirs = cluster.get("cluster_id")
+    h.cluster_mismatch = bool(theirs and cluster_id and theirs != cluster_id)
+    ctx = AuditContext(h)
+    out = []
+    for spec in load_all().values():
+        if "cluster" in spec.needs:
+            out += [_stamp(f, h, None).to_dict() for f in spec.run(ctx, h)]
+    return out
+
+
 def update_aggregate(ctx: AuditContext, pf: PartitionFacts) -> None:
     agg = pf.log_dir.agg
     agg.partitions += 1
@@ -140,6 +162,8 @@ def run_audit(
         why = _missing(spec, h)
         if why is None:
             runnable[cid] = spec
+        elif "cluster" in spec.needs and h.cluster is None and opts.cluster_skip is None:
+            pass  # the cluster was not asked for (no --bootstrap-server): its checks are not part of this audit
         else:
             skipped.append({"check": cid, "reason": why})
     by_scope = {s: [c for c in runnable.values() if s in c.scopes] for s in ("partition", "logdir", "host")}
@@ -220,6 +244,7 @@ def run_audit(
         "errors": errors,
         "forecast": host_forecast.to_dict(),
         "next_start": plan.to_dict(),
+        "identity": {"node_id": h.node_id, "cluster_id": h.meta_cluster_id},
     }
 
 

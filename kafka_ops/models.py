@@ -202,6 +202,13 @@ class FleetModel(BaseModel):
     )
 
 
+class IdentityModel(BaseModel):
+    node_id: int | None = Field(
+        description="node.id/broker.id of meta.properties (or --broker-id, server.properties)"
+    )
+    cluster_id: str | None = Field(description="cluster.id of meta.properties")
+
+
 class ReportModel(BaseModel):
     schema_version: int
     version: str = Field(description="kafka-ops version that wrote the report")
@@ -234,6 +241,9 @@ class ReportModel(BaseModel):
         "checks it against real brokers",
     )
     fleet: FleetModel | None = Field(None, description="kafka-ops fleet audit only: the fleet view")
+    identity: IdentityModel | None = Field(
+        None, description="The audited broker: node id and cluster id (meta.properties, or --broker-id)"
+    )
 
 
 def validate(report: dict[str, Any]) -> ReportModel:

@@ -33,8 +33,10 @@ from kafka_ops.commands.audit import (
     StateOpt,
     TopicConfigsOpt,
     UnitOpt,
+    add_cluster,
     emit,
 )
+from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt
 
 fleet_app = typer.Typer(
     cls=Group,
@@ -163,12 +165,20 @@ def fleet_audit(
         float, typer.Option("--connect-timeout", metavar="SECONDS", min=0.1, help="SSH timeout in seconds.")
     ] = 10.0,
     name: Annotated[str, typer.Option("--name", metavar="NAME", help="The fleet's name in the report.")] = "",
+    bootstrap_server: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    cluster_timeout: ClusterTimeoutOpt = 10.0,
+    require_cluster: Annotated[
+        bool, typer.Option("--require-cluster", help="Exit 2 when the cluster cannot be asked.")
+    ] = False,
 ) -> None:
     """Audit every broker of a fleet with the same checks as `kafka-ops audit`, as one PySpark job, and add what
     only a fleet view shows: which replicas are at risk (leader or follower), per-topic impact, per-host summary.
 
     Hosts come from --inventory (SSH with paramiko; known_hosts verified; `sudo -n -u <broker user>`) or are the
     local host's --log-dir paths. A host that cannot be audited is a FLEET00N finding, not a failed job.
+    With --bootstrap-server the cluster is asked once, by the driver, and CLU001-CLU004 judge each broker from
+    that one answer (its node id from its meta.properties).
     Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or input.
     """
     from kafka_ops.commands.audit import build_options
@@ -220,6 +230,7 @@ def fleet_audit(
         fail("no hosts to audit: give --inventory or --log-dir")
     if leaders is not None and not leaders.is_file():
         fail(f"{leaders}: no such file (--leaders takes kafka-topics --describe output)")
+    add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, None)
     settings = {
         "now_ms": opts.now_ms if opts.now_ms is not None else int(time.time() * 1000),
         "now_given": opts.now_ms is not None,
@@ -227,6 +238,7 @@ def fleet_audit(
         "topic_configs": opts.topic_configs, "broker_log": opts.logs, "probe_as_user": probe_as_user,
         "deep": deep, "expect_mount": opts.expected_mounts, "known_hosts": str(known_hosts) if known_hosts else None,
         "connect_timeout": connect_timeout, "targets_source": source,
+        "cluster": opts.cluster, "cluster_skip": opts.cluster_skip,
     }  # fmt: skip
     out = None if no_results else os.path.abspath(os.path.expanduser(results))
     spark = _spark(master)

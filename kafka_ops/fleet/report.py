@@ -69,6 +69,8 @@ def merge(
         "forecast": forecast,
         # the model's plan of each host's next start; the report's own field when the fleet is one host
         "next_start": next(iter(reports.values())).get("next_start") if len(reports) == 1 else None,
+        # the audited broker's node and cluster: the host's own when the fleet is one host
+        "identity": next(iter(reports.values())).get("identity") if len(reports) == 1 else None,
         "fleet": {
             **fleet,
             "next_start": {h: r["next_start"] for h, r in sorted(reports.items()) if r.get("next_start")},

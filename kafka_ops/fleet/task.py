@@ -148,6 +148,7 @@ def audit_local(t: Target, s: dict[str, Any]) -> Iterator[Record]:
             [f"{d}={m}" for d, m in (s.get("expect_mount") or {}).items()],
         )  # fmt: skip
         opts.workers = 1  # Spark runs one audit per core already: no worker processes of its own
+        opts.cluster, opts.cluster_skip = s.get("cluster"), s.get("cluster_skip")  # asked once, by the driver
         report = run_audit(opts, on_partition=on_partition)
         if not report["log_dirs"]:
             raise ValueError("no log dirs to audit: give --log-dir or --server-properties")
@@ -173,9 +174,41 @@ def audit_remote(t: Target, s: dict[str, Any], script: str) -> Iterator[Record]:
                 row = {k: v for k, v in obj.items() if k != "kind"}
                 yield ("partition", t.name, _dumps({"host": t.name, **row}))
             elif obj.get("kind") == "report":
-                yield from _report_records(t, obj["report"], time.monotonic() - start, [])
+                report = obj["report"]
+                if s.get("cluster") is not None:
+                    add_cluster_findings(report, t, s)
+                yield from _report_records(t, report, time.monotonic() - start, [])
     except HostFailure as exc:
         yield from failure_records(t, exc.kind, exc.error, s, time.monotonic() - start)
+
+
+def add_cluster_findings(report: dict[str, Any], t: Target, s: dict[str, Any]) -> None:
+    """A remote host's cluster checks, from the cluster facts the driver asked once (the collector on the host
+    does not ask the cluster): the same CLU check modules (kafka_ops.audit.cluster_findings), the host's node id
+    from its report's identity (meta.properties) or the inventory; the summary and the gate follow."""
+    from kafka_ops.audit import SEVERITY_RANK, apply_gate, cluster_findings
+
+    ident = report.get("identity") or {}
+    node = ident.get("node_id") if ident.get("node_id") is not None else t.node_id
+    found = cluster_findings(
+        s["cluster"], t.name, node, ident.get("cluster_id"), report.get("broker_state", "unknown")
+    )
+    report["findings"] = sorted(
+        report["findings"] + found,
+        key=lambda f: (-SEVERITY_RANK[f["severity"]], f["check"], f.get("path") or ""),
+    )
+    for f in found:
+        report["summary"][f["severity"]] = report["summary"].get(f["severity"], 0) + 1
+    report["skipped"] = [
+        x
+        for x in report.get("skipped", [])
+        if x.get("input") != "cluster" and not x.get("check", "").startswith("CLU")
+    ]
+    report.setdefault("inputs", {})["cluster"] = {
+        "value": s["cluster"].get("bootstrap"),
+        "source": "--bootstrap-server",
+    }
+    apply_gate(report, s.get("fail_on") or "critical")
 
 
 def audit_hosts(targets: list[Target], s: dict[str, Any]) -> Iterator[Record]:

@@ -188,13 +188,18 @@ def test_the_topic_configs_come_from_the_cluster(host: SimulatedHost) -> None:
     assert report["next_start"]["segments"] != plain["next_start"]["segments"]
 
 
-def test_no_cluster_is_a_skip_with_its_reason(host: SimulatedHost) -> None:
+def test_no_cluster_asked_is_no_cluster_check_and_one_that_did_not_answer_is_a_skip(
+    host: SimulatedHost,
+) -> None:
     report = audit(host, None)
-    skips = {s.get("check") or s.get("input"): s["reason"] for s in report["skipped"]}
-    assert "--bootstrap-server" in skips["cluster"]
-    assert {"CLU001", "CLU002", "CLU003", "CLU004"} <= set(skips)
+    assert not [c for c in report["checks_run"] if c.startswith("CLU")]
+    assert not [
+        s for s in report["skipped"] if s.get("input") == "cluster" or s.get("check", "").startswith("CLU")
+    ]
     report = audit(host, None, cluster_skip="cannot reach the cluster at 10.0.0.1:9092 within 10 s")
     skips = {s.get("check") or s.get("input"): s["reason"] for s in report["skipped"]}
+    assert skips["cluster"].startswith("cannot reach the cluster at 10.0.0.1:9092")
+    assert {"CLU001", "CLU002", "CLU003", "CLU004"} <= set(skips)
     assert skips["CLU001"].startswith("cannot reach the cluster at 10.0.0.1:9092")
 
 
@@ -202,3 +207,28 @@ def test_the_node_id_comes_from_meta_properties_or_broker_id(host: SimulatedHost
     f = facts(part("strict", 0, 2, [2, 3, 1], [2, 3, 1]), min_isr={"strict": 3})
     assert found(audit(host, f), "CLU001")  # node 1 (meta.properties) is in the ISR
     assert not found(audit(host, f, broker_id=4), "CLU001")  # node 4 holds no replica of it
+
+
+def test_fleet_hosts_are_judged_from_one_answer(host: SimulatedHost) -> None:
+    """`kafka-ops fleet audit --bootstrap-server`: the driver asks once; a remote host's report (its collector
+    does not ask the cluster) gets the CLU findings from that answer, with its node id from the report's identity,
+    and its gate is decided again."""
+    from kafka_ops.audit import apply_gate
+    from kafka_ops.fleet.inventory import local_target
+    from kafka_ops.fleet.task import add_cluster_findings
+
+    report = audit(host, None)  # what the collector on the host sends
+    apply_gate(report, "critical")
+    assert report["identity"] == {"node_id": 1, "cluster_id": CLUSTER}
+    assert report["gate"]["passed"] and "CLU001" not in report["checks_run"]
+    strict = facts(part("orders", 0, 1, [1, 2, 3], [1, 2, 3]), min_isr={"orders": 3})
+    add_cluster_findings(report, local_target([]), {"cluster": strict, "fail_on": "critical"})
+    (c,) = found(report, "CLU001")
+    assert c["severity"] == "critical" and c["host"] == report["host"]
+    assert report["findings"][0]["check"] == "CLU001"  # most severe first, as the audit sorts them
+    assert report["summary"]["critical"] >= 1 and report["gate"] == dict(
+        report["gate"], passed=False, exit_code=1
+    )
+    assert not [
+        s for s in report["skipped"] if s.get("check", "").startswith("CLU") or s.get("input") == "cluster"
+    ]
