@@ -109,6 +109,28 @@ def test_missing_index_is_rebuilt_after_a_clean_stop(tmp_path: Path) -> None:
     assert f["truncated_bytes"] == 0 and "IDX005" in f["checks"]
 
 
+def test_missing_index_above_the_recovery_point_of_an_unclean_stop_is_recovered(tmp_path: Path) -> None:
+    """The 3.5.2 lab broker, killed right after a roll (the new segment's .index, created lazily, did not exist
+    yet): loadSegmentFiles rebuilds the index, then recoverLog re-reads the segment as unflushed ("Recovering
+    unflushed segment"): recovered, not only indexes_rebuilt. Below the recovery point it stays indexes_rebuilt."""
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+    by = fates(plan(audit(host)))
+    (topic, p), segs = max(
+        ((k[:2], [b for (t, q, b) in by if (t, q) == k[:2]]) for k in by), key=lambda kv: len(kv[1])
+    )
+    part = next(d for ld in host.log_dirs for d in [os.path.join(ld, f"{topic}-{p}")] if os.path.isdir(d))
+    above = segs[-1]
+    os.remove(seg_path(part, above, ".index"))
+    below = [b for b in bases(part) if b < min(segs)]
+    if below:
+        os.remove(seg_path(part, below[0], ".index"))
+    by = fates(plan(audit(host)))
+    f = by[(topic, p, above)]
+    assert f["load"] == "recovered" and ".index is missing" in f["reason"], f
+    if below:
+        assert by[(topic, p, below[0])]["load"] == "indexes_rebuilt"
+
+
 def test_lost_found_makes_the_broker_exit(tmp_path: Path) -> None:
     host = simulate(tmp_path, failures=Failures(lost_found=True))
     ns = plan(audit(host))

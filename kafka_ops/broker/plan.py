@@ -37,6 +37,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
+    in_recover_log,
     is_metadata_log,
     next_start,
     recovery_reason,
@@ -287,6 +288,11 @@ def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
+        if seg.index is None and in_recover_log(ctx, pf, seg):
+            # a missing .index above the recovery point of an unclean stop: LogLoader.loadSegmentFiles rebuilds it,
+            # then recoverLog re-reads the segment again as unflushed ("Recovering unflushed segment"; the 3.5.2
+            # lab broker, killed right after a roll before the new segment's lazily created .index existed)
+            return RECOVERED, reason + "; the segment is also at or above the recovery point of an unclean stop"
         kind = INDEXES_REBUILT if seg.index is None else RECOVERED
         return kind, reason
     ns = next_start(ctx, pf, seg)
