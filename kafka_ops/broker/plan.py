@@ -292,7 +292,10 @@ def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None
             # a missing .index above the recovery point of an unclean stop: LogLoader.loadSegmentFiles rebuilds it,
             # then recoverLog re-reads the segment again as unflushed ("Recovering unflushed segment"; the 3.5.2
             # lab broker, killed right after a roll before the new segment's lazily created .index existed)
-            return RECOVERED, reason + "; the segment is also at or above the recovery point of an unclean stop"
+            return (
+                RECOVERED,
+                reason + "; the segment is also at or above the recovery point of an unclean stop",
+            )
         kind = INDEXES_REBUILT if seg.index is None else RECOVERED
         return kind, reason
     ns = next_start(ctx, pf, seg)
