@@ -132,7 +132,7 @@ def run_fleet(
     reports = {r.host: json.loads(r.payload) for r in small if r.kind == "report"}
     host_rows = sorted((json.loads(r.payload) for r in small if r.kind == "host"), key=lambda h: h["host"])
 
-    leaders, source = _leaders(small, leaders_file)
+    leaders, source = _leaders(small, leaders_file, s.get("cluster"))
     view = fleet_view(spark, facts, findings, host_rows, leaders)
     all_findings = [_unflat(json.loads(r.payload)) for r in small if r.kind == "finding"]
     run_id = s.get("run_id") or f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
@@ -171,8 +171,14 @@ def _unflat(f: dict[str, Any]) -> dict[str, Any]:
     return f
 
 
-def _leaders(small: list[Any], leaders_file: str | None) -> tuple[dict[tuple[str, int], int], str]:
-    """The KRaft metadata log with the most records applied, else --leaders, else unknown."""
+def _leaders(
+    small: list[Any], leaders_file: str | None, cluster: dict[str, Any] | None = None
+) -> tuple[dict[tuple[str, int], int], str]:
+    """The running cluster's answer (--bootstrap-server: leaders as they are now), else the KRaft metadata log
+    with the most records applied, else --leaders, else unknown."""
+    if cluster is not None:
+        lead = {(p["topic"], int(p["partition"])): int(p["leader"]) for p in cluster.get("partitions") or []}
+        return lead, f"the cluster at {cluster.get('bootstrap')} (Metadata, asked once by the driver)"
     best: dict[str, dict[tuple[str, int], int]] = {}
     last: dict[str, int] = {}
     for r in small:

@@ -98,3 +98,31 @@ def test_describe_output(tmp_path: Path) -> None:
     (tmp_path / "e.txt").write_text("nothing\n")
     with pytest.raises(ValueError, match=re.escape("e.txt: no 'Topic: T Partition: P Leader: N' lines")):
         read_describe(str(tmp_path / "e.txt"))
+
+
+def test_the_running_cluster_beats_a_metadata_log_read_from_disk() -> None:
+    """`fleet audit --bootstrap-server`: "leader at risk" is a fact from the cluster's answer (asked once),
+    before the leaders a host's KRaft metadata log had when it was read."""
+    import json
+    from types import SimpleNamespace
+
+    from kafka_ops.fleet.job import _leaders
+
+    on_disk = SimpleNamespace(
+        kind="leader",
+        host="h1",
+        payload=json.dumps(
+            {"topic": "orders", "partition": 0, "leader": 1, "source": "md", "last_offset": 9}
+        ),
+    )
+    cluster = {
+        "bootstrap": "b1:9092",
+        "partitions": [
+            {"topic": "orders", "partition": 0, "leader": 2, "replicas": [1, 2], "isr": [2]},
+            {"topic": "gone", "partition": 0, "leader": -1, "replicas": [3], "isr": [3]},
+        ],
+    }
+    leaders, source = _leaders([on_disk], None, cluster)
+    assert leaders == {("orders", 0): 2, ("gone", 0): -1} and source.startswith("the cluster at b1:9092")
+    leaders, source = _leaders([on_disk], None, None)
+    assert leaders == {("orders", 0): 1} and source.startswith("md")
