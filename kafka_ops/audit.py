@@ -17,6 +17,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
+from kafka_ops.broker.replication import other_cluster
 from kafka_ops.broker.startup import recovery_seconds
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
@@ -105,6 +106,13 @@ def prepare_partition(
     pf.findings = {spec.id: list(spec.run(wctx, pf)) for spec in alone}
 
 
+def finding_order(
+    severity: str, check: str, log_dir: str | None, path: str | None, segment: int | None
+) -> tuple[int, str, str, str, int]:
+    """The report's order of findings: most severe first, then by check, log dir, path and segment."""
+    return (-SEVERITY_RANK[severity], check, log_dir or "", path or "", segment or -1)
+
+
 def cluster_findings(
     cluster: dict[str, Any],
     host: str,
@@ -116,8 +124,7 @@ def cluster_findings(
     audit``): the same check modules, on a host whose identity is its report's ``identity``."""
     h = HostFacts(host, 0, 0, AuditOptions(host=host))
     h.cluster, h.node_id, h.meta_cluster_id, h.broker_state = cluster, node_id, cluster_id, broker_state
-    theirs = cluster.get("cluster_id")
-    h.cluster_mismatch = bool(theirs and cluster_id and theirs != cluster_id)
+    h.cluster_mismatch = other_cluster(cluster, cluster_id)
     ctx = AuditContext(h)
     out = []
     for spec in load_all().values():
@@ -221,9 +228,7 @@ def run_audit(
         on_host(ctx)
     plan.finish()
     plan.attach_checks(findings)
-    findings.sort(
-        key=lambda f: (-SEVERITY_RANK[f.severity], f.check, f.log_dir or "", f.path or "", f.segment or -1)
-    )
+    findings.sort(key=lambda f: finding_order(f.severity, f.check, f.log_dir, f.path, f.segment))
     _own_access_errors(errors, skipped)
     counts = {s: 0 for s in SEVERITY_RANK}
     for f in findings:

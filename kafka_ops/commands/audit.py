@@ -13,7 +13,13 @@ from typing import IO, Annotated, Any
 import typer
 
 from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, show_notes
-from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, ask_cluster
+from kafka_ops.commands.cluster import (
+    BootstrapOpt,
+    ClusterTimeoutOpt,
+    CommandConfigOpt,
+    RequireClusterOpt,
+    ask_cluster,
+)
 
 
 class AuditFormat(StrEnum):
@@ -333,13 +339,7 @@ def audit(
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
     cluster_timeout: ClusterTimeoutOpt = 10.0,
-    require_cluster: Annotated[
-        bool,
-        typer.Option(
-            "--require-cluster",
-            help="Exit 2 when the cluster cannot be asked (default: the cluster checks are skipped, with the reason).",
-        ),
-    ] = False,
+    require_cluster: RequireClusterOpt = False,
     broker_id: Annotated[
         int | None,
         typer.Option(

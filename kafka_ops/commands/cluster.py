@@ -39,6 +39,13 @@ CommandConfigOpt = Annotated[
         "sasl.*; PEM files, not Java key stores).",
     ),
 ]
+RequireClusterOpt = Annotated[
+    bool,
+    typer.Option(
+        "--require-cluster",
+        help="Exit 2 when the cluster cannot be asked (default: the cluster checks are skipped, with the reason).",
+    ),
+]
 ClusterTimeoutOpt = Annotated[
     float,
     typer.Option(

@@ -36,7 +36,7 @@ from kafka_ops.commands.audit import (
     add_cluster,
     emit,
 )
-from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt
+from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, RequireClusterOpt
 
 fleet_app = typer.Typer(
     cls=Group,
@@ -168,9 +168,7 @@ def fleet_audit(
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
     cluster_timeout: ClusterTimeoutOpt = 10.0,
-    require_cluster: Annotated[
-        bool, typer.Option("--require-cluster", help="Exit 2 when the cluster cannot be asked.")
-    ] = False,
+    require_cluster: RequireClusterOpt = False,
 ) -> None:
     """Audit every broker of a fleet with the same checks as `kafka-ops audit`, as one PySpark job, and add what
     only a fleet view shows: which replicas are at risk (leader or follower), per-topic impact, per-host summary.

@@ -442,8 +442,9 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
         return
     h.cluster = opts.cluster
     h.inputs["cluster"] = Input(opts.cluster.get("bootstrap"), "--bootstrap-server")
-    theirs = opts.cluster.get("cluster_id")
-    h.cluster_mismatch = bool(theirs and h.meta_cluster_id and theirs != h.meta_cluster_id)
+    from kafka_ops.broker.replication import other_cluster
+
+    h.cluster_mismatch = other_cluster(opts.cluster, h.meta_cluster_id)
     if h.cluster_mismatch:
         return
     topics = opts.cluster.get("topic_configs") or {}

@@ -186,7 +186,7 @@ def add_cluster_findings(report: dict[str, Any], t: Target, s: dict[str, Any]) -
     """A remote host's cluster checks, from the cluster facts the driver asked once (the collector on the host
     does not ask the cluster): the same CLU check modules (kafka_ops.audit.cluster_findings), the host's node id
     from its report's identity (meta.properties) or the inventory; the summary and the gate follow."""
-    from kafka_ops.audit import SEVERITY_RANK, apply_gate, cluster_findings
+    from kafka_ops.audit import apply_gate, cluster_findings, finding_order
 
     ident = report.get("identity") or {}
     node = ident.get("node_id") if ident.get("node_id") is not None else t.node_id
@@ -195,7 +195,9 @@ def add_cluster_findings(report: dict[str, Any], t: Target, s: dict[str, Any]) -
     )
     report["findings"] = sorted(
         report["findings"] + found,
-        key=lambda f: (-SEVERITY_RANK[f["severity"]], f["check"], f.get("path") or ""),
+        key=lambda f: finding_order(
+            f["severity"], f["check"], f.get("log_dir"), f.get("path"), f.get("segment")
+        ),
     )
     for f in found:
         report["summary"][f["severity"]] = report["summary"].get(f["severity"], 0) + 1
