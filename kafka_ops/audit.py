@@ -314,7 +314,18 @@ def apply_gate(report: dict[str, Any], fail_on: str, waivers: list[dict[str, Any
     }
     if waivers is not None:
         report["gate"]["waivers"] = waivers
+    report["gate"]["failing"] = [finding_line(f, report.get("host")) for f in above if not f.get("waived")]
     return code
+
+
+def finding_line(f: dict[str, Any], host: str | None = None) -> str:
+    """One finding on one line, as a deploy log shows it: 'CHECK severity HOST:PATH - message FIX: remediation'."""
+    where = f.get("path") or f.get("log_dir") or "-"
+    flat = " ".join(str(f.get("message") or "").split())
+    fix = " ".join(str(f.get("remediation") or "").split())
+    return f"{f['check']} {f['severity']} {host + ':' if host else ''}{where} - {flat}" + (
+        f" FIX: {fix}" if fix else ""
+    )
 
 
 # ------------------------------------------------------------------------------------------------- waivers

@@ -59,6 +59,17 @@ def _events_of_lines(
             yield ev
 
 
+def with_rotations(path: str, keep: int = 3) -> list[str]:
+    """``path`` and its ``keep`` newest rotations beside it, oldest first (server.log.1, server.log.2026-11-26-04,
+    server.log.3.gz: log4j's DailyRollingFileAppender and logrotate name them so): a start whose recovery
+    outlives a rotation is still whole. Bounded, because a poll every few seconds must not re-read weeks of logs."""
+    import glob
+
+    rotated = [p for p in glob.glob(glob.escape(path) + ".*") if os.path.isfile(p)]
+    rotated.sort(key=lambda p: os.stat(p).st_mtime)
+    return rotated[-keep:] + ([path] if os.path.exists(path) else [])
+
+
 def read_all(
     paths: Iterable[str], keep_text: bool = True, unrecognised: list[str] | None = None
 ) -> list[Event]:

@@ -87,6 +87,10 @@ class GateModel(BaseModel):
     exit_code: int
     waived: int = Field(0, description="Findings at or above fail_on that did not fail the gate: waived")
     waivers: list[WaiverModel] | None = Field(None, description="The waivers given, with what each matched")
+    failing: list[str] = Field(
+        default_factory=list,
+        description="One line per finding that fails the gate: 'CHECK severity HOST:PATH - message FIX: remediation'",
+    )
 
 
 class NextStartLogDirModel(BaseModel):

@@ -31,7 +31,7 @@ class _Parser(argparse.ArgumentParser):
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
-    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership"))
+    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum"))
     p.add_argument("--log-dir", action="append", default=[])
     p.add_argument("--server-properties")
     p.add_argument("--broker-user")
@@ -42,10 +42,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--now")
     p.add_argument("--horizon", default="24h")
     p.add_argument("--broker-log", action="append", default=[])
+    p.add_argument(
+        "--rotated", action="store_true", help="logs: read each --broker-log's newest rotations with it."
+    )
     p.add_argument("--probe-as-user", action="store_true")
     p.add_argument("--deep", action="store_true")
     p.add_argument("--expect-mount", action="append", default=[])
     p.add_argument("--fail-on", choices=SEVERITIES, default="critical")
+    p.add_argument(
+        "--waive",
+        action="append",
+        default=[],
+        help="CHECK[:PATH-GLOB] [reason]: as `kafka-ops audit --waive`.",
+    )
+    p.add_argument("--waive-file", help="Waivers, one per line, as `kafka-ops audit --waive-file`.")
     p.add_argument("--host", help="The name to report the host as (default: its hostname).")
     # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
     p.add_argument(
@@ -71,12 +81,19 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"version": __version__, "python": sys.version.split()[0]}))
         return 0
     if a.mode == "logs":
-        return _logs(a.broker_log)
-    from kafka_ops.audit import apply_gate, partition_row, run_audit
+        return _logs(a.broker_log, a.rotated, a.systemd_unit)
+    if a.mode == "quorum":
+        return _quorum(a.server_properties)
+    from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
-    own = ("group", "apply", "journal_dir")
+    own = ("group", "apply", "journal_dir", "waive", "waive_file")
+    try:
+        waivers = _waivers(a.waive, a.waive_file)
+    except ValueError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
     try:
         opts = audit_options(**{k: v for k, v in vars(a).items() if k not in ("mode", "fail_on", *own)})
     except ValueError as exc:
@@ -105,7 +122,7 @@ def main(argv: list[str] | None = None) -> int:
             file=sys.stderr,
         )
         return 2
-    code = apply_gate(report, a.fail_on)
+    code = apply_gate(report, a.fail_on, apply_waivers(report, waivers) if waivers else None)
     if a.mode == "stream":
         emit("report", {"report": report})
     elif a.mode == "systemd":
@@ -163,13 +180,17 @@ def _ownership(opts: Any, group: str | None, apply: bool, journal_dir: str | Non
     return 0
 
 
-def _logs(paths: list[str]) -> int:
+def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> int:
+    """Where the broker's latest start stands (brokerlogs.start_state), and with --systemd-unit the unit's state
+    as systemd tells it, so that a wait for the start ends as soon as the broker has failed or exited."""
     from kafka_ops import brokerlogs
     from kafka_ops.engine.errors import EngineError
 
     if not paths:
         print("kafka-ops-collector: logs needs --broker-log FILE", file=sys.stderr)
         return 2
+    if rotated:
+        paths = [r for p in paths for r in brokerlogs.with_rotations(p)] or paths
     try:
         events = brokerlogs.read_all(paths, keep_text=False)
         doc = brokerlogs.analyze(paths)
@@ -177,9 +198,101 @@ def _logs(paths: list[str]) -> int:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
     doc["start"] = brokerlogs.start_state(events)
+    if unit:
+        doc["unit"] = _unit_state(unit)
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
     return 0
 
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _waivers(texts: list[str], path: str | None) -> list[Any]:
+    """The waivers given (the CLI's rules: kafka_ops.audit.parse_waiver); ValueError names the wrong one."""
+    from kafka_ops.audit import parse_waiver, read_waivers
+    from kafka_ops.checks import load_all
+
+    if not texts and not path:
+        return []
+    known = list(load_all())
+    out = []
+    for text in texts:
+        try:
+            out.append(parse_waiver(text, "--waive", known))
+        except ValueError as exc:
+            raise ValueError(f"--waive: {exc}") from None
+    if path:
+        try:
+            out += read_waivers(path, known)
+        except OSError as exc:
+            raise ValueError(f"--waive-file: {path}: {exc.strerror or exc}") from None
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--waive-file: {exc}") from None
+    return out
+
+
+def _unit_state(unit: str) -> dict[str, str]:
+    """systemctl show's ActiveState, SubState, Result, MainPID, ExecMainCode/Status and NRestarts of ``unit``
+    (empty when systemctl is not there or does not know it)."""
+    import subprocess
+
+    keys = ("ActiveState", "SubState", "Result", "MainPID", "ExecMainCode", "ExecMainStatus", "NRestarts")
+    try:
+        r = subprocess.run(
+            ["systemctl", "show", unit, *(f"--property={k}" for k in keys)],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+
+
+def _quorum(server_properties: str | None) -> int:
+    """This node's id and the metadata quorum's leader as its own quorum-state says (the rolling restart's
+    answer to 'who is the controller' when the cluster cannot be asked). The file lies in the metadata log dir:
+    KafkaConfig.metadataLogDir is metadata.log.dir, else the first of log.dirs (not any log dir); the raft client
+    writes it (FileQuorumStateStore, QuorumStateData: leaderId -1 while there is no leader)."""
+    import os
+    import re
+
+    from kafka_ops.engine.checkpoints import read_quorum_state
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts.config import read_server_properties
+
+    if not server_properties:
+        print("kafka-ops-collector: quorum needs --server-properties", file=sys.stderr)
+        return 2
+    try:
+        props = read_server_properties(server_properties)
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    node = (props.get("node.id") or props.get("broker.id") or "").strip()
+    meta = props.get("metadata.log.dir", "").strip()
+    if not meta:
+        raw = (props.get("log.dirs") or props.get("log.dir") or "").strip()
+        dirs = [d for d in re.split(r"\s*,\s*", raw) if d]  # CoreUtils.parseCsvList
+        meta = dirs[0] if dirs else "/tmp/kafka-logs"  # KafkaConfig's log.dir default
+    path = os.path.join(os.path.abspath(meta), "__cluster_metadata-0", "quorum-state")
+    out: dict[str, Any] = {
+        "node_id": int(node) if node.lstrip("-").isdigit() else None,
+        "kraft": bool(props.get("process.roles", "").strip()),
+        "metadata_log_dir": os.path.abspath(meta),
+        "quorum_state": path,
+        "leader_id": None,
+        "leader_epoch": None,
+        "error": None,
+    }
+    if not os.path.exists(path):
+        out["error"] = f"{path}: no such file"
+    else:
+        try:
+            doc = read_quorum_state(path)
+            leader = int(doc.get("leaderId", -1))  # type: ignore[call-overload]
+            out["leader_id"] = leader if leader >= 0 else None
+            out["leader_epoch"] = doc.get("leaderEpoch")
+        except (EngineError, TypeError, ValueError) as exc:
+            out["error"] = str(exc)
+    print(json.dumps(out))
+    return 0

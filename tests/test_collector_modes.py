@@ -115,6 +115,85 @@ def test_logs_mode_tells_a_start_in_progress_from_a_finished_one(tmp_path: Path)
     assert doc["start"]["starts"] == 2 and not doc["start"]["started"]
 
 
+def test_logs_mode_follows_a_start_across_a_rotation(tmp_path: Path) -> None:
+    """The roll's wait reads server.log with its newest rotations: a recovery that began before log4j rolled the
+    file and finished after it is one start, loaded and started, not a start with no beginning."""
+    import gzip
+    import os
+
+    log = tmp_path / "server.log"
+    old = tmp_path / "server.log.2026-11-26-03"
+    older = tmp_path / "server.log.2026-11-26-02.gz"
+    with gzip.open(older, "wt") as f:
+        f.write("[2026-11-26 02:00:00,000] INFO nothing to see (kafka.Other)\n")
+    old.write_text(LOG)
+    log.write_text(DONE)
+    os.utime(older, (1, 1))
+    os.utime(old, (2, 2))
+    alone = json.loads(_run("logs", "--broker-log", str(log)).stdout)["start"]
+    # server.log alone has the end of the start without its beginning: not its unclean recovery, nor its time
+    assert alone["load"] is None or alone["load"]["unclean_dirs"] == []
+    doc = json.loads(_run("logs", "--rotated", "--broker-log", str(log)).stdout)
+    assert doc["start"]["starts"] == 1 and doc["start"]["started"] and not doc["start"]["loading"]
+    assert doc["start"]["load"]["unclean_dirs"] == ["/data/kafka-1"]
+    assert brokerlogs.with_rotations(str(log)) == [str(older), str(old), str(log)]
+    assert brokerlogs.with_rotations(str(log), keep=1) == [str(old), str(log)]
+
+
+def test_logs_mode_tells_the_units_state(tmp_path: Path) -> None:
+    """With --systemd-unit, the unit's state as systemd tells it (the wait after a start ends when it failed);
+    an empty map where systemctl is missing or does not answer, never an error."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    proc = _run("logs", "--broker-log", str(log), "--systemd-unit", "kafka.service")
+    assert proc.returncode == 0, proc.stderr
+    unit = json.loads(proc.stdout)["unit"]
+    assert isinstance(unit, dict)
+    assert not unit or set(unit) >= {"ActiveState", "Result"}
+
+
+def test_quorum_mode_reads_the_metadata_log_dirs_quorum_state(tmp_path: Path) -> None:
+    """node.id from server.properties and leaderId from the quorum-state in the *metadata* log dir
+    (metadata.log.dir, else the first of log.dirs), the roll's controller when the cluster cannot be asked."""
+    a, b, meta = tmp_path / "a", tmp_path / "b", tmp_path / "meta"
+    for d in (a, b, meta):
+        (d / "__cluster_metadata-0").mkdir(parents=True)
+    state = {
+        "leaderId": 3,
+        "leaderEpoch": 7,
+        "votedId": -1,
+        "appliedOffset": 0,
+        "currentVoters": [],
+        "data_version": 0,
+    }
+    (meta / "__cluster_metadata-0" / "quorum-state").write_text(json.dumps(state))
+    (a / "__cluster_metadata-0" / "quorum-state").write_text(json.dumps(state | {"leaderId": 1}))
+    props = tmp_path / "server.properties"
+    props.write_text(
+        f"process.roles=broker,controller\nnode.id=2\nlog.dirs={a} , {b}\nmetadata.log.dir={meta}\n"
+    )
+    doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
+    assert doc["node_id"] == 2 and doc["kraft"] and doc["leader_id"] == 3 and doc["leader_epoch"] == 7
+    assert doc["metadata_log_dir"] == str(meta) and doc["error"] is None
+    # without metadata.log.dir: the first of log.dirs (KafkaConfig.metadataLogDir)
+    props.write_text(f"process.roles=broker\nnode.id=2\nlog.dirs={a} , {b}\n")
+    doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
+    assert doc["leader_id"] == 1 and doc["metadata_log_dir"] == str(a)
+    # no leader yet (-1), or no file: no leader, and why
+    (a / "__cluster_metadata-0" / "quorum-state").write_text(json.dumps(state | {"leaderId": -1}))
+    assert json.loads(_run("quorum", "--server-properties", str(props)).stdout)["leader_id"] is None
+    props.write_text(f"broker.id=5\nlog.dirs={b}x\n")
+    doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
+    assert (
+        doc["node_id"] == 5
+        and not doc["kraft"]
+        and doc["leader_id"] is None
+        and "no such file" in doc["error"]
+    )
+    bad = _run("quorum", "--server-properties", str(tmp_path / "nope.properties"))
+    assert bad.returncode == 2 and "nope.properties" in bad.stderr and "Traceback" not in bad.stderr
+
+
 def test_logs_mode_needs_a_readable_log(tmp_path: Path) -> None:
     proc = _run("logs", "--broker-log", str(tmp_path / "missing.log"))
     assert proc.returncode == 2
@@ -158,3 +237,28 @@ def test_ownership_mode_is_kafka_ops_fix_ownership_planned_then_applied_with_a_j
         bad.returncode == 2
         and bad.stderr.strip() == "kafka-ops-collector: --group: no such group: no-such-group-x"
     )
+
+
+def test_audit_mode_takes_the_clis_waivers_and_gives_one_line_per_failing_finding(tmp_path: Path) -> None:
+    """The kafka_preflight role's gate comes from the collector: its waivers are `kafka-ops audit --waive`'s
+    (check, path glob, reason), and `gate.failing` is the line per finding the deploy log shows."""
+    host = simulate_host(str(tmp_path), HostSpec(now_ms=NOW_MS, failures=Failures(short_stop_timeout=True)))
+    base = ("audit", "--server-properties", host.server_properties, "--systemd-unit", host.systemd_unit,
+            "--broker-state", "stopped", "--kafka-version", "3.7.0", "--host", "broker-7")  # fmt: skip
+    proc = _run(*base)
+    assert proc.returncode == 1, proc.stderr
+    gate = json.loads(proc.stdout)["gate"]
+    (line,) = [x for x in gate["failing"] if x.startswith("SYSD001 ")]
+    assert line.startswith(f"SYSD001 critical broker-7:{host.systemd_unit} - ") and " FIX: " in line
+    assert "\n" not in line
+    # waived with a glob that matches the unit's path: reported, marked, and the gate passes
+    proc = _run(*base, "--waive", f"SYSD001:{Path(host.systemd_unit).parent}/* accepted by ops until the fix")
+    report = json.loads(proc.stdout)
+    assert proc.returncode == 0, report["gate"]
+    (f,) = [f for f in report["findings"] if f["check"] == "SYSD001"]
+    assert f["waived"] and f["waived_reason"] == "accepted by ops until the fix"
+    assert report["gate"]["waived"] == 1 and report["gate"]["failing"] == []
+    # a glob that matches another path waives nothing
+    assert _run(*base, "--waive", "SYSD001:/nowhere/* no").returncode == 1
+    bad = _run(*base, "--waive", "SYSD01 typo")
+    assert bad.returncode == 2 and "SYSD001" in bad.stderr and bad.stderr.count("\n") == 1

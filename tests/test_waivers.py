@@ -38,7 +38,8 @@ def audit(cli: Cli, host: SimulatedHost, *extra: str) -> tuple[int, dict[str, An
 
 
 def role_failing(report: dict[str, Any], fail_on: str, waived_checks: list[str]) -> list[dict[str, Any]]:
-    """roles/kafka_preflight/tasks/main.yml: at or above the threshold, rejectattr('check', 'in', waived)."""
+    """What `kafka_preflight_waived_checks` meant when the role judged in Jinja (at or above the threshold, not a
+    waived check id); the role now reads the collector's `gate.failing`, which must say the same."""
     at_or_above = {"info": ["info", "warning", "error", "critical"], "warning": ["warning", "error", "critical"],
                    "error": ["error", "critical"], "critical": ["critical"]}[fail_on]  # fmt: skip
     return [f for f in report["findings"] if f["severity"] in at_or_above and f["check"] not in waived_checks]
@@ -56,6 +57,8 @@ def test_a_waived_check_is_reported_but_does_not_fail_the_gate_as_in_the_role(
     assert code == 1 and report["gate"]["passed"] is False
     failing = [f for f in report["findings"] if f["severity"] == "critical" and not f["waived"]]
     assert failing == [{**f, "waived": False} for f in role_failing(plain, "critical", some)]
+    # what the role shows and fails on: one line per failing finding, in the same order
+    assert [x.split(" ", 2)[:2] for x in report["gate"]["failing"]] == [[f["check"], f["severity"]] for f in failing]
     # waive them all: the gate passes; nothing left the report
     code, report, _ = audit(cli, broken_host, *[a for c in criticals for a in ("--waive", c)])
     assert code == 0 and report["gate"]["passed"] is True and report["gate"]["exit_code"] == 0

@@ -92,6 +92,19 @@ def brokers(facts: Facts) -> dict[int, str]:
     return {int(k): str(v) for k, v in (facts.get("brokers") or {}).items()}
 
 
+def active_controller(facts: Facts) -> int | None:
+    """The node that is the active controller: the metadata quorum's leader in KRaft, the ZooKeeper controller
+    otherwise. A KRaft broker names a random live broker as 'controller' in Metadata and DescribeCluster
+    (KRaftMetadataCache.getControllerId -> getRandomAliveBroker, "clients do not have direct access to the
+    controller in the KRaft world", KIP-590), so that id is used only when the quorum cannot be asked (ZooKeeper
+    mode; KRaft brokers forward DescribeQuorum from 3.3, KIP-836)."""
+    leader = facts.get("quorum_leader")
+    if leader is not None:
+        return int(leader)
+    ctl = facts.get("controller")
+    return int(ctl) if ctl is not None and int(ctl) >= 0 else None
+
+
 def stop_risks(facts: Facts, broker: int) -> list[AtRisk]:
     """Partitions that ``broker``'s stop makes unavailable: every partition whose ISR holds it and would then be
     empty (offline) or below min.insync.replicas (acks=all producers fail), and its replication-factor-1

@@ -47,6 +47,11 @@ class ClusterFacts:
     partitions: list[PartitionState]
     topic_configs: dict[str, dict[str, str]]  # every topic's effective values of CONFIG_KEYS
     log_dirs: list[LogDirState]
+    # KRaft: the leader of the metadata quorum (DescribeQuorum on __cluster_metadata-0), i.e. the active
+    # controller. A KRaft broker answers DescribeCluster/Metadata with a *random live broker* as "controller"
+    # (KRaftMetadataCache.getControllerId -> getRandomAliveBroker, KIP-590), so `controller` above is only the
+    # controller in ZooKeeper mode. None: ZooKeeper mode, or a broker before 3.3 (no DescribeQuorum forwarding).
+    quorum_leader: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -108,12 +113,28 @@ def gather(
             dirs.extend(_log_dirs(entry))
         return ClusterFacts(
             bootstrap, cluster.get("cluster_id"), cluster.get("controller_id"), brokers,
-            sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs,
+            sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs, _quorum_leader(client),
         )  # fmt: skip
     except KafkaError as exc:
         raise ClusterUnavailable(f"the cluster at {bootstrap} did not answer: {error_text(exc)}") from exc
     finally:
         client.close()
+
+
+def _quorum_leader(client: Any) -> int | None:
+    """The metadata quorum's leader, or None where the cluster has none to tell (ZooKeeper mode answers
+    DescribeQuorum with an error; brokers before 3.3 do not forward it)."""
+    from kafka.errors import KafkaError
+
+    try:
+        answer = client.describe_metadata_quorum()
+        part = answer["topics"][0]["partitions"][0]
+    except (KafkaError, KeyError, IndexError, AttributeError, TypeError):
+        return None
+    if part.get("error"):
+        return None
+    leader = int(part.get("leader_id", -1))
+    return leader if leader >= 0 else None
 
 
 def _log_dirs(entry: dict[str, Any]) -> list[LogDirState]:

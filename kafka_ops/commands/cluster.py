@@ -153,10 +153,80 @@ def check(
     raise typer.Exit(0 if answer["yes"] else 1)
 
 
+@cluster_app.command("status", cls=Command)
+def status(
+    bootstrap_server: Annotated[
+        str, typer.Option("--bootstrap-server", metavar="HOST:PORT", help="A broker of the running cluster.")
+    ],
+    command_config: CommandConfigOpt = None,
+    timeout: ClusterTimeoutOpt = 10.0,
+    retries: Annotated[
+        int,
+        typer.Option(
+            "--retries", metavar="N", min=0, help="Ask again up to N times while the cluster does not answer."
+        ),
+    ] = 0,
+    retry_delay: Annotated[
+        float,
+        typer.Option(
+            "--retry-delay",
+            metavar="SECONDS",
+            min=0.0,
+            help="Wait before the first retry; doubled each time.",
+        ),
+    ] = 5.0,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
+) -> None:
+    """Which brokers the cluster lists, which node is the active controller (the KRaft metadata quorum's
+    leader, or the ZooKeeper controller), and its under-replicated and offline partitions. The rolling restart
+    asks this before each broker, to roll the controller last.
+
+    Exit codes: 0 the cluster answered; 2 it could not be asked, or bad usage.
+    """
+    from kafka_ops.broker.replication import active_controller, brokers, unhealthy
+    from kafka_ops.cluster.client import ClusterUnavailable
+
+    for attempt in range(retries + 1):
+        try:
+            facts = ask_cluster(bootstrap_server, command_config, timeout)
+            break
+        except ClusterUnavailable as exc:
+            if attempt == retries:
+                fail(f"{exc}{f' (after {retries + 1} attempts)' if retries else ''}")
+            _wait(retry_delay, attempt, str(exc))
+    bad = unhealthy(facts)
+    controller = active_controller(facts)
+    answer = {
+        "bootstrap": facts.get("bootstrap"),
+        "cluster_id": facts.get("cluster_id"),
+        "brokers": sorted(brokers(facts)),
+        "controller": controller,
+        "controller_from": "metadata quorum"
+        if facts.get("quorum_leader") is not None
+        else "cluster metadata",
+        "under_replicated": [u.name for u in bad if u.kind == "under_replicated"],
+        "offline": [u.name for u in bad if u.kind == "offline"],
+        "attempts": attempt + 1,
+    }
+    if format is OutputFormat.json:
+        sys.stdout.write(json.dumps(answer, indent=2) + "\n")
+        return
+    print(
+        f"cluster {answer['cluster_id']} (asked {answer['bootstrap']}): brokers "
+        f"{', '.join(map(str, answer['brokers'])) or 'none'}; active controller "
+        f"{controller if controller is not None else 'unknown'} (from the {answer['controller_from']})"
+    )
+    print(
+        f"  {len(answer['under_replicated'])} under-replicated, {len(answer['offline'])} offline partition(s)"
+        + (f": {', '.join((answer['under_replicated'] + answer['offline'])[:10])}" if bad else "")
+    )
+
+
 def decide(facts: dict[str, Any], broker: int, question: str) -> dict[str, Any]:
     """The answer to ``question`` (stop | caught_up) for ``broker``, with its reasons, from the same rules as
     CLU001-CLU003 (kafka_ops.broker.replication)."""
     from kafka_ops.broker.replication import (
+        active_controller,
         brokers,
         catch_up_blockers,
         offline_log_dirs,
@@ -193,6 +263,7 @@ def decide(facts: dict[str, Any], broker: int, question: str) -> dict[str, Any]:
     return {
         "question": question, "broker": broker, "bootstrap": at, "cluster_id": facts.get("cluster_id"),
         "yes": yes, "summary": summary, "reasons": reasons, "notes": notes,
+        "controller": active_controller(facts),
     }  # fmt: skip
 
 

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -180,3 +181,42 @@ def test_an_unreachable_cluster_is_one_line_and_never_a_silent_pass(cluster: Lab
     assert "the cluster checks (CLU001-CLU004) were not run" in r.stderr
     r = cli(*base, "--require-cluster")
     assert r.returncode == 2 and r.stderr.count("\n") == 1 and f"127.0.0.1:{port}" in r.stderr
+
+
+def _quorum_leader_on_disk(c: LabCluster, node: int) -> int:
+    """The leaderId in the node's own quorum-state (its metadata log dir: the first of log.dirs here)."""
+    first = str(c.node(node).properties()["log.dirs"]).split(",")[0]
+    return int(json.loads((Path(first) / "__cluster_metadata-0" / "quorum-state").read_text())["leaderId"])
+
+
+def test_status_names_the_quorum_leader_and_follows_it_when_it_moves(cluster: LabCluster) -> None:
+    """`cluster status` names the active controller as the metadata quorum's leader (what each node's
+    quorum-state says), not the random live broker KRaft puts in DescribeCluster's controller field; stopped,
+    the controller's place goes to another node, and status says so (what the roll re-asks before each broker)."""
+    r = cli("cluster", "status", "--bootstrap-server", cluster.bootstrap, "-f", "json")
+    assert r.returncode == 0, r.stderr
+    st = json.loads(r.stdout)
+    assert st["brokers"] == [1, 2, 3] and st["controller_from"] == "metadata quorum"
+    leader = st["controller"]
+    assert leader == _quorum_leader_on_disk(cluster, 1) == _quorum_leader_on_disk(cluster, 2)
+    for _ in range(5):  # DescribeCluster names a random live broker; the quorum leader stays put
+        again = json.loads(
+            cli("cluster", "status", "--bootstrap-server", cluster.bootstrap, "-f", "json").stdout
+        )
+        assert again["controller"] == leader
+    cluster.node(leader).stop()
+    try:
+        other = next(n for n in (1, 2, 3) if n != leader)
+        asked = cluster.node(other).bootstrap
+        deadline = time.monotonic() + 60
+        while True:
+            st = json.loads(cli("cluster", "status", "--bootstrap-server", asked, "-f", "json").stdout)
+            if st["controller"] not in (None, leader) or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert st["controller"] in set((1, 2, 3)) - {leader}
+        assert leader not in st["brokers"]
+        text = cli("cluster", "status", "--bootstrap-server", asked).stdout
+        assert f"active controller {st['controller']} (from the metadata quorum)" in text
+    finally:
+        cluster.start([leader])

@@ -2,7 +2,8 @@
 # Builds and caches everything the Molecule scenarios need, from Debian's packages and PyPI only (no container
 # registry, no Ansible Galaxy are reachable here; see shared/recipes/README.md):
 #   - a Debian bookworm root filesystem made by debootstrap, imported into podman as the image
-#     localhost/kafka-ops-molecule:bookworm (systemd as PID 1, python3 and sshd, no pip, no package index used by
+#     localhost/kafka-ops-molecule:bookworm (systemd as PID 1, python3, sshd and Debian's openjdk-17-jre-headless for
+#     the real brokers of the kafka_rolling_restart `brokers` scenario; no pip, no package index used by
 #     the roles: like a locked-down broker host); root's authorized key is $TB/ssh/id_ed25519, so that Ansible
 #     reaches the hosts over real SSH with pipelining (the podman exec connection costs seconds per task);
 #   - containers.conf / storage.conf for this machine's quirks (no CAP_SYS_RESOURCE, hybrid cgroups -> runc);
@@ -16,7 +17,7 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../.." && pwd)
 TB=${KAFKA_OPS_TESTBED:-/var/cache/kafka-ops/molecule}
 IMAGE=localhost/kafka-ops-molecule:bookworm
-PACKAGES=systemd,systemd-sysv,dbus,python3,procps,iproute2,openssh-server
+PACKAGES=systemd,systemd-sysv,dbus,python3,procps,iproute2,openssh-server,openjdk-17-jre-headless
 ANSIBLE_BUNDLE=${ANSIBLE_BUNDLE:-"ansible>=12,<13"}   # the bundle that goes with ansible-core 2.19 (Python 3.11)
 PY=${PYTHON:-$REPO/.venv/bin/python}
 FORCE=${1:-}

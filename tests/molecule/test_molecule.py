@@ -20,7 +20,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 TESTBED = Path(os.environ.get("KAFKA_OPS_TESTBED", "/var/cache/kafka-ops/molecule"))
-SCENARIOS = ["kafka_preflight", "kafka_datadirs", "kafka_systemd", "kafka_rolling_restart"]
+# (role, scenario): `brokers` runs three real Kafka brokers (jars from the lab cache: .ci/setup-lab.sh)
+SCENARIOS = [
+    ("kafka_preflight", "default"),
+    ("kafka_datadirs", "default"),
+    ("kafka_systemd", "default"),
+    ("kafka_rolling_restart", "default"),
+    ("kafka_rolling_restart", "brokers"),
+]
 TIMES = REPO / ".cache" / "molecule-times.txt"
 
 
@@ -42,6 +49,18 @@ def _require() -> None:
     if os.environ.get("CI", "").lower() == "true":
         pytest.fail(f"CI: {why}")
     pytest.skip(why)
+
+
+def _require_jars(version: str) -> None:
+    """The real brokers' jars, fetched by the lab (.ci/setup-lab.sh) and mounted read-only into the hosts."""
+    from kafka_ops.lab.broker import LabError, jar_dir_for
+
+    try:
+        jar_dir_for(version)
+    except LabError as exc:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(f"CI: Kafka {version} jars: {exc}")
+        pytest.skip(f"Kafka {version} jars: {exc}")
 
 
 def _env() -> dict[str, str]:
@@ -70,11 +89,13 @@ def testbed() -> dict[str, str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("role", SCENARIOS)
-def test_molecule_scenario(role: str, testbed: dict[str, str]) -> None:
+@pytest.mark.parametrize(("role", "scenario"), SCENARIOS, ids=[f"{r}-{s}" for r, s in SCENARIOS])
+def test_molecule_scenario(role: str, scenario: str, testbed: dict[str, str]) -> None:
+    if scenario == "brokers":
+        _require_jars("3.9.1")
     t0 = time.monotonic()
     r = subprocess.run(
-        [str(BIN / "molecule"), "test", "-s", "default"],
+        [str(BIN / "molecule"), "test", "-s", scenario],
         cwd=REPO / "roles" / role,
         capture_output=True,
         text=True,
@@ -83,11 +104,11 @@ def test_molecule_scenario(role: str, testbed: dict[str, str]) -> None:
     )
     took = time.monotonic() - t0
     subprocess.run(["podman", "volume", "prune", "-f"], capture_output=True, env=testbed)
-    log = REPO / ".cache" / f"molecule-{role}.log"
+    log = REPO / ".cache" / f"molecule-{role}{'' if scenario == 'default' else '-' + scenario}.log"
     log.parent.mkdir(exist_ok=True)
     log.write_text(r.stdout + r.stderr)
     with TIMES.open("a") as f:
-        f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {role} default rc={r.returncode} {took:.0f}s\n")
+        f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {role} {scenario} rc={r.returncode} {took:.0f}s\n")
     assert r.returncode == 0, (
         f"molecule test of {role} failed after {took:.0f}s (log: {log}):\n" + (r.stdout + r.stderr)[-6000:]
     )

@@ -1,0 +1,124 @@
+"""The client side of the real-broker Molecule scenario (roles/kafka_rolling_restart/molecule/brokers), run on the
+controller with kafka-python:
+
+  acks_all.py topics BOOTSTRAP            create `orders` (RF 3, min.insync.replicas=3) and `events` (RF 3, min 2)
+  acks_all.py lower BOOTSTRAP             set min.insync.replicas=2 on `orders`
+  acks_all.py produce BOOTSTRAP DIR       write numbered records to `events` with acks=all until DIR/stop exists;
+                                          every acknowledged number goes to DIR/acked (one per line), every
+                                          failed send to DIR/failed; DIR/summary.json at the end
+  acks_all.py check BOOTSTRAP DIR         read `events` from the start: exit 1 and name them if an acknowledged
+                                          record is missing
+
+An acknowledged record (acks=all) is one that every in-sync replica had; a roll that loses one is the bug the
+scenario looks for.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
+from kafka.admin import ConfigResource, ConfigResourceType
+
+from kafka_ops.lab.produce import TopicSpec, create_topics
+
+TOPIC = "events"
+
+
+def topics(bootstrap: str) -> None:
+    create_topics(
+        bootstrap,
+        [
+            TopicSpec("orders", 2, {"min.insync.replicas": 3}, replication_factor=3),
+            TopicSpec(TOPIC, 3, {"min.insync.replicas": 2}, replication_factor=3),
+        ],
+        timeout=60,
+    )
+
+
+def lower(bootstrap: str) -> None:
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=30000)
+    admin.alter_configs(
+        [ConfigResource(ConfigResourceType.TOPIC, "orders", configs={"min.insync.replicas": "2"})]
+    )
+    admin.close()
+
+
+def produce(bootstrap: str, out: Path) -> None:
+    out.mkdir(parents=True, exist_ok=True)
+    producer = KafkaProducer(
+        bootstrap_servers=bootstrap, acks="all", retries=2147483647, max_in_flight_requests_per_connection=1,
+        request_timeout_ms=15000, delivery_timeout_ms=120000, linger_ms=5, reconnect_backoff_max_ms=2000,
+    )  # fmt: skip
+    acked = (out / "acked").open("a", buffering=1)
+    failed = (out / "failed").open("a", buffering=1)
+    counts = {"sent": 0, "acked": 0, "failed": 0}
+
+    def ok(n: int):  # type: ignore[no-untyped-def]
+        def cb(_meta: object) -> None:
+            acked.write(f"{n}\n")
+            counts["acked"] += 1
+
+        return cb
+
+    def bad(n: int):  # type: ignore[no-untyped-def]
+        def cb(exc: BaseException) -> None:
+            failed.write(f"{n} {type(exc).__name__}: {exc}\n")
+            counts["failed"] += 1
+
+        return cb
+
+    n = 0
+    while not (out / "stop").exists():
+        fut = producer.send(TOPIC, value=str(n).encode(), key=str(n % 7).encode())
+        fut.add_callback(ok(n))
+        fut.add_errback(bad(n))
+        counts["sent"] += 1
+        n += 1
+        time.sleep(0.02)
+    producer.flush(timeout=120)
+    producer.close(timeout=30)
+    (out / "summary.json").write_text(json.dumps(counts))
+
+
+def check(bootstrap: str, out: Path) -> int:
+    acked = {int(x) for x in (out / "acked").read_text().split()}
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, consumer_timeout_ms=10000)
+    parts = [TopicPartition(TOPIC, p) for p in sorted(consumer.partitions_for_topic(TOPIC) or [])]
+    consumer.assign(parts)
+    consumer.seek_to_beginning(*parts)
+    end = consumer.end_offsets(parts)
+    seen: set[int] = set()
+    deadline = time.monotonic() + 120
+    while any(consumer.position(tp) < end[tp] for tp in parts) and time.monotonic() < deadline:
+        for records in consumer.poll(timeout_ms=1000).values():
+            seen.update(int(r.value) for r in records)
+    consumer.close()
+    missing = sorted(acked - seen)
+    summary = json.loads((out / "summary.json").read_text()) if (out / "summary.json").exists() else {}
+    print(json.dumps({"acked": len(acked), "in_topic": len(seen), "missing": missing[:20], "lost": len(missing),
+                      "producer": summary}))  # fmt: skip
+    return 1 if missing or not acked else 0
+
+
+def main(argv: list[str]) -> int:
+    cmd, bootstrap, *rest = argv
+    if cmd == "topics":
+        topics(bootstrap)
+    elif cmd == "lower":
+        lower(bootstrap)
+    elif cmd == "produce":
+        produce(bootstrap, Path(rest[0]))
+    elif cmd == "check":
+        return check(bootstrap, Path(rest[0]))
+    else:
+        print(f"acks_all.py: unknown command {cmd}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
