@@ -58,7 +58,9 @@ def test_a_waived_check_is_reported_but_does_not_fail_the_gate_as_in_the_role(
     failing = [f for f in report["findings"] if f["severity"] == "critical" and not f["waived"]]
     assert failing == [{**f, "waived": False} for f in role_failing(plain, "critical", some)]
     # what the role shows and fails on: one line per failing finding, in the same order
-    assert [x.split(" ", 2)[:2] for x in report["gate"]["failing"]] == [[f["check"], f["severity"]] for f in failing]
+    assert [x.split(" ", 2)[:2] for x in report["gate"]["failing"]] == [
+        [f["check"], f["severity"]] for f in failing
+    ]
     # waive them all: the gate passes; nothing left the report
     code, report, _ = audit(cli, broken_host, *[a for c in criticals for a in ("--waive", c)])
     assert code == 0 and report["gate"]["passed"] is True and report["gate"]["exit_code"] == 0
