@@ -314,7 +314,9 @@ def apply_gate(report: dict[str, Any], fail_on: str, waivers: list[dict[str, Any
     }
     if waivers is not None:
         report["gate"]["waivers"] = waivers
-    report["gate"]["failing"] = [finding_line(f, report.get("host")) for f in above if not f.get("waived")]
+    report["gate"]["failing"] = [
+        finding_line(f, f.get("host") or report.get("host")) for f in above if not f.get("waived")
+    ]
     return code
 
 

@@ -52,7 +52,13 @@ def test_json_report_fields_and_gate(tmp_path) -> None:  # type: ignore[no-untyp
     for f in report["findings"]:
         for key in ("check", "severity", "path", "topic", "partition", "segment", "message", "remediation"):
             assert key in f
+    failing = report["gate"].pop("failing")
     assert report["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
+    # gate.failing: one line per failing finding, the line the Ansible role prints
+    assert [x.split(" ", 2)[:2] for x in failing] == [["SHUT001", "critical"]] * 2
+    assert all(
+        f" - {f['message'].split()[0]}" in x and " FIX: " in x for x, f in zip(failing, shut, strict=True)
+    )
     assert report["inputs"]["log_dirs"]["source"].startswith("log.dirs in")
     # the same host passes a gate that only fails on... nothing above critical exists, so use the broker state
     r2 = run(

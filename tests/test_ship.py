@@ -48,7 +48,9 @@ def test_collector_from_stdin_finds_what_the_library_finds(broken_host: Simulate
     ]
     assert {f["check"] for f in remote["findings"]} >= {"RET001", "SHUT001", "IDX002", "CLN003"}
     assert remote["forecast"] == local["forecast"]
+    failing = remote["gate"].pop("failing")
     assert remote["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
+    assert len(failing) == sum(1 for f in remote["findings"] if f["severity"] == "critical") > 0
 
 
 def test_stream_mode_sends_one_row_per_partition_then_the_report(healthy_host: SimulatedHost) -> None:

@@ -51,7 +51,13 @@ def test_every_host_gets_the_cli_findings_and_the_fleet_view_adds_replicas(
         assert fleet_findings(rep, name) == cli_findings(h, name), name
     assert {f["check"] for f in rep["findings"] if f["host"] == "broker-1"} >= {"RET001", "SHUT001", "CLN003"}
     assert not [f for f in rep["findings"] if f["check"].startswith("FLEET")]
+    failing = rep["gate"].pop("failing")
     assert rep["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
+    # one line per failing finding, named by the host it is on (a fleet report's findings carry their host)
+    crit = [f for f in rep["findings"] if f["severity"] == "critical"]
+    assert len(failing) == len(crit) and all(
+        x.split(" ", 3)[2].startswith(f"{f['host']}:") for x, f in zip(failing, crit, strict=True)
+    )
     hosts = {h["host"]: h for h in rep["fleet"]["hosts"]}
     assert {h["status"] for h in hosts.values()} == {"ok"}
     assert [hosts[n]["node_id"] for n in ("broker-1", "broker-2", "broker-3")] == [1, 2, 3]
