@@ -41,7 +41,9 @@ def predict_start(
     )  # fmt: skip
 
 
-RETENTION_MARGIN_S = 4.0  # two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay
+# two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay, with room for a loaded 2-core
+# machine (4 s let a first check that came late go unobserved: seed003_retention's size deletion, twice in CI)
+RETENTION_MARGIN_S = 10.0
 
 
 @dataclass

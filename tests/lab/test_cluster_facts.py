@@ -20,7 +20,14 @@ def test_topic_configs_leaders_and_log_dirs_from_a_real_broker() -> None:
     with LabBroker("3.9.1", log_dirs=2) as b:
         b.start()
         create_topics(b.bootstrap, [TopicSpec("facts", partitions=2, configs={"retention.ms": "12345"})])
-        facts = gather(b.bootstrap, timeout_s=20)
+        # the broker creates a partition's log when it applies the metadata that made it leader, just after
+        # clients see the leader: ask until DescribeLogDirs lists both (bounded)
+        deadline = time.monotonic() + 30
+        while True:
+            facts = gather(b.bootstrap, timeout_s=20)
+            if sum(d.partitions for d in facts.log_dirs) >= 2 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         b.stop()
     assert facts.cluster_id == b.cluster_id and facts.controller == 1 and list(facts.brokers) == [1]
     assert facts.topic_configs["facts"]["retention.ms"] == "12345"
