@@ -53,6 +53,13 @@ ClusterTimeoutOpt = Annotated[
     ),
 ]
 
+RetryDelayOpt = Annotated[
+    float,
+    typer.Option(
+        "--retry-delay", metavar="SECONDS", min=0.0, help="Wait before the first retry; doubled each time."
+    ),
+]
+
 
 def ask_cluster(
     bootstrap: str, command_config: Path | None, timeout_s: float, attempts: int = 1, delay_s: float = 1.0
@@ -106,15 +113,7 @@ def check(
             help="Ask again up to N times while the answer is no or the cluster does not answer.",
         ),
     ] = 0,
-    retry_delay: Annotated[
-        float,
-        typer.Option(
-            "--retry-delay",
-            metavar="SECONDS",
-            min=0.0,
-            help="Wait before the first retry; doubled each time.",
-        ),
-    ] = 5.0,
+    retry_delay: RetryDelayOpt = 5.0,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
 ) -> None:
     """May broker ID be stopped now (the default), or has it caught up after its start (--after-start)?
@@ -166,15 +165,7 @@ def status(
             "--retries", metavar="N", min=0, help="Ask again up to N times while the cluster does not answer."
         ),
     ] = 0,
-    retry_delay: Annotated[
-        float,
-        typer.Option(
-            "--retry-delay",
-            metavar="SECONDS",
-            min=0.0,
-            help="Wait before the first retry; doubled each time.",
-        ),
-    ] = 5.0,
+    retry_delay: RetryDelayOpt = 5.0,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
 ) -> None:
     """Which brokers the cluster lists, which node is the active controller (the KRaft metadata quorum's
