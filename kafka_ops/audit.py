@@ -402,6 +402,31 @@ def read_waivers(path: str, known: Iterable[str]) -> list[Waiver]:
     return out
 
 
+def waivers_from(texts: Iterable[str], path: str | None) -> list[Waiver]:
+    """The waivers of --waive (``texts``) and --waive-file (``path``), as the CLI and the collector take them;
+    ValueError names the option and what is wrong (an unknown check id too: a waiver that silently matches
+    nothing is a gate that fails for no visible reason)."""
+    from kafka_ops.checks import load_all
+
+    known = list(load_all())
+    out = []
+    for text in texts:
+        try:
+            out.append(parse_waiver(text, "--waive", known))
+        except ValueError as exc:
+            raise ValueError(f"--waive: {exc}") from None
+    if path is not None:
+        try:
+            out += read_waivers(path, known)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"--waive-file: {exc}") from None
+        except OSError as exc:
+            raise ValueError(
+                f"--waive-file: {path}: cannot read: {(exc.strerror or str(exc)).lower()}"
+            ) from None
+    return out
+
+
 def apply_waivers(report: dict[str, Any], waivers: list[Waiver]) -> list[dict[str, Any]]:
     """Mark the findings the waivers match (``waived``, ``waived_reason``, ``waived_by``; the first matching
     waiver wins); returns each waiver with the number of findings it matched (for the gate)."""

@@ -84,13 +84,13 @@ def main(argv: list[str] | None = None) -> int:
         return _logs(a.broker_log, a.rotated, a.systemd_unit)
     if a.mode == "quorum":
         return _quorum(a.server_properties)
-    from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit
+    from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, waivers_from
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
     own = ("group", "apply", "journal_dir", "waive", "waive_file")
     try:
-        waivers = _waivers(a.waive, a.waive_file)
+        waivers = waivers_from(a.waive, a.waive_file)
     except ValueError as exc:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
@@ -206,30 +206,6 @@ def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> i
 
 if __name__ == "__main__":
     sys.exit(main())
-
-
-def _waivers(texts: list[str], path: str | None) -> list[Any]:
-    """The waivers given (the CLI's rules: kafka_ops.audit.parse_waiver); ValueError names the wrong one."""
-    from kafka_ops.audit import parse_waiver, read_waivers
-    from kafka_ops.checks import load_all
-
-    if not texts and not path:
-        return []
-    known = list(load_all())
-    out = []
-    for text in texts:
-        try:
-            out.append(parse_waiver(text, "--waive", known))
-        except ValueError as exc:
-            raise ValueError(f"--waive: {exc}") from None
-    if path:
-        try:
-            out += read_waivers(path, known)
-        except OSError as exc:
-            raise ValueError(f"--waive-file: {path}: {exc.strerror or exc}") from None
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"--waive-file: {exc}") from None
-    return out
 
 
 def _unit_state(unit: str) -> dict[str, str]:

@@ -277,30 +277,17 @@ WaiveFileOpt = Annotated[
 
 
 def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> list[Any]:
-    """The waivers of --waive and --waive-file, or one line saying which is wrong (an unknown check id too: a
-    waiver that silently matches nothing is a gate that fails for no visible reason)."""
-    from kafka_ops.audit import parse_waiver, read_waivers
-    from kafka_ops.checks import load_all
+    """The waivers of --waive and --waive-file (kafka_ops.audit.waivers_from), or one line saying which is wrong."""
+    from kafka_ops.audit import waivers_from
 
-    known = list(load_all())
-    out = []
-    for text in waive or []:
-        try:
-            out.append(parse_waiver(text, "--waive", known))
-        except ValueError as exc:
-            fail(f"--waive: {exc}")
-    if waive_file is not None:
-        if not waive_file.is_file():
-            fail(
-                f"--waive-file: {waive_file}: {'a directory, not a file' if waive_file.is_dir() else 'no such file'}"
-            )
-        try:
-            out += read_waivers(str(waive_file), known)
-        except (ValueError, UnicodeDecodeError) as exc:
-            fail(f"--waive-file: {exc}")
-        except OSError as exc:
-            fail(f"--waive-file: {waive_file}: cannot read: {(exc.strerror or str(exc)).lower()}")
-    return out
+    if waive_file is not None and not waive_file.is_file():
+        fail(
+            f"--waive-file: {waive_file}: {'a directory, not a file' if waive_file.is_dir() else 'no such file'}"
+        )
+    try:
+        return waivers_from(waive or [], str(waive_file) if waive_file is not None else None)
+    except ValueError as exc:
+        fail(str(exc))
 
 
 FailOnOpt = Annotated[
