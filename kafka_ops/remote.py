@@ -230,11 +230,11 @@ def _quorum(server_properties: str | None) -> int:
     KafkaConfig.metadataLogDir is metadata.log.dir, else the first of log.dirs (not any log dir); the raft client
     writes it (FileQuorumStateStore, QuorumStateData: leaderId -1 while there is no leader)."""
     import os
-    import re
 
+    from kafka_ops.checks.dir002 import metadata_log_dir_of
     from kafka_ops.engine.checkpoints import read_quorum_state
     from kafka_ops.engine.errors import EngineError
-    from kafka_ops.facts.config import read_server_properties
+    from kafka_ops.facts.config import Configs, read_server_properties
 
     if not server_properties:
         print("kafka-ops-collector: quorum needs --server-properties", file=sys.stderr)
@@ -245,11 +245,8 @@ def _quorum(server_properties: str | None) -> int:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
     node = (props.get("node.id") or props.get("broker.id") or "").strip()
-    meta = props.get("metadata.log.dir", "").strip()
-    if not meta:
-        raw = (props.get("log.dirs") or props.get("log.dir") or "").strip()
-        dirs = [d for d in re.split(r"\s*,\s*", raw) if d]  # CoreUtils.parseCsvList
-        meta = dirs[0] if dirs else "/tmp/kafka-logs"  # KafkaConfig's log.dir default
+    # KafkaConfig.metadataLogDir (the audit's own rule), else KafkaConfig's log.dir default
+    meta = metadata_log_dir_of(Configs(server=props)) or os.path.abspath("/tmp/kafka-logs")
     path = os.path.join(os.path.abspath(meta), "__cluster_metadata-0", "quorum-state")
     out: dict[str, Any] = {
         "node_id": int(node) if node.lstrip("-").isdigit() else None,

@@ -38,6 +38,7 @@ from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.facts.collect import HostFacts, LogDirFacts
+from kafka_ops.facts.config import Configs
 
 
 @check(
@@ -224,10 +225,15 @@ def broker_mode(h: HostFacts) -> str:
 
 def metadata_log_dir(h: HostFacts) -> str | None:
     """KafkaConfig.metadataLogDir: metadata.log.dir, else the first entry of log.dirs."""
-    m = h.configs.server.get("metadata.log.dir", "").strip()
+    return metadata_log_dir_of(h.configs)
+
+
+def metadata_log_dir_of(configs: Configs) -> str | None:
+    """KafkaConfig.metadataLogDir of a server configuration (None: neither metadata.log.dir nor log.dirs)."""
+    m = configs.server.get("metadata.log.dir", "").strip()
     if m:
         return os.path.abspath(m)
-    dirs = h.configs.log_dirs
+    dirs = configs.log_dirs
     return os.path.abspath(dirs[0]) if dirs else None
 
 
