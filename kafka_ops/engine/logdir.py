@@ -207,8 +207,10 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
         return part
     segs: dict[int, Segment] = {}
     # The audit's hot path (one call per file of the host): FileInfo built inline, segment names split
-    # without parse_segment_file unless the name has a leftover suffix or is not a segment file at all.
+    # without parse_segment_file unless the name has a leftover suffix or is not a segment file at all; a
+    # segment's files share their digits, which are checked and converted once (by_digits).
     seg_attr = _SEGMENT_ATTR
+    by_digits: dict[str, Segment] = {}
     for e in entries:
         try:
             st = e.stat(follow_symlinks=False)
@@ -226,14 +228,18 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
         fname = e.name
         dot = fname.find(".")
         attr = seg_attr.get(fname[dot:]) if dot > 0 else None
-        digits = fname[:dot]
-        if attr is not None and digits.isdigit() and digits.isascii():
-            base = int(digits)
-            seg = segs.get(base)
-            if seg is None:
-                seg = segs[base] = Segment(base, path)
-            setattr(seg, attr, fi)
-            continue
+        if attr is not None:
+            digits = fname[:dot]
+            seg = by_digits.get(digits)
+            if seg is None and digits.isdigit() and digits.isascii():
+                base = int(digits)
+                seg = segs.get(base)
+                if seg is None:
+                    seg = segs[base] = Segment(base, path)
+                by_digits[digits] = seg
+            if seg is not None:
+                setattr(seg, attr, fi)
+                continue
         parsed = parse_segment_file(fname)
         if parsed is not None:
             if parsed.leftover:
@@ -327,32 +333,38 @@ def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) ->
         ld.errors.append(EngineError(ld.path, "not a directory"))
         return ld
     try:
-        # names, not DirEntry objects, which would each keep their stat result until the loop ends: the peak
-        # memory of a log dir of 100,000 partitions
-        entries = sorted(os.listdir(path))
+        # (name, is a plain dir) pairs, not DirEntry objects, which would each keep their stat result until the
+        # loop ends: the peak memory of a log dir of 100,000 partitions. The dirent's type says "dir" without a
+        # stat: a partition dir's own stat is scan_partition's (dir_info), so it is not stat-ed twice.
+        with os.scandir(path) as it:
+            entries = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it)
     except OSError as exc:
         ld.errors.append(os_error(path, exc))
         return ld
-    for entry in entries:
+    for entry, plain_dir in entries:
         epath = os.path.join(path, entry)  # what os.scandir(path) gives as DirEntry.path
-        try:
-            # File.isDirectory follows symlinks (LogManager.loadLogs), so a symlinked partition dir is loaded
-            st = os.stat(epath)
-        except OSError as exc:
-            ld.errors.append(os_error(epath, exc))
-            continue
-        fi = FileInfo.of(epath, st)
-        if not fi.is_dir:
-            ld.root_files.append(fi)
-            continue
-        if entry == REMOTE_INDEX_CACHE:
-            ld.skipped_dirs.append(fi)
-            continue
-        name = parse_partition_dir(entry)
-        if name is None:
-            ld.fatal_dirs.append(fi)
-            continue
+        name = parse_partition_dir(entry) if entry != REMOTE_INDEX_CACHE else None
+        fi: FileInfo | None = None
+        if not (plain_dir and name is not None and name.topic != METADATA_TOPIC):  # its FileInfo is kept
+            try:
+                # File.isDirectory follows symlinks (LogManager.loadLogs), so a symlinked partition dir is loaded
+                st = os.stat(epath)
+            except OSError as exc:
+                ld.errors.append(os_error(epath, exc))
+                continue
+            fi = FileInfo.of(epath, st)
+            if not fi.is_dir:
+                ld.root_files.append(fi)
+                continue
+            if entry == REMOTE_INDEX_CACHE:
+                ld.skipped_dirs.append(fi)
+                continue
+            if name is None:
+                ld.fatal_dirs.append(fi)
+                continue
+        assert name is not None
         if name.topic == METADATA_TOPIC:
+            assert fi is not None  # stat-ed above
             ld.skipped_dirs.append(fi)
             # The KRaft metadata log is read by the raft layer, not LogManager; still scan it for dumps.
         ld.partition_names.append((epath, name))
