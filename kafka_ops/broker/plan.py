@@ -304,6 +304,13 @@ def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None
     return AS_IS, None
 
 
+def _segment_fate(pf: PartitionFacts, seg: Segment) -> SegmentFate:
+    return SegmentFate(
+        seg.log.path if seg.log else f"{seg.dir}/{seg.base_offset:020d}.log",
+        pf.part.topic, pf.part.partition, seg.base_offset, pf.log_dir.path,
+    )  # fmt: skip
+
+
 class NextStartPlan:
     """Accumulates the plan while the audit streams partitions; ``to_dict`` is the report's ``next_start``."""
 
@@ -337,18 +344,17 @@ class NextStartPlan:
         online = self.exit is None and self.dir_online(pf.log_dir.path)
         truncated_at: int | None = None
         for seg in pf.part.segments:
-            sf = SegmentFate(
-                seg.log.path if seg.log else f"{seg.dir}/{seg.base_offset:020d}.log",
-                pf.part.topic, pf.part.partition, seg.base_offset, pf.log_dir.path,
-            )  # fmt: skip
+            # a SegmentFate is made for the listed segments only: most are loaded as they are and not deleted
             if not online:
                 load, why = segment_fate(ctx, pf, seg)
                 if load != AS_IS or seg.base_offset in deletions:
+                    sf = _segment_fate(pf, seg)
                     sf.load, sf.reason = NOT_LOADED, fate.reason or (self.exit[0] if self.exit else None)
                     self.segments.append(sf)
                 continue
             if truncated_at is not None:
                 # deleted without being re-read (the lab's brokers: no "Recovering" line for them)
+                sf = _segment_fate(pf, seg)
                 sf.load, sf.deleted_at, sf.deleted_by = AS_IS, self.h.now_ms, RECOVERY
                 sf.reason = (
                     f"recovery truncated segment {truncated_at} of this partition, and LogLoader.recoverLog then "
@@ -356,17 +362,20 @@ class NextStartPlan:
                 )
                 self.segments.append(sf)
                 continue
-            sf.load, sf.reason = segment_fate(ctx, pf, seg)
-            rec = pf.recovery.get(seg.base_offset)
-            if sf.load != AS_IS and rec is not None and rec.tail is not None:
-                sf.truncated_bytes = rec.tail.truncated_bytes
-                if sf.truncated_bytes and sf.load == RECOVERED:
-                    truncated_at = seg.base_offset
+            load, why = segment_fate(ctx, pf, seg)
             d = deletions.get(seg.base_offset)
+            if load == AS_IS and d is None:
+                continue
+            sf = _segment_fate(pf, seg)
+            sf.load, sf.reason = load, why
+            rec = pf.recovery.get(seg.base_offset)
+            if load != AS_IS and rec is not None and rec.tail is not None:
+                sf.truncated_bytes = rec.tail.truncated_bytes
+                if sf.truncated_bytes and load == RECOVERED:
+                    truncated_at = seg.base_offset
             if d is not None:
                 sf.deleted_at, sf.deleted_by = d[0], DELETED_BY.get(d[1], d[1])
-            if sf.load != AS_IS or sf.deleted_at is not None:
-                self.segments.append(sf)
+            self.segments.append(sf)
         return online
 
     def _unload(self, log_dir: str) -> None:
