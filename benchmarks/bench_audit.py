@@ -9,8 +9,9 @@ For each host shape (partitions x segments per partition), measured in one proce
   (all of the audit's Python memory) and the CLI's peak RSS with each worker count (the largest process: the
   CLI or one of its workers) (goal: flat).
 
-``run_audit`` is timed with each ``--workers`` count (default 1 and 2: one process, and two worker processes
-gathering the facts); the CLI chooses its own (facts.pool.worker_count: workers only with 2 idle CPUs or more).
+``run_audit`` is timed with each ``--workers`` count (default 1 and 2: one process, and two processes gathering
+the facts, the audit's own and one forked worker); the CLI chooses its own (facts.pool.worker_count: workers only
+with 2 idle CPUs or more).
 
 Usage: python benchmarks/bench_audit.py [--shape 20000x5 --shape 2000x50] [--rounds 5] [--workers 1,2]
        [--dir DIR] [--json PATH]

@@ -10,7 +10,9 @@ Standard library only (shipped to broker hosts). Workers are forked (``multiproc
 collector's modules are imported from memory, which a spawned interpreter could not do), so they start with the
 parent's host facts and need nothing sent but chunk bounds. Where fork or pipes are unavailable (no ``fork``
 start method, a sandbox without ``fork``, a daemonic process), :func:`start` returns None and the audit runs in
-one process; a worker that dies leaves the rest to the parent. Memory stays flat: each worker works at most
+one process; a worker that dies leaves the rest to the parent. The parent counts as one of the processes that
+gather (:func:`start` forks one worker fewer than :func:`worker_count`): it gathers the chunks no worker holds
+when it needs them, so two CPUs are kept busy by the parent and one worker. Memory stays flat: each worker works at most
 ``AHEAD`` chunks ahead of the parent. A ``prepare`` callable does more pure per-partition work in the workers
 (the audit's: each partition's forecast), whose results travel back with the facts.
 """
@@ -310,13 +312,18 @@ def _grow_pipe(conn: Connection) -> None:
 
 def start(h: HostFacts, requested: int | None, prepare: Prepare | None = None) -> Pool | None:
     """Workers for the host's partitions, or None for one process (small host, one CPU, no fork).
-    ``prepare(pf)`` runs in the worker on each partition's facts before they are sent."""
+    ``prepare(pf)`` runs in the worker on each partition's facts before they are sent.
+
+    ``worker_count`` processes gather in all, the parent being one of them: it gathers every chunk no worker
+    holds when it needs it, without pickling. So n - 1 are forked: n forked workers and the parent would be
+    one process more than the CPUs counted, all busy, and each chunk a worker gathers costs more CPU in all (it
+    is pickled and unpickled) than one the parent gathers."""
     partitions = sum(len(d.scan.partition_names) for d in h.log_dirs)
     n = worker_count(requested, partitions)
     if n <= 1 or partitions == 0:
         return None
     try:
-        return Pool(h, n, prepare)
+        return Pool(h, n - 1, prepare)
     except (ImportError, ValueError, OSError, AssertionError):
         # no multiprocessing or no fork here, or a daemonic process (AssertionError: it may not have children)
         return None
