@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import os
 import stat as statmod
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kafka_ops.engine import checkpoints as ckpt
@@ -333,19 +334,23 @@ def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) ->
         ld.errors.append(EngineError(ld.path, "not a directory"))
         return ld
     try:
-        # (name, is a plain dir) pairs, not DirEntry objects, which would each keep their stat result until the
-        # loop ends: the peak memory of a log dir of 100,000 partitions. The dirent's type says "dir" without a
-        # stat: a partition dir's own stat is scan_partition's (dir_info), so it is not stat-ed twice.
+        # names, not DirEntry objects, which would each keep their stat result until the loop ends: the peak
+        # memory of a log dir of 100,000 partitions. The dirent's type says "dir" without a stat (the plain dirs'
+        # names apart from the rest's): a partition dir's own stat is scan_partition's (dir_info), so it is not
+        # stat-ed twice.
+        dirs: list[str] = []
+        others: list[str] = []
         with os.scandir(path) as it:
-            entries = sorted((e.name, e.is_dir(follow_symlinks=False)) for e in it)
+            for e in it:
+                (dirs if e.is_dir(follow_symlinks=False) else others).append(e.name)
     except OSError as exc:
         ld.errors.append(os_error(path, exc))
         return ld
-    for entry, plain_dir in entries:
+    for entry, plain_dir in _by_name(dirs, others):
         epath = os.path.join(path, entry)  # what os.scandir(path) gives as DirEntry.path
         name = parse_partition_dir(entry) if entry != REMOTE_INDEX_CACHE else None
         fi: FileInfo | None = None
-        if not (plain_dir and name is not None and name.topic != METADATA_TOPIC):  # its FileInfo is kept
+        if not plain_dir or name is None or name.topic == METADATA_TOPIC:  # its FileInfo is kept
             try:
                 # File.isDirectory follows symlinks (LogManager.loadLogs), so a symlinked partition dir is loaded
                 st = os.stat(epath)
@@ -391,6 +396,20 @@ def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) ->
             ld.checkpoints[name] = None
             ld.errors.append(exc)
     return ld
+
+
+def _by_name(dirs: list[str], others: list[str]) -> Iterator[tuple[str, bool]]:
+    """(name, is in ``dirs``) for the names of both lists in sorted order (each name is in one of them)."""
+    dirs.sort()
+    others.sort()
+    i = j = 0
+    while i < len(dirs) or j < len(others):
+        if j == len(others) or (i < len(dirs) and dirs[i] < others[j]):
+            yield dirs[i], True
+            i += 1
+        else:
+            yield others[j], False
+            j += 1
 
 
 def known_root_file(name: str) -> bool:
