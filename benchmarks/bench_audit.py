@@ -21,6 +21,7 @@ Hosts are written once into DIR (default: <tmp>/kafka-ops-bench) and reused.
 from __future__ import annotations
 
 import argparse
+import compileall
 import json
 import os
 import shutil
@@ -258,6 +259,11 @@ def main() -> None:
     args = ap.parse_args()
     root = args.dir or os.path.join(tempfile.gettempdir(), "kafka-ops-bench")
     print(f"cpus: {len(os.sched_getaffinity(0))}, load average: {os.getloadavg()[0]:.2f}")
+    # The CLI is timed as installed: pip compiles the package's bytecode when it installs it, where a checkout run
+    # with PYTHONDONTWRITEBYTECODE=1 (as here) would compile every module at every start (about 0.15 s of CPU).
+    import kafka_ops
+
+    compileall.compile_dir(os.path.dirname(kafka_ops.__file__), quiet=1)
     results = [bench_shape(root, shape, args) for shape in (args.shape or DEFAULT_SHAPES)]
     if args.json:
         with open(args.json, "w") as f:
