@@ -18,6 +18,7 @@ Predictions, each from Kafka's source (storage/.../log/):
 
 from __future__ import annotations
 
+import heapq
 import os
 import stat as statmod
 from collections.abc import Iterator
@@ -399,17 +400,11 @@ def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) ->
 
 
 def _by_name(dirs: list[str], others: list[str]) -> Iterator[tuple[str, bool]]:
-    """(name, is in ``dirs``) for the names of both lists in sorted order (each name is in one of them)."""
+    """(name, is in ``dirs``) for the names of both lists in sorted order (each name is in one of them, so the
+    flag never decides the order)."""
     dirs.sort()
     others.sort()
-    i = j = 0
-    while i < len(dirs) or j < len(others):
-        if j == len(others) or (i < len(dirs) and dirs[i] < others[j]):
-            yield dirs[i], True
-            i += 1
-        else:
-            yield others[j], False
-            j += 1
+    return heapq.merge(((n, True) for n in dirs), ((n, False) for n in others))
 
 
 def known_root_file(name: str) -> bool:
