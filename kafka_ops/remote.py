@@ -231,7 +231,7 @@ def _quorum(server_properties: str | None) -> int:
     writes it (FileQuorumStateStore, QuorumStateData: leaderId -1 while there is no leader)."""
     import os
 
-    from kafka_ops.checks.dir002 import metadata_log_dir_of
+    from kafka_ops.broker.meta import metadata_log_dir_of
     from kafka_ops.engine.checkpoints import read_quorum_state
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.facts.config import Configs, read_server_properties

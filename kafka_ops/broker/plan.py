@@ -7,7 +7,11 @@ partitions (memory grows with the listed segments only: a healthy host lists non
 
 Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage/.../internals/log/ in 4.x):
 
-* Broker exits: a dir in a log dir that is not a partition name (``lost+found``): ``LocalLog.parseTopicPartitionName``
+* Broker exits (``broker_exit``, ``load_failure``): a server.properties value ``KafkaConfig.fromProps`` refuses
+  (CONF001, ``ConfigProblem.stops_the_start``); a ``meta.properties`` the broker refuses (DIR002: one rule,
+  ``kafka_ops.broker.meta``, which also says which dirs go offline over it); an active segment whose tail a start
+  without recovery cannot read (SHUT002, ``startup.stops_loading``); a dir in a log dir that is not a partition
+  name (``lost+found``): ``LocalLog.parseTopicPartitionName``
   throws a KafkaException, not an IOException, so ``LogManager.loadLogs`` does not turn it into an offline dir
   and start-up fails; log dirs whose ``meta.properties`` name different clusters or nodes
   (``MetaPropertiesEnsemble.verify`` in 3.7+, ``BrokerMetadataCheckpoint`` before: "Invalid cluster.id" /
@@ -33,12 +37,13 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import versions
+from kafka_ops.broker import meta, versions
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
     in_recover_log,
     is_metadata_log,
+    load_failure,
     next_start,
     recovery_reason,
 )
@@ -132,6 +137,9 @@ def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
     """Why the broker takes this log dir offline before loading any partition, or None: the dir itself or a
     checkpoint in its root the broker user cannot use (``LogManager.createAndValidateLogDirs``: "Failed to create
     or validate data directory"; the offset checkpoints are read with ``CheckpointFileWithFailureHandler``)."""
+    v = meta.offline_verdict(h, ldf)
+    if v is not None:  # MetaPropertiesEnsemble.Loader's errorLogDirs: offline before any partition is loaded
+        return v.message.rstrip("."), "DIR002"
     who = _who(h)
     if who is None or not ldf.scan.exists or ldf.scan.info is None:
         return None
@@ -217,7 +225,30 @@ def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | No
 
 
 def broker_exit(h: HostFacts) -> tuple[str, str] | None:
-    """Why the broker refuses to start with these files, before loading any log, or None."""
+    """Why the broker refuses to start with these files, before loading any log, or None. meta.properties is
+    verified first (KafkaRaftServer / KafkaServer.startup, before LogManager), by the one rule DIR002 reports."""
+    for p in h.configs.problems():  # KafkaConfig.fromProps and the log dirs' validation come first
+        if p.stops_the_start:
+            where = f"line {p.line} of {p.source}" if p.line and p.source else p.source or "server.properties"
+            said = (
+                f"KafkaConfig.fromProps throws ConfigException '{p.bad.kafka_error}'"
+                if p.bad is not None
+                else "LogManager.createAndValidateLogDirs throws KafkaException 'Duplicate log directory found'"
+            )
+            return (
+                f"{p.key}={p.value.strip()} ({where}): {said} and the broker exits before it opens a log dir",
+                "CONF001",
+            )
+    v = meta.exit_verdict(h)
+    if v is not None:
+        return v.message.rstrip("."), "DIR002"
+    for _ldf, path, meta_dir in meta.misplaced_metadata_logs(h):
+        return (
+            f"{path} is the KRaft metadata log in a data dir, but the metadata log dir is {meta_dir}: "
+            "KafkaRaftServer.initializeLogDirs throws 'Found unexpected metadata location in data directory' and "
+            "the broker does not start",
+            "DIR003",
+        )
     for ldf in h.log_dirs:
         for d in ldf.scan.fatal_dirs:
             return (
@@ -233,16 +264,6 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
             "fails (the lab's 3.5.2 broker, after an offline dir's partitions were recreated elsewhere)",
             "DIR003",
         )
-    metas = [(ldf.path, ldf.scan.meta) for ldf in h.log_dirs if ldf.scan.meta is not None]
-    for key in ("cluster.id", "node.id", "broker.id"):
-        seen = {m.raw.get(key) for _, m in metas}
-        seen.discard(None)
-        if len(seen) > 1:
-            return (
-                f"the log dirs' meta.properties disagree on {key} ({', '.join(sorted(map(str, seen)))}): the broker "
-                "refuses to start with log dirs of different clusters or nodes",
-                "DIR002",
-            )
     return None
 
 
@@ -335,6 +356,10 @@ class NextStartPlan:
         the caller drops the partition's retention deletions. ``deletions``: base -> (at_ms, reason)."""
         if not self.applies or is_metadata_log(pf):
             return True
+        if self.exit is None:
+            failure = load_failure(ctx, pf)
+            if failure is not None:
+                self.exit = failure, "SHUT002"
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             why = partition_offline(self.h, pf)

@@ -47,9 +47,9 @@ from kafka_ops.engine.indexes import (
 )
 from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
 from kafka_ops.engine.logdir import Segment
-from kafka_ops.engine.records import RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
+from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
-from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.collect import NOT_READ, PartitionFacts
 
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
 
@@ -94,6 +94,43 @@ def in_recover_log(ctx, pf: PartitionFacts, seg: Segment) -> bool:  # type: igno
         return False
     floor = recover_log_floor(pf)
     return floor is not None and seg.base_offset >= floor
+
+
+def stops_loading(ctx, pf: PartitionFacts, seg: Segment, tail: Tail) -> bool:  # type: ignore[no-untyped-def]
+    """Whether this tail makes the next start fail as a whole (SHUT002 reports it, the plan follows it): the active
+    segment, not recovered, is read by LogSegment.readNextOffset when the log is loaded, and FileLogInputStream
+    .nextBatch throws CorruptRecordException on a size field below the minimum record overhead (14: a zero-filled
+    tail reads as size 0). It is not an IOException, so LogManager.loadLogs fails ('There was an error in one of
+    the threads during logs loading') and the broker exits. A recovered segment is truncated there instead."""
+    return (
+        seg.active
+        and ctx.host.broker_state != "running"
+        and tail.kind == "corrupt"
+        and BELOW_MIN_OVERHEAD in tail.reason
+        and recovery_reason(ctx, pf, seg) is None
+    )
+
+
+def load_failure(ctx, pf: PartitionFacts) -> str | None:  # type: ignore[no-untyped-def]
+    """Why loading this partition makes the broker exit at its next start (``stops_loading``), or None."""
+    if ctx.host.broker_state == "running" or not pf.part.segments:
+        return None
+    seg = pf.part.segments[-1]
+    if not seg.active or seg.log is None or not seg.log.size:
+        return None
+    rec = pf.recovery.get(seg.base_offset)
+    if rec is not None:
+        tail = rec.tail
+    else:
+        scan = active_tail(seg) if pf.active_tail is NOT_READ else pf.active_tail
+        tail = scan.tail if scan is not None else None
+    if tail is None or not stops_loading(ctx, pf, seg, tail):
+        return None
+    return (
+        f"{seg.log.path}: a size field below 14 at byte {tail.position} of the active segment, which a start "
+        "without recovery reads (LogSegment.readNextOffset): CorruptRecordException, not an IOException, so "
+        "loading the logs fails and the broker exits"
+    )
 
 
 RECOVERY_BYTES_PER_S = 48_000_000  # one recovery thread's rate: seed 002's broker log (reference 2.x)

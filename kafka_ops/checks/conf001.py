@@ -47,7 +47,7 @@ def _where(p: ConfigProblem) -> str:
 )
 def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     for p in h.configs.problems():
-        if p.kind == "server" and p.bad is not None:
+        if p.kind == "server" and p.bad is not None:  # stops_the_start: the plan says the broker exits
             b = p.bad
             assumed = (
                 f" Until it is fixed kafka-ops's other checks read {p.key} as unset (Kafka's default)."
@@ -75,7 +75,7 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
                     "suggested": b.suggested,
                 },
             )
-        elif p.kind == "log_dirs_duplicate":
+        elif p.kind == "log_dirs_duplicate":  # stops_the_start too
             a, b2 = p.paths
             dirs = ", ".join(h.configs.log_dirs_raw)
             yield run.finding(

@@ -41,7 +41,6 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check, human_bytes
-from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 
 MAX_LISTED = 50
@@ -245,26 +244,19 @@ def _host(h: HostFacts) -> Iterator[Finding]:
             partition=name.partition,
             details={"first": prev, "second": path, "kind": name.kind},
         )
-    from kafka_ops.checks.dir002 import broker_mode, metadata_log_dir
+    from kafka_ops.broker.meta import misplaced_metadata_logs
 
-    if broker_mode(h) != "kraft":
-        return
-    meta_dir = metadata_log_dir(h)
-    for ldf in h.log_dirs:
-        if ldf.path == meta_dir or ldf.scan.meta is None:
-            continue  # KafkaRaftServer only looks in the dirs whose meta.properties it read
-        for path, name in ldf.scan.partition_names:
-            if name.topic == METADATA_TOPIC and name.partition == 0 and name.kind == "log":
-                yield run.finding(
-                    f"{path} is the KRaft metadata log, but the metadata log dir is {meta_dir}: the broker does not "
-                    f"start (KafkaRaftServer.initializeLogDirs: 'Found unexpected metadata location in data directory "
-                    f"`{path}` (the configured metadata directory is {meta_dir}).').",
-                    f"Set metadata.log.dir to the dir that really holds the metadata log ({ldf.path}), or, with the "
-                    f"broker stopped, move {path} out of {ldf.path} if it is a stale copy.",
-                    path=path,
-                    log_dir=ldf.path,
-                    details={"metadata_log_dir": meta_dir},
-                )
+    for ldf, path, meta_dir in misplaced_metadata_logs(h):
+        yield run.finding(
+            f"{path} is the KRaft metadata log, but the metadata log dir is {meta_dir}: the broker does not "
+            f"start (KafkaRaftServer.initializeLogDirs: 'Found unexpected metadata location in data directory "
+            f"`{path}` (the configured metadata directory is {meta_dir}).').",
+            f"Set metadata.log.dir to the dir that really holds the metadata log ({ldf.path}), or, with the "
+            f"broker stopped, move {path} out of {ldf.path} if it is a stale copy.",
+            path=path,
+            log_dir=ldf.path,
+            details={"metadata_log_dir": meta_dir},
+        )
 
 
 __all__ = ["run"]

@@ -39,13 +39,14 @@ from kafka_ops.broker.startup import (
     partition_name,
     recovery_reason,
     seg_file,
+    stops_loading,
 )
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.engine.logdir import Segment
-from kafka_ops.engine.records import Tail
+from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, Tail
 from kafka_ops.facts.collect import NOT_READ, PartitionFacts
 
-SMALL_SIZE = "smaller than the minimum record overhead"
+SMALL_SIZE = BELOW_MIN_OVERHEAD
 
 
 @check(
@@ -186,6 +187,8 @@ def _finding(  # type: ignore[no-untyped-def]
                 "in progress while the audit read the file; audit again, and treat it as below if it stays. "
                 + fate
             )
+    if stops_loading(ctx, pf, seg, tail):
+        severity = "critical"  # the broker does not start: the next-start plan says so too (load_failure)
     details = {
         "kind": tail.kind, "reason": tail.reason, "position": tail.position, "truncated_bytes": tail.truncated_bytes,
         "log_bytes": size, "last_valid_offset": last_valid, "first_lost_offset": first_lost,

@@ -34,6 +34,8 @@ HEADER_SIZE_UP_TO_MAGIC = 17  # Records.HEADER_SIZE_UP_TO_MAGIC
 RECORD_OVERHEAD_V0 = (
     14  # LegacyRecord.RECORD_OVERHEAD_V0: crc 4 + magic 1 + attrs 1 + key len 4 + value len 4
 )
+# a size field below it: FileLogInputStream.nextBatch throws CorruptRecordException (SHUT002, the next start)
+BELOW_MIN_OVERHEAD = "smaller than the minimum record overhead"
 RECORD_OVERHEAD_V1 = 22  # + timestamp 8
 RECORD_BATCH_OVERHEAD = 61  # DefaultRecordBatch.RECORD_BATCH_OVERHEAD
 
@@ -360,7 +362,7 @@ class BatchScanner:
             if length < RECORD_OVERHEAD_V0:
                 self._stop(
                     pos,
-                    f"record size {length} is smaller than the minimum record overhead ({RECORD_OVERHEAD_V0})",
+                    f"record size {length} is {BELOW_MIN_OVERHEAD} ({RECORD_OVERHEAD_V0})",
                     "corrupt",
                 )
                 break

@@ -353,6 +353,14 @@ class ConfigProblem:
     bad: BadValue | None = None
     paths: tuple[str, ...] = ()  # log.dirs entries concerned
 
+    @property
+    def stops_the_start(self) -> bool:
+        """Whether the broker exits at start over it (CONF001 reports it, the next-start plan follows it): a
+        server.properties value that KafkaConfig.fromProps refuses (ConfigException), or a log dir listed twice
+        (LogManager.createAndValidateLogDirs: KafkaException 'Duplicate log directory found', not an IOException).
+        A log.dirs entry that is a file only takes that entry offline."""
+        return (self.kind == "server" and self.bad is not None) or self.kind == "log_dirs_duplicate"
+
 
 def properties_lines(text: str) -> dict[str, int]:
     """The line number (1-based) where each key of a Java properties text is set (the last time, as Java)."""

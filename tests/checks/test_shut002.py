@@ -77,9 +77,16 @@ def test_shut002_zeros_at_the_end_of_the_active_segment_after_a_clean_stop(tmp_p
     size = os.path.getsize(log)
     with open(log, "ab") as fh:
         fh.write(bytes(4096))
-    [f] = findings(audit(host), "SHUT002")
-    assert (f["severity"], f["details"]["position"], f["details"]["truncated_bytes"]) == ("error", size, 4096)
+    report = audit(host)
+    [f] = findings(report, "SHUT002")
+    # the broker does not start: critical, and the next-start plan says the same
+    assert (f["severity"], f["details"]["position"], f["details"]["truncated_bytes"]) == (
+        "critical",
+        size,
+        4096,
+    )
     assert "smaller than the minimum record overhead" in f["message"] and "does not start" in f["message"]
+    assert (report["next_start"]["broker"], report["next_start"]["check"]) == ("exits", "SHUT002")
 
 
 def test_shut002_running_broker_torn_active_tail_is_a_warning(tmp_path) -> None:  # type: ignore[no-untyped-def]

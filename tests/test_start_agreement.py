@@ -1,0 +1,154 @@
+"""One rule for "the broker will not start": a critical finding that says the broker does not start, and the
+report's ``next_start``, never disagree (issue: a critical DIR002 said "does not start" while the plan said
+"starts"). The plan decides starts/exits/offline; every check that speaks of the start reads the same rule."""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+from kafka_ops.audit import run_audit
+from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
+from tests.checks.test_dir002 import CASES, edit_meta, read_meta, write_meta
+
+from .conftest import NOW_MS
+
+# what a finding says when it means the next start fails as a whole (not a dir, not a conditional)
+SAYS_NO_START = re.compile(
+    r"the broker does not start|(?:broker|it) exits (?:before|instead)|the broker refuses to start"
+    r"|so the broker does not start|(?<!if it is the KRaft metadata log dir )the broker does not start at all"
+)
+CONDITIONAL = re.compile(r"\bif it is the (?:KRaft )?metadata log dir\b|\bwhen no log dir is left\b")
+
+
+def host(root: Path, **failures: bool) -> SimulatedHost:
+    return simulate_host(
+        str(root),
+        HostSpec(
+            now_ms=NOW_MS,
+            topics=[TopicSpec("orders", partitions=2, records_per_partition=100)],
+            failures=Failures(**failures),
+        ),
+    )
+
+
+def audit(h: SimulatedHost, version: str = "3.7.0") -> dict:  # type: ignore[type-arg]
+    return run_audit(
+        AuditOptions(
+            server_properties=h.server_properties,
+            broker_state="stopped",
+            now_ms=NOW_MS,
+            kafka_version=version,
+        )
+    )
+
+
+def assert_agree(report: dict) -> None:  # type: ignore[type-arg]
+    ns = report["next_start"]
+    critical = [f for f in report["findings"] if f["severity"] == "critical"]
+    stop = [
+        f for f in critical if SAYS_NO_START.search(f["message"]) and not CONDITIONAL.search(f["message"])
+    ]
+    if stop:
+        assert ns["broker"] == "exits", (
+            f"{stop[0]['check']} says the broker does not start, the plan says it starts: {stop[0]['message']}"
+        )
+        assert ns["check"] in {f["check"] for f in stop}, (ns["check"], [f["check"] for f in stop])
+    if ns["broker"] == "exits":
+        assert ns["check"] in {f["check"] for f in critical}, (
+            f"the plan says the broker exits ({ns['check']}: {ns['reason']}) and no critical finding says why"
+        )
+    for d in ns["log_dirs"]:
+        if d["state"] == "offline":
+            assert d["check"] in {
+                f["check"] for f in report["findings"] if f["severity"] in ("critical", "error")
+            }
+
+
+Plant = Callable[[SimulatedHost, str, str], None]
+
+
+def _v1_without_cluster_beside_v0(h: SimulatedHost, one: str, two: str) -> None:
+    """The issue's case: a v1 meta.properties without cluster.id beside a v0 one."""
+    write_meta(one, {"version": "0", "broker.id": "1", "cluster.id": read_meta(one)["cluster.id"]})
+    edit_meta(two, cluster_id=None)
+
+
+def _unknown_version_not_metadata_dir(h: SimulatedHost, one: str, two: str) -> None:
+    edit_meta(two, version="3")
+
+
+def _metadata_log_in_a_data_dir(h: SimulatedHost, one: str, two: str) -> None:
+    os.makedirs(os.path.join(two, "__cluster_metadata-0"))
+
+
+def _bad_config_value(h: SimulatedHost, one: str, two: str) -> None:
+    with open(h.server_properties, "a") as f:
+        f.write("log.retention.ms=7d\n")
+
+
+def _zero_filled_active_tail(h: SimulatedHost, one: str, two: str) -> None:
+    """Power loss after a clean stop: zeros after the last batch of an active segment (the marker stays)."""
+    part = sorted(d for d in os.listdir(one) if d.startswith("orders-"))[0]
+    log = sorted(f for f in os.listdir(os.path.join(one, part)) if f.endswith(".log"))[-1]
+    with open(os.path.join(one, part, log), "ab") as f:
+        f.write(bytes(4096))
+
+
+PLANTS: list[tuple[str, Plant]] = [(c[0], c[1]) for c in CASES] + [
+    ("v1_without_cluster_beside_v0", _v1_without_cluster_beside_v0),
+    ("unknown_version_not_metadata_dir", _unknown_version_not_metadata_dir),
+    ("metadata_log_in_a_data_dir", _metadata_log_in_a_data_dir),
+    ("bad_config_value", _bad_config_value),
+    ("zero_filled_active_tail", _zero_filled_active_tail),
+]
+
+
+@pytest.mark.parametrize("plant", [p for _, p in PLANTS], ids=[n for n, _ in PLANTS])
+@pytest.mark.parametrize("version", ["3.6.0", "3.7.0", "4.1.0"])
+def test_planted_damage(tmp_path: Path, plant: Plant, version: str) -> None:
+    h = host(tmp_path / "h")
+    one, two = sorted(h.log_dirs)
+    plant(h, one, two)
+    assert_agree(audit(h, version))
+
+
+FAILURES = [f.name for f in fields(Failures) if f.type in (bool, "bool") and f.name != "running"]
+
+
+@pytest.mark.parametrize("failure", FAILURES)
+def test_each_simulated_failure(tmp_path: Path, failure: str) -> None:
+    assert_agree(audit(host(tmp_path / "h", **{failure: True})))
+
+
+def test_the_issue_case_exits(tmp_path: Path) -> None:
+    h = host(tmp_path / "h")
+    one, two = sorted(h.log_dirs)
+    _v1_without_cluster_beside_v0(h, one, two)
+    ns = audit(h)["next_start"]
+    assert (ns["broker"], ns["check"]) == ("exits", "DIR002") and "cluster.id was not specified" in ns[
+        "reason"
+    ]
+
+
+def test_a_zero_filled_active_tail_after_a_clean_stop_exits(tmp_path: Path) -> None:
+    h = host(tmp_path / "h")
+    one, two = sorted(h.log_dirs)
+    _zero_filled_active_tail(h, one, two)
+    report = audit(h)
+    ns = report["next_start"]
+    assert (ns["broker"], ns["check"]) == ("exits", "SHUT002"), ns
+    [f] = [f for f in report["findings"] if f["check"] == "SHUT002"]
+    assert f["severity"] == "critical" and "the broker does not start" in f["message"]
+    # without the marker the start recovers the segment and truncates the zeros instead
+    os.remove(os.path.join(one, ".kafka_cleanshutdown"))
+    report = audit(h)
+    assert report["next_start"]["broker"] == "starts"
+    [f] = [f for f in report["findings"] if f["check"] == "SHUT002"]
+    assert f["severity"] != "critical" and f["details"]["truncated_at_next_start"]
