@@ -69,8 +69,11 @@ def test_fix_ownership_dry_run_apply_idempotent_undo(tmp_path, broker_user) -> N
     assert "nothing to change" in again.stdout
     journals = list(journal_dir.iterdir())
     assert len(journals) == 1
-    doc = json.loads(journals[0].read_text())
-    assert doc["done"][0]["before"] == [0, 0]
+    header, *records = [json.loads(line) for line in journals[0].read_text().splitlines()]
+    assert header["kafka_ops_journal"] == 2 and header["fix"] == "ownership"
+    (intent,) = [r for r in records if r.get("path") == bad]
+    assert (intent["uid"], intent["gid"], intent["to_uid"]) == (0, 0, pw.pw_uid)
+    assert {"done": intent["n"]} in records  # the intent, then its completion
     u = run("fix", "undo", str(journals[0]))
     assert u.returncode == 0, u.stderr
     assert _tree_state(host.log_dirs[0]) | _tree_state(host.log_dirs[1]) == before
@@ -121,3 +124,32 @@ def test_fix_systemd_writes_a_dropin_with_the_given_timeout(tmp_path) -> None:  
     journal = next((tmp_path / "j").iterdir())
     assert run("fix", "undo", str(journal)).returncode == 0
     assert not os.path.exists(dropin)
+
+
+def test_undo_reads_a_version_1_journal(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+    """Journals written before the JSON-lines format (one JSON document, `done` entries by path) still undo."""
+    pw = pwd.getpwnam(broker_user)
+    f = tmp_path / "d" / "t-0" / "00000000000000000000.index"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(b"")
+    os.chown(f, pw.pw_uid, pw.pw_gid)
+    os.chmod(f, 0o600)
+    journal = tmp_path / "old.json"
+    journal.write_text(
+        json.dumps(
+            {
+                "fix": "ownership",
+                "created": "x",
+                "planned": 2,
+                "done": [
+                    {"op": "chown", "path": str(f), "before": [0, 0], "after": [pw.pw_uid, pw.pw_gid]},
+                    {"op": "chmod", "path": str(f), "before": 0o400, "after": 0o600},
+                ],
+            }
+        )
+    )
+    r = run("fix", "undo", str(journal))
+    assert r.returncode == 0, r.stderr
+    st = os.lstat(f)
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, 0, 0o400)
+    assert "already undone" in run("fix", "undo", str(journal)).stdout

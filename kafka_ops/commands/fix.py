@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -47,7 +48,7 @@ INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
 
 
 def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
-    from kafka_ops.fixes import FixError
+    from kafka_ops.fixes import FixError, JournalFull
     from kafka_ops.fixes import apply as do_apply
 
     if plan.refused:
@@ -64,10 +65,14 @@ def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
     if not apply:
         return
     try:
-        journal = do_apply(plan, str(journal_dir) if journal_dir else None)
+        journal = do_apply(
+            plan, str(journal_dir) if journal_dir else None, on_skip=lambda m: typer.echo(f"skipped: {m}")
+        )
+    except JournalFull as exc:
+        fail(f"fix {plan.fix} stopped: {exc}", code=1)
     except (FixError, OSError) as exc:
         fail(f"fix {plan.fix} stopped: {exc}; what was done is in the journal", code=1)
-    typer.echo(f"done. Undo with: kafka-ops fix undo {journal}")
+    typer.echo(f"done. Undo with: kafka-ops fix undo {shlex.quote(str(journal))}")
 
 
 def _gather(**kw: Any) -> Any:
@@ -95,13 +100,28 @@ def ownership(
             help="Group to own the files (default: the broker user's primary group).",
         ),
     ] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            metavar="MODE",
+            help="chmod mode to give every file and dir, symbolic (u+rwX,g+rX: X is execute for directories) "
+            "or octal; setuid/setgid are always removed.",
+        ),
+    ] = "u+rwX",
     apply: ApplyOpt = False,
     journal_dir: JournalOpt = None,
 ) -> None:
-    """chown every file and dir of the log dirs to the broker user and give it read/write (dirs: traverse)."""
+    """chown every file and dir of the log dirs to the broker user and give it read/write (dirs: traverse).
+    Symlinks, FIFOs, sockets, devices and files with more than one hard link are left alone (with a note)."""
     import grp
 
-    from kafka_ops.fixes import plan_ownership
+    from kafka_ops.fixes import parse_mode, plan_ownership
+
+    try:
+        parse_mode(mode)
+    except ValueError as exc:
+        fail(f"--mode: {exc}")
 
     h, _ = _gather(
         log_dir=log_dir,
@@ -124,7 +144,7 @@ def ownership(
         typer.echo(
             "note: the broker is running; checkpoint .tmp files may come and go while this runs (cp-ansible #903)"
         )
-    _print_and_apply(plan_ownership(dirs, h.identity.uid, gid), apply, journal_dir)
+    _print_and_apply(plan_ownership(dirs, h.identity.uid, gid, mode), apply, journal_dir)
 
 
 @fix_app.command("systemd", cls=Command)
@@ -249,6 +269,17 @@ def journal_problem(path: Path) -> str | None:
     if not path.is_file():
         return f"{path}: {'a directory, not a journal' if path.is_dir() else 'no such file'}"
     try:
+        with path.open(encoding="utf-8") as f:
+            first = f.readline()
+        if first.startswith('{"kafka_ops_journal"'):  # version 2: JSON lines, the header first
+            head = json.loads(first)
+            if head.get("kafka_ops_journal") != 2 or head.get("fix") not in (
+                "ownership",
+                "systemd",
+                "indexes",
+            ):
+                return f"{path}: not a kafka-ops journal this version reads (header {first.strip()[:80]})"
+            return None
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return f"{path}: not a kafka-ops journal (not JSON: {str(exc).splitlines()[0]})"
@@ -286,3 +317,5 @@ def undo(
         typer.echo(f"{journal}: already undone (or empty); nothing to do.")
     for line in done:
         typer.echo(f"  {line}")
+    if done.problems:
+        fail(f"{done.problems} change(s) left as they are (lines starting with 'left'): see above", code=1)
