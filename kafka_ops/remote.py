@@ -63,6 +63,7 @@ def parser() -> argparse.ArgumentParser:
     )
     p.add_argument(
         "--mode",
+        dest="chmod_mode",
         default="u+rwX",
         help="ownership: chmod mode for every file and dir (symbolic, X: execute for dirs, or octal).",
     )
@@ -93,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
-    own = ("group", "mode", "apply", "journal_dir", "waive", "waive_file")
+    own = ("group", "chmod_mode", "apply", "journal_dir", "waive", "waive_file")
     try:
         waivers = waivers_from(a.waive, a.waive_file)
     except ValueError as exc:
@@ -105,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
     if a.mode == "ownership":
-        return _ownership(opts, a.group, a.apply, a.journal_dir, a.mode)
+        return _ownership(opts, a.group, a.apply, a.journal_dir, a.chmod_mode)
     out = sys.stdout
 
     def emit(kind: str, body: dict[str, Any]) -> None:
