@@ -803,19 +803,21 @@ def undo(journal_path: str) -> UndoLines:
             if n in undone:
                 continue
             line = _undo_one(rec, trees, None if old else done.get(n))
+            left = bool(line and line.startswith("left "))
             if line:
                 out.append(line)
-                if line.startswith("left "):
-                    out.problems += 1
-            if j is not None:
+                out.problems += left
+            if j is not None and not left:  # what was left is tried again by the next undo
                 j.add({"undone": n})
                 if rec["op"] in ("move", "write") or time.monotonic() - last_sync > BATCH_SECONDS:
-                    j.sync()
+                    j = _sync_or_stop(j, out)
                     last_sync = time.monotonic()
-        if j is not None:
-            j.add({"undo_complete": dt.datetime.now(dt.UTC).isoformat(), "left": out.problems})
-            j.sync()
-        else:
+        if out.problems:
+            pass  # not complete: the next undo tries what was left again
+        elif j is not None:
+            j.add({"undo_complete": dt.datetime.now(dt.UTC).isoformat()})
+            j = _sync_or_stop(j, out)
+        elif old:
             header["undone"] = dt.datetime.now(dt.UTC).isoformat()
             tmp = journal_path + ".tmp"
             with open(tmp, "w", encoding="utf-8") as f:
@@ -829,6 +831,18 @@ def undo(journal_path: str) -> UndoLines:
         if j is not None:
             j.close()
     return out
+
+
+def _sync_or_stop(j: _Journal, out: UndoLines) -> _Journal | None:
+    """Undo's records only save work for the next undo (every step checks the file's state): on a full disk it
+    goes on without them."""
+    try:
+        j.sync()
+        return j
+    except JournalFull:
+        out.append(f"note: {j.path}: disk full, undo goes on without recording its progress")
+        j.close()
+        return None
 
 
 def _old_intents(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
