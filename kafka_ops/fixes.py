@@ -462,21 +462,30 @@ class _Journal:
         self.fd = fd
         self.pending: list[str] = []
         self.durable = os.lseek(fd, 0, os.SEEK_END)
+        self.header_len = 0
 
     @classmethod
     def create(cls, jdir: str, fix: str, header: dict[str, Any]) -> _Journal:
         os.makedirs(jdir, exist_ok=True)
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
         path = os.path.join(jdir, f"{stamp}-{fix}.jsonl")
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        # the header is written under a temporary name and renamed: a journal always starts with its header
+        tmp = path + ".new"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
         j = cls(path, fd)
         j.add({"kafka_ops_journal": JOURNAL_VERSION, "fix": fix, "created": stamp, **header})
         try:
             j.sync()
         except JournalFull:
             os.close(fd)
-            os.unlink(path)
+            os.unlink(tmp)
             raise
+        if os.path.lexists(path):
+            os.close(fd)
+            os.unlink(tmp)
+            raise FixError(f"{path}: exists already")
+        os.rename(tmp, path)
+        j.header_len = j.durable
         dfd = os.open(jdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
             os.fsync(dfd)  # the journal's name is durable too
@@ -549,6 +558,10 @@ def apply(
             j.sync()
         except JournalFull:
             pass  # only completion records were left: undo checks each file's state, not them
+    except JournalFull:
+        if j.durable == j.header_len:  # not one intent: nothing was changed, no journal to keep
+            os.unlink(j.path)
+        raise
     finally:
         j.close()
     return j.path
