@@ -42,8 +42,8 @@ SUID_SGID = statmod.S_ISUID | statmod.S_ISGID
 _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO swapped in after the check opens without waiting for a writer (and fails the fstat check)
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-BATCH_RECORDS = 2000  # intents made durable with one fsync, before the batch's changes
-BATCH_SECONDS = 0.5
+BATCH_RECORDS = 10000  # intents made durable with one fsync, before the batch's changes
+BATCH_SECONDS = 1.0
 
 
 @dataclass(slots=True)
@@ -449,6 +449,11 @@ def default_journal_dir() -> str:
     raise FixError("no writable journal dir: give --journal-dir")
 
 
+_ENCODE = json.JSONEncoder(
+    separators=(",", ":"), default=list
+).encode  # one encoder: json.dumps makes one a call
+
+
 class JournalFull(FixError):
     pass
 
@@ -494,7 +499,10 @@ class _Journal:
         return j
 
     def add(self, rec: dict[str, Any]) -> None:
-        self.pending.append(json.dumps(rec, separators=(",", ":"), default=list))
+        self.pending.append(_ENCODE(rec))
+
+    def add_line(self, line: str) -> None:
+        self.pending.append(line)
 
     def sync(self) -> None:
         if not self.pending:
@@ -628,7 +636,7 @@ def _apply_ownership(actions: list[Action], j: _Journal, skip: Callable[[str], N
                 finally:
                     os.close(fd)
                 made += ("to_uid" in rec) + ("to_mode" in rec)
-                j.add({"done": n_})
+                j.add_line(f'{{"done":{n_}}}')
     finally:
         for t in trees.values():
             t.close()
@@ -821,7 +829,7 @@ def undo(journal_path: str) -> UndoLines:
                 out.append(line)
                 out.problems += left
             if j is not None and not left:  # what was left is tried again by the next undo
-                j.add({"undone": n})
+                j.add_line(f'{{"undone":{n}}}')
                 if rec["op"] in ("move", "write") or time.monotonic() - last_sync > BATCH_SECONDS:
                     j = _sync_or_stop(j, out)
                     last_sync = time.monotonic()
@@ -913,7 +921,9 @@ def _undo_one(rec: dict[str, Any], trees: dict[str, _Tree], done: dict[str, Any]
                 os.fchown(fd, rec["uid"], rec["gid"])
                 did.append(f"chown {rec['uid']}:{rec['gid']} {path}")
             if "to_mode" in rec:
-                cur = statmod.S_IMODE(os.fstat(fd).st_mode)
+                cur = statmod.S_IMODE(
+                    st.st_mode
+                )  # a chown by root clears only setuid/setgid: never in to_mode
                 want = rec["mode"] & ~SUID_SGID
                 if cur == rec["to_mode"] and cur != want:
                     os.fchmod(fd, want)

@@ -60,8 +60,8 @@ def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
         return
     verb = "applying" if apply else "would apply (dry run; add --apply)"
     typer.echo(f"fix {plan.fix}: {verb} {len(plan.actions)} change(s):")
-    for a in plan.actions:
-        typer.echo(f"  {a.describe()}")
+    for i in range(0, len(plan.actions), 5000):  # typer.echo a line at a time costs more than the fix
+        typer.echo("\n".join(f"  {a.describe()}" for a in plan.actions[i : i + 5000]))
     if not apply:
         return
     try:
