@@ -46,6 +46,19 @@ BATCH_RECORDS = 10000  # intents made durable with one fsync, before the batch's
 BATCH_SECONDS = 1.0
 
 
+def _q(path: str) -> str:
+    """A path as a shell word on one printable line: shlex.quote, or bash's $'...' with \\xNN escapes for a name
+    with control characters (a newline) or bytes that are not UTF-8 (the broker user chooses the names)."""
+    if path.isprintable():
+        return shlex.quote(path)
+    raw = os.fsencode(path)
+    return (
+        "$'"
+        + "".join(chr(c) if 0x20 <= c < 0x7F and c not in (0x27, 0x5C) else f"\\x{c:02x}" for c in raw)
+        + "'"
+    )
+
+
 @dataclass(slots=True)
 class Action:
     op: str  # chown | chmod | move | write | run
@@ -58,13 +71,13 @@ class Action:
     ident: tuple[str, str, int, int, str] | None = None
 
     def describe(self) -> str:
-        q = shlex.quote(self.path)
+        q = _q(self.path)
         if self.op == "chown":
             return f"chown {self.after[0]}:{self.after[1]} {q}   (was {self.before[0]}:{self.before[1]})"
         if self.op == "chmod":
             return f"chmod {self.after:04o} {q}   (was {self.before:04o})"
         if self.op == "move":
-            return f"mv {q} {shlex.quote(self.after)}"
+            return f"mv {q} {_q(self.after)}"
         if self.op == "write":
             state = "new file" if self.before is None else "replaces the current content"
             return f"write {q} ({state}):\n" + "\n".join(
@@ -321,12 +334,12 @@ def plan_ownership(log_dirs: list[str], uid: int, gid: int, mode: str = DEFAULT_
         for rel, st, kind in _walk(root):
             path = f"{root}/{rel}" if rel else root
             if kind not in ("f", "d"):
-                plan.notes.append(f"{shlex.quote(path)}: a {kind}, not followed and left alone")
+                plan.notes.append(f"{_q(path)}: a {kind}, not followed and left alone")
                 continue
             assert st is not None
             if kind == "f" and st.st_nlink > 1:
                 plan.notes.append(
-                    f"{shlex.quote(path)}: {st.st_nlink} hard links (it may be another user's file), skipped"
+                    f"{_q(path)}: {st.st_nlink} hard links (it may be another user's file), skipped"
                 )
                 continue
             ident = (root, rel, st.st_dev, st.st_ino, kind)
@@ -396,7 +409,7 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
             part_dir = os.path.abspath(part_dir)
             root = next((d for d in roots if part_dir.startswith(d.rstrip("/") + "/")), None)
             if root is None:
-                plan.notes.append(f"{shlex.quote(part_dir)}: not in a log dir, skipped")
+                plan.notes.append(f"{_q(part_dir)}: not in a log dir, skipped")
                 continue
             if root not in trees:
                 trees[root] = _Tree(root)
@@ -413,14 +426,14 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
                     continue
                 except OSError as exc:
                     if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        plan.notes.append(f"{shlex.quote(part_dir)}: a symlink or not a directory, skipped")
+                        plan.notes.append(f"{_q(part_dir)}: a symlink or not a directory, skipped")
                         break
                     raise
                 if not statmod.S_ISREG(st.st_mode):
-                    plan.notes.append(f"{shlex.quote(src)}: not a regular file (a link?), left alone")
+                    plan.notes.append(f"{_q(src)}: not a regular file (a link?), left alone")
                     continue
                 if st.st_nlink > 1:
-                    plan.notes.append(f"{shlex.quote(src)}: {st.st_nlink} hard links, left alone")
+                    plan.notes.append(f"{_q(src)}: {st.st_nlink} hard links, left alone")
                     continue
                 dst = os.path.join(q, os.path.basename(root), rel_dir, name)
                 plan.actions.append(
@@ -535,7 +548,7 @@ def _full_message(fix: str, jpath: str, done: int, total: int, exc: Exception) -
     what = (
         "nothing was changed"
         if done == 0
-        else f"{done} of {total} change(s) were made and journaled: undo them with `kafka-ops fix undo {shlex.quote(jpath)}`"
+        else f"{done} of {total} change(s) were made and journaled: undo them with `kafka-ops fix undo {_q(jpath)}`"
     )
     return f"the journal's disk is full ({exc}): stopped before the next change; {what}"
 
@@ -544,9 +557,11 @@ def apply(
     plan: Plan,
     journal_dir: str | None = None,
     on_skip: Callable[[str], None] | None = None,
+    on_progress: Callable[[int, int], None] | None = None,
 ) -> str | None:
     """Apply a plan; returns the journal path (None when there was nothing to do). Files that changed since the
-    plan (gone, replaced, a link now) are skipped, and reported through ``on_skip``."""
+    plan (gone, replaced, a link now) are skipped, and reported through ``on_skip``; ``on_progress(done, total)``
+    (actions) after each batch."""
     if plan.refused:
         raise FixError(plan.refused)
     if not plan.actions:
@@ -559,7 +574,7 @@ def apply(
     skip = on_skip or (lambda _msg: None)
     try:
         if plan.fix == "ownership":
-            _apply_ownership(plan.actions, j, skip)
+            _apply_ownership(plan.actions, j, skip, on_progress or (lambda _done, _total: None))
         else:
             _apply_each(plan.actions, j, skip)
         try:
@@ -587,11 +602,14 @@ def _groups(actions: list[Action]) -> Iterator[list[Action]]:
         yield group
 
 
-def _apply_ownership(actions: list[Action], j: _Journal, skip: Callable[[str], None]) -> None:
+def _apply_ownership(
+    actions: list[Action], j: _Journal, skip: Callable[[str], None], progress: Callable[[int, int], None]
+) -> None:
     trees: dict[str, _Tree] = {}
-    made = 0
+    made = seen = 0
     n = 0
     groups = _groups(actions)
+    progress(0, len(actions))
     try:
         while True:
             batch = []
@@ -624,7 +642,7 @@ def _apply_ownership(actions: list[Action], j: _Journal, skip: Callable[[str], N
                 fd, why = _open_checked(trees[root], rec["rel"], rec["type"], rec["dev"], rec["ino"])
                 if fd < 0:
                     j.add({"skipped": n_, "why": why})
-                    skip(f"{shlex.quote(rec['path'])}: {why}")
+                    skip(f"{_q(rec['path'])}: {why}")
                     continue
                 try:
                     if "to_uid" in rec:
@@ -637,6 +655,8 @@ def _apply_ownership(actions: list[Action], j: _Journal, skip: Callable[[str], N
                     os.close(fd)
                 made += ("to_uid" in rec) + ("to_mode" in rec)
                 j.add_line(f'{{"done":{n_}}}')
+            seen += sum(("to_uid" in rec) + ("to_mode" in rec) for _n, rec in batch)
+            progress(seen, len(actions))
     finally:
         for t in trees.values():
             t.close()
@@ -669,7 +689,7 @@ def _apply_each(actions: list[Action], j: _Journal, skip: Callable[[str], None])
                         create=True)  # fmt: skip
             if why:
                 j.add({"skipped": n, "why": why})
-                skip(f"{shlex.quote(a.path)}: {why}")
+                skip(f"{_q(a.path)}: {why}")
                 continue
         elif a.op == "write":
             os.makedirs(os.path.dirname(a.path), exist_ok=True)
@@ -711,7 +731,7 @@ def _move(
             try:
                 os.link(src_name, dst_name, src_dir_fd=src_dir, dst_dir_fd=dst_dir, follow_symlinks=False)
             except FileExistsError:
-                return f"{shlex.quote(os.path.join(dst_root, dst_rel))} exists: not overwriting it, skipped"
+                return f"{_q(os.path.join(dst_root, dst_rel))} exists: not overwriting it, skipped"
             except OSError as exc:
                 if exc.errno not in (errno.EXDEV, errno.EPERM, errno.EMLINK):
                     raise
@@ -737,7 +757,7 @@ def _copy_move(
         out = os.open(dst_name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                       dir_fd=dst_dir)  # fmt: skip
     except FileExistsError:
-        return f"{shlex.quote(os.path.join(dst_root, dst_rel))} exists: not overwriting it, skipped"
+        return f"{_q(os.path.join(dst_root, dst_rel))} exists: not overwriting it, skipped"
     try:
         st = os.fstat(fd)
         os.lseek(fd, 0, os.SEEK_SET)
@@ -890,7 +910,7 @@ def _old_intents(entries: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 
 def _undo_one(rec: dict[str, Any], trees: dict[str, _Tree], done: dict[str, Any] | None) -> str | None:
-    op, path = rec["op"], shlex.quote(rec["path"])
+    op, path = rec["op"], _q(rec["path"])
     if op == "own":
         root = rec["root"]
         try:
@@ -963,11 +983,11 @@ def _undo_one(rec: dict[str, Any], trees: dict[str, _Tree], done: dict[str, Any]
 
 
 def _undo_move(rec: dict[str, Any], done: dict[str, Any] | None) -> str | None:
-    path, dst = shlex.quote(rec["path"]), shlex.quote(rec["dst"])
+    path, dst = _q(rec["path"]), _q(rec["dst"])
     try:
         src_t = _Tree(rec["root"])
     except FileNotFoundError:
-        return f"left {dst}: the log dir {shlex.quote(rec['root'])} is gone"
+        return f"left {dst}: the log dir {_q(rec['root'])} is gone"
     try:
         head, name = _split(rec["rel"])
         try:
@@ -989,7 +1009,7 @@ def _undo_move(rec: dict[str, Any], done: dict[str, Any] | None) -> str | None:
     try:
         q = _Tree(rec["dst_root"])
     except FileNotFoundError:
-        return f"left {path}: the quarantine {shlex.quote(rec['dst_root'])} is gone"
+        return f"left {path}: the quarantine {_q(rec['dst_root'])} is gone"
     try:
         head, name = _split(rec["dst_rel"])
         try:

@@ -285,3 +285,29 @@ def test_undo_of_indexes_never_moves_files_through_a_symlinked_partition_dir(
     assert out.problems == 0 and sorted(os.listdir(part)) == sorted(
         f"{0:020d}{s}" for s in (".log", ".index", ".timeindex")
     )
+
+
+def test_hostile_names_print_as_one_shell_word_on_one_line(
+    tmp_path: Path, hostile: pwd.struct_passwd
+) -> None:
+    top, part, _names = log_dir(tmp_path, hostile, files=0)
+    odd = [b"a\nchmod 4755 x", b"\xff\xfe.index", b"it's $(id).index"]
+    for raw in odd:
+        fd = os.open(os.fsencode(str(part)) + b"/" + raw, os.O_CREAT | os.O_WRONLY, 0o400)
+        os.close(fd)
+    plan = fixes.plan_ownership([str(top)], hostile.pw_uid, hostile.pw_gid)
+    lines = [a.describe() for a in plan.actions]
+    assert len(lines) == 2 * len(odd)  # a chown and a chmod each
+    for line in lines:
+        assert "\n" not in line and line.isprintable()
+        line.encode("utf-8")  # printable on any terminal: no lone surrogates
+    assert any("$'" in line and "\\x0a" in line for line in lines)
+    assert any("\\xff\\xfe" in line for line in lines)
+    assert any("/it'\"'\"'s $(id).index'" in line for line in lines)
+    journal = fixes.apply(plan, str(tmp_path / "j"))
+    assert journal is not None
+    assert all(
+        state(Path(os.fsdecode(os.fsencode(str(part)) + b"/" + raw)))[0] == hostile.pw_uid for raw in odd
+    )
+    fixes.undo(journal)
+    assert all(state(Path(os.fsdecode(os.fsencode(str(part)) + b"/" + raw)))[0] == 0 for raw in odd)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -47,6 +50,27 @@ StateOpt = Annotated[
 INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
 
 
+@contextlib.contextmanager
+def _progress_bar(what: str, long: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar on stderr for a long apply, when stderr is a terminal."""
+    if not (long and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(f"[bold]{what}[/]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task(what, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total)
+
+        yield update
+
+
 def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
     from kafka_ops.fixes import FixError, JournalFull
     from kafka_ops.fixes import apply as do_apply
@@ -65,9 +89,13 @@ def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
     if not apply:
         return
     try:
-        journal = do_apply(
-            plan, str(journal_dir) if journal_dir else None, on_skip=lambda m: typer.echo(f"skipped: {m}")
-        )
+        with _progress_bar(f"fix {plan.fix}", len(plan.actions) >= 20_000) as progress:
+            journal = do_apply(
+                plan,
+                str(journal_dir) if journal_dir else None,
+                on_skip=lambda m: typer.echo(f"skipped: {m}"),
+                on_progress=progress,
+            )
     except JournalFull as exc:
         fail(f"fix {plan.fix} stopped: {exc}", code=1)
     except (FixError, OSError) as exc:
