@@ -21,9 +21,11 @@ the fix changed, so an apply or an undo killed at any point can be undone (again
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import hashlib
+import itertools
 import json
 import os
 import shlex
@@ -42,7 +44,7 @@ SUID_SGID = statmod.S_ISUID | statmod.S_ISGID
 _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 # O_NONBLOCK: a FIFO swapped in after the check opens without waiting for a writer (and fails the fstat check)
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
-BATCH_RECORDS = 10000  # intents made durable with one fsync, before the batch's changes
+BATCH_RECORDS = 5000  # intents made durable with one fsync, before the batch's changes
 BATCH_SECONDS = 1.0
 
 
@@ -320,36 +322,96 @@ def _walk(top: str) -> Iterator[tuple[str, os.stat_result | None, str]]:
         # depth first, in name order: the subdirs pushed reversed come off the stack first
 
 
-def plan_ownership(log_dirs: list[str], uid: int, gid: int, mode: str = DEFAULT_MODE) -> Plan:
-    """chown every file and dir under the log dirs to the broker user and give them ``mode`` (a chmod mode;
-    default owner rw on files, rwx on dirs), setuid/setgid stripped. Links, FIFOs, sockets, devices and files
-    with more than one hard link are left alone, with a note."""
-    plan = Plan("ownership")
+def ownership_changes(
+    log_dirs: list[str],
+    uid: int,
+    gid: int,
+    mode: str = DEFAULT_MODE,
+    note: Callable[[str], None] | None = None,
+) -> Iterator[list[Action]]:
+    """The ownership fix as it walks, one file at a time: its chown and/or chmod (one list per file that needs a
+    change); what it leaves alone goes to ``note``. Nothing is kept: a caller can stream it."""
     new_mode = parse_mode(mode)
+    say = note or (lambda _m: None)
     for top in log_dirs:
         if not os.path.isdir(top):
-            plan.notes.append(f"{top}: not a directory, skipped")
+            say(f"{top}: not a directory, skipped")
             continue
         root = os.path.abspath(top)
         for rel, st, kind in _walk(root):
             path = f"{root}/{rel}" if rel else root
             if kind not in ("f", "d"):
-                plan.notes.append(f"{_q(path)}: a {kind}, not followed and left alone")
+                say(f"{_q(path)}: a {kind}, not followed and left alone")
                 continue
             assert st is not None
             if kind == "f" and st.st_nlink > 1:
-                plan.notes.append(
-                    f"{_q(path)}: {st.st_nlink} hard links (it may be another user's file), skipped"
-                )
+                say(f"{_q(path)}: {st.st_nlink} hard links (it may be another user's file), skipped")
                 continue
             ident = (root, rel, st.st_dev, st.st_ino, kind)
+            out = []
             if (st.st_uid, st.st_gid) != (uid, gid):
-                plan.actions.append(Action("chown", path, (st.st_uid, st.st_gid), (uid, gid), ident=ident))
+                out.append(Action("chown", path, (st.st_uid, st.st_gid), (uid, gid), ident=ident))
             cur = statmod.S_IMODE(st.st_mode)
             want = new_mode(cur, kind == "d") & ~SUID_SGID
             if want != cur:
-                plan.actions.append(Action("chmod", path, cur, want, ident=ident))
+                out.append(Action("chmod", path, cur, want, ident=ident))
+            if out:
+                yield out
+
+
+def plan_ownership(log_dirs: list[str], uid: int, gid: int, mode: str = DEFAULT_MODE) -> Plan:
+    """chown every file and dir under the log dirs to the broker user and give them ``mode`` (a chmod mode;
+    default owner rw on files, rwx on dirs), setuid/setgid stripped. Links, FIFOs, sockets, devices and files
+    with more than one hard link are left alone, with a note."""
+    plan = Plan("ownership")
+    for group in ownership_changes(log_dirs, uid, gid, mode, plan.notes.append):
+        plan.actions.extend(group)
     return plan
+
+
+def apply_ownership_streaming(
+    log_dirs: list[str],
+    uid: int,
+    gid: int,
+    mode: str = DEFAULT_MODE,
+    journal_dir: str | None = None,
+    on_change: Callable[[Action], None] | None = None,
+    on_skip: Callable[[str], None] | None = None,
+    on_note: Callable[[str], None] | None = None,
+) -> tuple[str | None, int]:
+    """The ownership fix planned and applied as it walks, a batch at a time (memory flat in the number of files):
+    each batch's intents are durable before its changes. ``on_change`` sees each change as it is planned.
+    Returns (the journal, None when nothing needed a change; the number of changes planned)."""
+    groups = ownership_changes(log_dirs, uid, gid, mode, on_note)
+    first = next(groups, None)
+    if first is None:
+        return None, 0
+    count = 0
+
+    def seen() -> Iterator[list[Action]]:
+        nonlocal count
+        for g in itertools.chain([first], groups):
+            count += len(g)
+            if on_change:
+                for a in g:
+                    on_change(a)
+            yield g
+
+    try:
+        j = _Journal.create(journal_dir or default_journal_dir(), "ownership", {"host": os.uname().nodename})
+    except JournalFull as exc:
+        raise JournalFull(f"the journal's disk is full ({exc}): nothing was changed") from exc
+    try:
+        _apply_ownership(seen(), j, on_skip or (lambda _m: None), lambda _d, _t: None, None)
+        with contextlib.suppress(JournalFull):
+            j.sync()
+    except JournalFull:
+        if j.durable == j.header_len:
+            os.unlink(j.path)
+        raise
+    finally:
+        j.close()
+    return j.path, count
 
 
 # ------------------------------------------------------------------ systemd
@@ -544,11 +606,12 @@ class _Journal:
 # ------------------------------------------------------------------ apply
 
 
-def _full_message(fix: str, jpath: str, done: int, total: int, exc: Exception) -> str:
+def _full_message(fix: str, jpath: str, done: int, total: int | None, exc: Exception) -> str:
+    of = f" of {total}" if total else ""
     what = (
         "nothing was changed"
         if done == 0
-        else f"{done} of {total} change(s) were made and journaled: undo them with `kafka-ops fix undo {_q(jpath)}`"
+        else f"{done}{of} change(s) were made and journaled: undo them with `kafka-ops fix undo {_q(jpath)}`"
     )
     return f"the journal's disk is full ({exc}): stopped before the next change; {what}"
 
@@ -574,7 +637,8 @@ def apply(
     skip = on_skip or (lambda _msg: None)
     try:
         if plan.fix == "ownership":
-            _apply_ownership(plan.actions, j, skip, on_progress or (lambda _done, _total: None))
+            progress = on_progress or (lambda _done, _total: None)
+            _apply_ownership(_groups(plan.actions), j, skip, progress, len(plan.actions))
         else:
             _apply_each(plan.actions, j, skip)
         try:
@@ -603,13 +667,16 @@ def _groups(actions: list[Action]) -> Iterator[list[Action]]:
 
 
 def _apply_ownership(
-    actions: list[Action], j: _Journal, skip: Callable[[str], None], progress: Callable[[int, int], None]
+    groups: Iterator[list[Action]],
+    j: _Journal,
+    skip: Callable[[str], None],
+    progress: Callable[[int, int], None],
+    total: int | None,
 ) -> None:
     trees: dict[str, _Tree] = {}
     made = seen = 0
     n = 0
-    groups = _groups(actions)
-    progress(0, len(actions))
+    progress(0, total or 0)
     try:
         while True:
             batch = []
@@ -634,7 +701,7 @@ def _apply_ownership(
             try:
                 j.sync()  # the intents are durable before any change they describe
             except JournalFull as exc:
-                raise JournalFull(_full_message("ownership", j.path, made, len(actions), exc)) from exc
+                raise JournalFull(_full_message("ownership", j.path, made, total, exc)) from exc
             for n_, rec in batch:
                 root = rec["root"]
                 if root not in trees:
@@ -656,7 +723,7 @@ def _apply_ownership(
                 made += ("to_uid" in rec) + ("to_mode" in rec)
                 j.add_line(f'{{"done":{n_}}}')
             seen += sum(("to_uid" in rec) + ("to_mode" in rec) for _n, rec in batch)
-            progress(seen, len(actions))
+            progress(seen, total or 0)
     finally:
         for t in trees.values():
             t.close()
@@ -861,11 +928,18 @@ def undo(journal_path: str) -> UndoLines:
         elif old:
             header["undone"] = dt.datetime.now(dt.UTC).isoformat()
             tmp = journal_path + ".tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                json.dump(header, f, indent=2)
-                f.flush()
-                os.fsync(f.fileno())
-            os.replace(tmp, journal_path)
+            try:
+                with open(tmp, "w", encoding="utf-8") as f:
+                    json.dump(header, f, indent=2)
+                    f.flush()
+                    os.fsync(f.fileno())
+                os.replace(tmp, journal_path)
+            except (
+                OSError
+            ) as exc:  # everything is undone; only the mark is missing (a next undo finds nothing)
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                out.append(f"note: {journal_path}: could not mark it undone ({exc.strerror})")
     finally:
         for t in trees.values():
             t.close()

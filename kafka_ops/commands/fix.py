@@ -66,7 +66,7 @@ def _progress_bar(what: str, long: bool) -> Iterator[Callable[[int, int], None] 
         task = bar.add_task(what, total=None)
 
         def update(done: int, total: int) -> None:
-            bar.update(task, completed=done, total=total)
+            bar.update(task, completed=done, total=total or None)
 
         yield update
 
@@ -172,7 +172,73 @@ def ownership(
         typer.echo(
             "note: the broker is running; checkpoint .tmp files may come and go while this runs (cp-ansible #903)"
         )
-    _print_and_apply(plan_ownership(dirs, h.identity.uid, gid, mode), apply, journal_dir)
+    if not apply:
+        _print_and_apply(plan_ownership(dirs, h.identity.uid, gid, mode), apply, journal_dir)
+        return
+    _apply_ownership_streaming(dirs, h.identity.uid, gid, mode, journal_dir)
+
+
+class _Lines:
+    """Lines to stdout in chunks: typer.echo a line at a time costs more than the change it prints."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        if len(self.lines) >= 5000:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.lines:
+            typer.echo("\n".join(self.lines))
+            self.lines = []
+
+
+def _apply_ownership_streaming(
+    dirs: list[str], uid: int, gid: int, mode: str, journal_dir: Path | None
+) -> None:
+    """Planned and applied as it walks, a batch at a time, so that memory stays flat on a log dir of millions of
+    files; each change is printed as it is planned, before it is made."""
+    from kafka_ops.fixes import FixError, JournalFull, apply_ownership_streaming
+
+    out = _Lines()
+    started = False
+
+    def change(a: Any) -> None:
+        nonlocal started
+        if not started:
+            out.add("fix ownership: applying the changes, each as it is planned:")
+            started = True
+        out.add(f"  {a.describe()}")
+
+    planned = 0
+
+    def counted(a: Any) -> None:
+        nonlocal planned
+        change(a)
+        planned += 1
+        if bar and planned % 1000 == 0:
+            bar(planned, 0)
+
+    try:
+        # the changes printed to a terminal are the progress; a bar on stderr when they go elsewhere
+        with _progress_bar("fix ownership", not sys.stdout.isatty()) as bar:
+            journal, count = apply_ownership_streaming(
+                dirs, uid, gid, mode, str(journal_dir) if journal_dir else None, on_change=counted,
+                on_skip=lambda m: out.add(f"skipped: {m}"), on_note=lambda m: out.add(f"note: {m}"),
+            )  # fmt: skip
+    except JournalFull as exc:
+        out.flush()
+        fail(f"fix ownership stopped: {exc}", code=1)
+    except (FixError, OSError) as exc:
+        out.flush()
+        fail(f"fix ownership stopped: {exc}; what was done is in the journal", code=1)
+    out.flush()
+    if journal is None:
+        typer.echo("fix ownership: nothing to change.")
+        return
+    typer.echo(f"done: {count} change(s). Undo with: kafka-ops fix undo {shlex.quote(str(journal))}")
 
 
 @fix_app.command("systemd", cls=Command)
