@@ -23,9 +23,13 @@ REPO = str(Path(__file__).resolve().parent.parent)
 APPLY = """
 import sys
 from kafka_ops import fixes
-plan = fixes.plan_ownership([sys.argv[1]], 54321, 54321)
-print("go", flush=True)
-fixes.apply(plan, sys.argv[2])
+if sys.argv[3] == "plan":  # the plan in memory, then applied (the collector's way)
+    plan = fixes.plan_ownership([sys.argv[1]], 54321, 54321)
+    print("go", flush=True)
+    fixes.apply(plan, sys.argv[2])
+else:  # planned and applied as it walks (the CLI's way)
+    print("go", flush=True)
+    fixes.apply_ownership_streaming([sys.argv[1]], 54321, 54321, journal_dir=sys.argv[2])
 """
 UNDO = """
 import sys
@@ -116,7 +120,7 @@ def test_apply_killed_anywhere_is_undone_exactly(fast_fs: Path) -> None:
     original = tree(root)
     restored = without_setuid(original)
     # one whole run first: how long an apply takes here, and a clean undo
-    whole = timed_run(APPLY, str(root), str(tmp_path / "j0"))
+    whole = timed_run(APPLY, str(root), str(tmp_path / "j0"), "plan")
     assert all(u == UID for u, _g, _m in tree(root).values())
     (journal,) = journals(tmp_path / "j0")
     fixes.undo(str(journal))
@@ -125,7 +129,8 @@ def test_apply_killed_anywhere_is_undone_exactly(fast_fs: Path) -> None:
     seen_partial = 0
     for attempt in range(30):
         jdir = tmp_path / f"j{attempt + 1}"
-        killed_after(start(APPLY, str(root), str(jdir)), rng.uniform(0, whole * 1.1))
+        way = ("plan", "stream")[attempt % 2]
+        killed_after(start(APPLY, str(root), str(jdir), way), rng.uniform(0, whole * 1.1))
         changed = tree(root) != restored
         found = journals(jdir)
         if not found:
