@@ -61,6 +61,12 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--group", help="ownership: the group to own the files (default: the broker user's group)."
     )
+    p.add_argument(
+        "--mode",
+        dest="chmod_mode",
+        default="u+rwX",
+        help="ownership: chmod mode for every file and dir (symbolic, X: execute for dirs, or octal).",
+    )
     p.add_argument("--apply", action="store_true", help="ownership: apply the plan (default: print it only).")
     p.add_argument(
         "--journal-dir", help="ownership: where the undo journal goes (default: /var/lib/kafka-ops/journal)."
@@ -88,7 +94,7 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
-    own = ("group", "apply", "journal_dir", "waive", "waive_file")
+    own = ("group", "chmod_mode", "apply", "journal_dir", "waive", "waive_file")
     try:
         waivers = waivers_from(a.waive, a.waive_file)
     except ValueError as exc:
@@ -100,7 +106,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
     if a.mode == "ownership":
-        return _ownership(opts, a.group, a.apply, a.journal_dir)
+        return _ownership(opts, a.group, a.apply, a.journal_dir, a.chmod_mode)
     out = sys.stdout
 
     def emit(kind: str, body: dict[str, Any]) -> None:
@@ -136,18 +142,25 @@ def main(argv: list[str] | None = None) -> int:
     return code
 
 
-def _ownership(opts: Any, group: str | None, apply: bool, journal_dir: str | None) -> int:
+def _ownership(
+    opts: Any, group: str | None, apply: bool, journal_dir: str | None, mode: str = "u+rwX"
+) -> int:
     """``kafka-ops fix ownership`` on the host, for the kafka_datadirs role: the plan (every chown and chmod, with
     the state before), applied only with ``apply``, with the undo journal's path."""
     import grp
 
     from kafka_ops.facts.collect import gather
-    from kafka_ops.fixes import FixError, plan_ownership
+    from kafka_ops.fixes import FixError, parse_mode, plan_ownership
     from kafka_ops.fixes import apply as apply_plan
 
     def fail(message: str) -> int:
         print(f"kafka-ops-collector: {message}", file=sys.stderr)
         return 2
+
+    try:
+        parse_mode(mode)
+    except ValueError as exc:
+        return fail(f"--mode: {exc}")
 
     h = gather(opts)
     if h.identity is None:
@@ -161,11 +174,12 @@ def _ownership(opts: Any, group: str | None, apply: bool, journal_dir: str | Non
     dirs = [d.path for d in h.log_dirs]
     if not dirs:
         return fail("no log dirs: give --log-dir or --server-properties")
-    plan = plan_ownership(dirs, h.identity.uid, gid)
+    plan = plan_ownership(dirs, h.identity.uid, gid, mode)
     journal = None
+    skipped: list[str] = []
     if apply:
         try:
-            journal = apply_plan(plan, journal_dir)
+            journal = apply_plan(plan, journal_dir, on_skip=skipped.append)
         except (FixError, OSError) as exc:
             return fail(f"ownership: {exc}")
     doc = {
@@ -174,6 +188,7 @@ def _ownership(opts: Any, group: str | None, apply: bool, journal_dir: str | Non
         "applied": apply,
         "journal": journal,
         "changes": [a.describe() for a in plan.actions],
+        "skipped": skipped,
         "plan": plan.to_dict(),
     }
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")

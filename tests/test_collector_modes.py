@@ -229,7 +229,8 @@ def test_ownership_mode_is_kafka_ops_fix_ownership_planned_then_applied_with_a_j
     applied = json.loads(done.stdout)
     assert applied["applied"] and applied["changes"] == doc["changes"]
     assert Path(applied["journal"]).parent == journal_dir
-    assert json.loads(Path(applied["journal"]).read_text())["planned"] == files
+    header = json.loads(Path(applied["journal"]).read_text().splitlines()[0])
+    assert header["kafka_ops_journal"] == 2 and header["planned"] == files
     again = json.loads(_run(*args, "--apply", "--journal-dir", str(journal_dir)).stdout)
     assert again["changes"] == [] and again["journal"] is None  # idempotent: nothing left to do
     bad = _run(*args, "--group", "no-such-group-x")

@@ -69,8 +69,11 @@ def test_fix_ownership_dry_run_apply_idempotent_undo(tmp_path, broker_user) -> N
     assert "nothing to change" in again.stdout
     journals = list(journal_dir.iterdir())
     assert len(journals) == 1
-    doc = json.loads(journals[0].read_text())
-    assert doc["done"][0]["before"] == [0, 0]
+    header, *records = [json.loads(line) for line in journals[0].read_text().splitlines()]
+    assert header["kafka_ops_journal"] == 2 and header["fix"] == "ownership"
+    (intent,) = [r for r in records if r.get("path") == bad]
+    assert (intent["uid"], intent["gid"], intent["to_uid"]) == (0, 0, pw.pw_uid)
+    assert {"done": intent["n"]} in records  # the intent, then its completion
     u = run("fix", "undo", str(journals[0]))
     assert u.returncode == 0, u.stderr
     assert _tree_state(host.log_dirs[0]) | _tree_state(host.log_dirs[1]) == before
@@ -121,3 +124,64 @@ def test_fix_systemd_writes_a_dropin_with_the_given_timeout(tmp_path) -> None:  
     journal = next((tmp_path / "j").iterdir())
     assert run("fix", "undo", str(journal)).returncode == 0
     assert not os.path.exists(dropin)
+
+
+def test_undo_reads_a_version_1_journal(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+    """Journals written before the JSON-lines format (one JSON document, `done` entries by path) still undo."""
+    pw = pwd.getpwnam(broker_user)
+    f = tmp_path / "d" / "t-0" / "00000000000000000000.index"
+    f.parent.mkdir(parents=True)
+    f.write_bytes(b"")
+    os.chown(f, pw.pw_uid, pw.pw_gid)
+    os.chmod(f, 0o600)
+    journal = tmp_path / "old.json"
+    journal.write_text(
+        json.dumps(
+            {
+                "fix": "ownership",
+                "created": "x",
+                "planned": 2,
+                "done": [
+                    {"op": "chown", "path": str(f), "before": [0, 0], "after": [pw.pw_uid, pw.pw_gid]},
+                    {"op": "chmod", "path": str(f), "before": 0o400, "after": 0o600},
+                ],
+            }
+        )
+    )
+    r = run("fix", "undo", str(journal))
+    assert r.returncode == 0, r.stderr
+    st = os.lstat(f)
+    assert (st.st_uid, st.st_gid, st.st_mode & 0o7777) == (0, 0, 0o400)
+    assert "already undone" in run("fix", "undo", str(journal)).stdout
+
+
+def test_mode_specs_mean_what_chmod_means() -> None:
+    from kafka_ops.fixes import parse_mode
+
+    default = parse_mode("u+rwX")
+    assert default(0o400, False) == 0o600 and default(0o500, True) == 0o700
+    assert default(0o410, False) == 0o710  # X: a file that some class may execute already
+    group = parse_mode("u+rwX,g+rX,o-rwx")
+    assert group(0o404, False) == 0o640 and group(0o705, True) == 0o750
+    assert parse_mode("0750")(0o777, True) == 0o750
+    assert parse_mode("u=rw,go=")(0o777, False) == 0o600
+    for bad in ("u+rwz", "rw", "u", "77777"):
+        with pytest.raises(ValueError):
+            parse_mode(bad)
+
+
+def test_fix_ownership_gives_the_mode_asked_for_and_refuses_a_bad_one(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+    pw = pwd.getpwnam(broker_user)
+    part = tmp_path / "d" / "t-0"
+    part.mkdir(parents=True)
+    f = part / "00000000000000000000.index"
+    f.write_bytes(b"")
+    f.chmod(0o6400)
+    args = ["fix", "ownership", "--log-dir", str(tmp_path / "d"), "--broker-user", broker_user]
+    bad = run(*args, "--mode", "u+rwz")
+    assert bad.returncode == 2 and len(bad.stderr.splitlines()) == 1 and "--mode" in bad.stderr
+    r = run(*args, "--mode", "u+rwX,g+rX", "--apply", "--journal-dir", str(tmp_path / "j"))
+    assert r.returncode == 0, r.stderr
+    st = os.lstat(f)
+    assert (st.st_uid, st.st_mode & 0o7777) == (pw.pw_uid, 0o640)  # setuid/setgid removed
+    assert os.lstat(part).st_mode & 0o777 == 0o755

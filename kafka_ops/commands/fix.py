@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import shlex
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -46,8 +50,29 @@ StateOpt = Annotated[
 INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
 
 
+@contextlib.contextmanager
+def _progress_bar(what: str, long: bool) -> Iterator[Callable[[int, int], None] | None]:
+    """A bar on stderr for a long apply, when stderr is a terminal."""
+    if not (long and sys.stderr.isatty()):
+        yield None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    with Progress(
+        TextColumn(f"[bold]{what}[/]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        console=Console(stderr=True), transient=True,
+    ) as bar:  # fmt: skip
+        task = bar.add_task(what, total=None)
+
+        def update(done: int, total: int) -> None:
+            bar.update(task, completed=done, total=total or None)
+
+        yield update
+
+
 def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
-    from kafka_ops.fixes import FixError
+    from kafka_ops.fixes import FixError, JournalFull
     from kafka_ops.fixes import apply as do_apply
 
     if plan.refused:
@@ -59,15 +84,23 @@ def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
         return
     verb = "applying" if apply else "would apply (dry run; add --apply)"
     typer.echo(f"fix {plan.fix}: {verb} {len(plan.actions)} change(s):")
-    for a in plan.actions:
-        typer.echo(f"  {a.describe()}")
+    for i in range(0, len(plan.actions), 5000):  # typer.echo a line at a time costs more than the fix
+        typer.echo("\n".join(f"  {a.describe()}" for a in plan.actions[i : i + 5000]))
     if not apply:
         return
     try:
-        journal = do_apply(plan, str(journal_dir) if journal_dir else None)
+        with _progress_bar(f"fix {plan.fix}", len(plan.actions) >= 20_000) as progress:
+            journal = do_apply(
+                plan,
+                str(journal_dir) if journal_dir else None,
+                on_skip=lambda m: typer.echo(f"skipped: {m}"),
+                on_progress=progress,
+            )
+    except JournalFull as exc:
+        fail(f"fix {plan.fix} stopped: {exc}", code=1)
     except (FixError, OSError) as exc:
         fail(f"fix {plan.fix} stopped: {exc}; what was done is in the journal", code=1)
-    typer.echo(f"done. Undo with: kafka-ops fix undo {journal}")
+    typer.echo(f"done. Undo with: kafka-ops fix undo {shlex.quote(str(journal))}")
 
 
 def _gather(**kw: Any) -> Any:
@@ -95,13 +128,28 @@ def ownership(
             help="Group to own the files (default: the broker user's primary group).",
         ),
     ] = None,
+    mode: Annotated[
+        str,
+        typer.Option(
+            "--mode",
+            metavar="MODE",
+            help="chmod mode to give every file and dir, symbolic (u+rwX,g+rX: X is execute for directories) "
+            "or octal; setuid/setgid are always removed.",
+        ),
+    ] = "u+rwX",
     apply: ApplyOpt = False,
     journal_dir: JournalOpt = None,
 ) -> None:
-    """chown every file and dir of the log dirs to the broker user and give it read/write (dirs: traverse)."""
+    """chown every file and dir of the log dirs to the broker user and give it read/write (dirs: traverse).
+    Symlinks, FIFOs, sockets, devices and files with more than one hard link are left alone (with a note)."""
     import grp
 
-    from kafka_ops.fixes import plan_ownership
+    from kafka_ops.fixes import parse_mode, plan_ownership
+
+    try:
+        parse_mode(mode)
+    except ValueError as exc:
+        fail(f"--mode: {exc}")
 
     h, _ = _gather(
         log_dir=log_dir,
@@ -124,7 +172,73 @@ def ownership(
         typer.echo(
             "note: the broker is running; checkpoint .tmp files may come and go while this runs (cp-ansible #903)"
         )
-    _print_and_apply(plan_ownership(dirs, h.identity.uid, gid), apply, journal_dir)
+    if not apply:
+        _print_and_apply(plan_ownership(dirs, h.identity.uid, gid, mode), apply, journal_dir)
+        return
+    _apply_ownership_streaming(dirs, h.identity.uid, gid, mode, journal_dir)
+
+
+class _Lines:
+    """Lines to stdout in chunks: typer.echo a line at a time costs more than the change it prints."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def add(self, line: str) -> None:
+        self.lines.append(line)
+        if len(self.lines) >= 5000:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.lines:
+            typer.echo("\n".join(self.lines))
+            self.lines = []
+
+
+def _apply_ownership_streaming(
+    dirs: list[str], uid: int, gid: int, mode: str, journal_dir: Path | None
+) -> None:
+    """Planned and applied as it walks, a batch at a time, so that memory stays flat on a log dir of millions of
+    files; each change is printed as it is planned, before it is made."""
+    from kafka_ops.fixes import FixError, JournalFull, apply_ownership_streaming
+
+    out = _Lines()
+    started = False
+
+    def change(a: Any) -> None:
+        nonlocal started
+        if not started:
+            out.add("fix ownership: applying the changes, each as it is planned:")
+            started = True
+        out.add(f"  {a.describe()}")
+
+    planned = 0
+
+    def counted(a: Any) -> None:
+        nonlocal planned
+        change(a)
+        planned += 1
+        if bar and planned % 1000 == 0:
+            bar(planned, 0)
+
+    try:
+        # the changes printed to a terminal are the progress; a bar on stderr when they go elsewhere
+        with _progress_bar("fix ownership", not sys.stdout.isatty()) as bar:
+            journal, count = apply_ownership_streaming(
+                dirs, uid, gid, mode, str(journal_dir) if journal_dir else None, on_change=counted,
+                on_skip=lambda m: out.add(f"skipped: {m}"), on_note=lambda m: out.add(f"note: {m}"),
+            )  # fmt: skip
+    except JournalFull as exc:
+        out.flush()
+        fail(f"fix ownership stopped: {exc}", code=1)
+    except (FixError, OSError) as exc:
+        out.flush()
+        fail(f"fix ownership stopped: {exc}; what was done is in the journal", code=1)
+    out.flush()
+    if journal is None:
+        typer.echo("fix ownership: nothing to change.")
+        return
+    typer.echo(f"done: {count} change(s). Undo with: kafka-ops fix undo {shlex.quote(str(journal))}")
 
 
 @fix_app.command("systemd", cls=Command)
@@ -249,6 +363,17 @@ def journal_problem(path: Path) -> str | None:
     if not path.is_file():
         return f"{path}: {'a directory, not a journal' if path.is_dir() else 'no such file'}"
     try:
+        with path.open(encoding="utf-8") as f:
+            first = f.readline()
+        if first.startswith('{"kafka_ops_journal"'):  # version 2: JSON lines, the header first
+            head = json.loads(first)
+            if head.get("kafka_ops_journal") != 2 or head.get("fix") not in (
+                "ownership",
+                "systemd",
+                "indexes",
+            ):
+                return f"{path}: not a kafka-ops journal this version reads (header {first.strip()[:80]})"
+            return None
         doc = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         return f"{path}: not a kafka-ops journal (not JSON: {str(exc).splitlines()[0]})"
@@ -286,3 +411,5 @@ def undo(
         typer.echo(f"{journal}: already undone (or empty); nothing to do.")
     for line in done:
         typer.echo(f"  {line}")
+    if done.problems:
+        fail(f"{done.problems} change(s) left as they are (lines starting with 'left'): see above", code=1)
