@@ -36,6 +36,7 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.checks.shell import q
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.config import Configs
@@ -308,7 +309,7 @@ def _unreadable(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) ->
         return run.finding(
             f"{path} has no version= line: Kafka reads it as version 0, but kafka-ops could not compare it with the "
             f"other log dirs ({reason}).",
-            f"Check it by hand (cat {path}) against the other log dirs' meta.properties.",
+            f"Check it by hand (cat -v {q(path)}) against the other log dirs' meta.properties.",
             severity="warning",
             path=path,
             log_dir=ldf.path,

@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, recover_log_floor
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.shell import q
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
@@ -145,8 +146,8 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
         f"while reading recovery-point-offset-checkpoint file of directory {ldf.path}, resetting the recovery "
         f"checkpoint to 0' and loads every partition with recovery point 0. {consequence}{offline}",
         "With the broker stopped: if the file is only unreadable to the broker user, fix its owner and mode "
-        f"(kafka-ops fix ownership --log-dir {ldf.path} --apply; PERM001). If its content is damaged, move it "
-        f"aside (mv {path} {path}.corrupt): a missing checkpoint is created empty without taking the dir offline, "
+        f"(kafka-ops fix ownership --log-dir {q(ldf.path)} --apply; PERM001). If its content is damaged, move it "
+        f"aside (mv {q(path)} {q(path + '.corrupt')}): a missing checkpoint is created empty without taking the dir offline, "
         "and the start re-reads the segments only if the stop was unclean.",
         severity="error" if channel else None,
         path=path,

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.checks.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.systemd import parse_bytes
 
@@ -128,9 +129,9 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
         f"{human_bytes(fits)}: cap direct memory (-XX:MaxDirectMemorySize=1g is plenty for the network buffers) and "
         f"size the heap for the broker, not the host (Kafka's ops guide: -Xmx6g on 24 GB machines, the rest left "
         f"to the page cache): with a {heap_gib} GiB heap it fits. A drop-in: mkdir -p "
-        f"/etc/systemd/system/{unit.name}.d && printf '[Service]\\nEnvironment="
+        f"{q(f'/etc/systemd/system/{unit.name}.d')} && printf '[Service]\\nEnvironment="
         f'"KAFKA_HEAP_OPTS=-Xms{heap_gib}g -Xmx{heap_gib}g" "KAFKA_OPTS={kafka_opts}"\\n\' > '
-        f"/etc/systemd/system/{unit.name}.d/kafka-ops-memory.conf && systemctl daemon-reload, then a rolling restart"
+        f"{q(f'/etc/systemd/system/{unit.name}.d/kafka-ops-memory.conf')} && systemctl daemon-reload, then a rolling restart"
         + (
             f"; or raise {limit_source.split('=')[0]}= instead"
             if limit_source and limit is not None and limit == fits
