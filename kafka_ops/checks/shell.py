@@ -18,8 +18,9 @@ import re
 import shlex
 from collections.abc import Iterable
 
-# C0 controls, DEL, C1 controls, and lone surrogates (undecodable bytes under surrogateescape)
-_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff]")
+# C0 controls, DEL, C1 controls, lone surrogates (undecodable bytes under surrogateescape), the bidi controls
+# that reorder what a terminal shows, and the two noncharacters XML 1.0 forbids
+_UNSAFE = re.compile(r"[\x00-\x1f\x7f-\x9f\ud800-\udfff\u200e\u200f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
 
 
 def _escape_char(c: str) -> str:
