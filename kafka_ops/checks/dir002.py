@@ -36,7 +36,7 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.checks.shell import q
+from kafka_ops.checks.shell import content_free, q
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.config import Configs
@@ -303,7 +303,7 @@ def _offline_text(ldf: LogDirFacts, mode: str, meta_dir: str | None) -> str:
 
 
 def _unreadable(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) -> Finding:
-    reason = next((e.reason for e in ldf.scan.errors if e.path == path), "unreadable")
+    reason = content_free(next((e.reason for e in ldf.scan.errors if e.path == path), "unreadable"))
     if "no 'version' property" in reason:
         # Kafka reads a missing version as 0 (MetaProperties.Builder); kafka-ops's reader does not parse it
         return run.finding(

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, recover_log_floor
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
-from kafka_ops.checks.shell import q
+from kafka_ops.checks.shell import content_free, q
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
@@ -123,7 +123,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
         (e for e in ldf.scan.errors if os.path.abspath(e.path) == os.path.abspath(path)),
         None,
     )
-    why = err.reason if err is not None else "unreadable"
+    why = content_free(err.reason) if err is not None else "unreadable"
     version = ctx.host.kafka_version
     channel = versions.has("log_dir_failure_channel", version, unknown=True)
     metadata_here = any(os.path.basename(d.path) == f"{METADATA_TOPIC}-0" for d in ldf.scan.skipped_dirs)
