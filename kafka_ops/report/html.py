@@ -9,6 +9,8 @@ import json
 import re
 from typing import Any
 
+from kafka_ops.checks.shell import printable
+
 ECHARTS_VERSION = "6.1.0"
 
 
@@ -16,9 +18,15 @@ def _asset(name: str) -> str:
     return (res.files(__package__) / name).read_text(encoding="utf-8")
 
 
+_SURROGATE = re.compile(r"[\ud800-\udfff]")
+
+
 def _json_for_script(data: dict[str, Any]) -> str:
     """JSON that cannot end its <script> element early: '<', '>' and '&' as \\u escapes (still valid JSON)."""
     text = json.dumps(data, separators=(",", ":"), ensure_ascii=False, default=str)
+    # a name that is not UTF-8 (surrogateescape'd bytes) shown by its bytes, as the text output shows it: the
+    # page is UTF-8 and a lone surrogate cannot be written in it
+    text = _SURROGATE.sub(lambda m: "\\\\" + printable(m.group())[1:], text)
     return (
         text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
         .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
@@ -53,5 +61,5 @@ def render(reports: list[dict[str, Any]], sources: list[str] | None = None) -> s
         + lib_tail
     )
     csp = " ".join(script_hashes(body))
-    head = head.replace("__SCRIPT_SRC__", csp).replace("__TITLE__", html.escape(data["title"]))
+    head = head.replace("__SCRIPT_SRC__", csp).replace("__TITLE__", html.escape(printable(data["title"])))
     return head + _json_for_script(data) + body
