@@ -91,6 +91,7 @@ def dump(
 
     Exit code 1 when any file could not be read or holds an error; the other files are still dumped.
     """
+    from kafka_ops.checks.shell import printable
     from kafka_ops.dump import DumpOptions, dump_path, render_text
     from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
 
@@ -134,7 +135,7 @@ def dump(
                 out.write(json.dumps(ev, default=str) + "\n")
             else:
                 line = render_text(ev)
-                if line is not None:
-                    out.write(line + "\n")
+                if line is not None:  # a file name, key or payload cannot drive the terminal or add a line
+                    out.write(printable(line) + "\n")
     if errors:
         raise typer.Exit(1)

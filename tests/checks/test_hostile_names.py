@@ -245,3 +245,11 @@ def test_content_free_keeps_the_line_number_and_drops_the_bytes() -> None:
     assert (
         content_free("Expected [2] entries but found only [1]") == "Expected [2] entries but found only [1]"
     )
+
+
+def test_dump_shows_a_hostile_file_name_escaped(hostile: HostileHost) -> None:
+    part = hostile.host.partitions[f"{HOSTILE_TOPIC}-0"]
+    r = cli("dump", os.path.join(part, "00000000000000000000.log"))
+    assert r.returncode == 0, r.stderr
+    assert not RAW_CONTROL.search(r.stdout) and not RAW_CONTROL.search(r.stderr)
+    assert r.stdout.startswith("Dumping ") and printable(HOSTILE_TOPIC) in r.stdout.splitlines()[0]

@@ -59,7 +59,9 @@ def test_hostile_names_are_text_and_run_no_script(hostile: HostileHost, tmp_path
     r = cli("audit", *hostile.audit_args(None), "--format", "json", "--output", str(out))
     assert r.returncode == 1, r.stderr
     report = json.loads(out.read_text())
-    report["findings"] = [dict(f, host=HOST) if f.get("host") == report["host"] else f for f in report["findings"]]
+    report["findings"] = [
+        dict(f, host=HOST) if f.get("host") == report["host"] else f for f in report["findings"]
+    ]
     report["host"] = HOST
     report["findings"][0]["message"] += " " + MESSAGE_HTML
     out.write_text(json.dumps(report))
