@@ -21,6 +21,7 @@ from kafka_ops.broker.replication import other_cluster
 from kafka_ops.broker.startup import recovery_seconds
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
+from kafka_ops.engine.shell import content_free
 from kafka_ops.facts.collect import (
     AuditOptions,
     HostFacts,
@@ -246,7 +247,8 @@ def run_audit(
         "summary": counts,
         "log_dirs": [log_dir_summary(ctx, ldf) for ldf in h.log_dirs],
         "findings": [f.to_dict() for f in findings],
-        "errors": errors,
+        # a reader's error names the file and the line, never the line's bytes (the file may be a link to any)
+        "errors": [{**e, "error": content_free(e["error"])} if "error" in e else e for e in errors],
         "forecast": host_forecast.to_dict(),
         "next_start": plan.to_dict(),
         "identity": {"node_id": h.node_id, "cluster_id": h.meta_cluster_id},

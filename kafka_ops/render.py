@@ -4,13 +4,13 @@ systems), JSON. Waived findings are shown as waived in every one of them, and ne
 from __future__ import annotations
 
 import json
-import re
 import textwrap
 from typing import IO, Any
 from xml.etree import ElementTree as ET
 
 from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.checks.base import SEVERITIES, SEVERITY_RANK
+from kafka_ops.engine.shell import printable
 
 ORDER = list(reversed(SEVERITIES))
 STYLE = {"critical": "bold red", "error": "red", "warning": "yellow", "info": "cyan"}
@@ -38,20 +38,31 @@ def write_json(report: dict[str, Any], stream: IO[str], chunk: int = 1 << 16) ->
 
 
 def one_line(text: str) -> str:
-    return re.sub(r"\s*\n\s*", " ", text).strip()
+    """The text on one line, with whatever control characters or undecodable bytes a name brought in shown
+    escaped (:func:`kafka_ops.engine.shell.printable`): a name cannot start a line or drive the terminal."""
+    return printable(str(text).strip())
+
+
+def markup_safe(text: object) -> str:
+    """Text that goes through rich's markup (a table cell, a progress description, an f-string printed with
+    markup): control characters escaped and ``[...]`` not taken as a style, so ``[bold red]`` in a name is shown
+    as written."""
+    from rich.markup import escape
+
+    return escape(printable(text))
 
 
 def where(report: dict[str, Any], f: dict[str, Any]) -> str:
     """The finding's path (or log dir, or topic, or host); fleet reports say the host first."""
     w = f.get("path") or f.get("log_dir") or _topic(f) or f.get("host") or ""
-    w = w.replace("\n", "\\n").replace("\r", "\\r")  # a path with a newline stays on its line
-    if report.get("fleet") and f.get("host") and w != f["host"]:
-        w = f"{f['host']}:{w}"
+    w = printable(w)  # a path with a newline or an escape sequence stays on its line, inert
+    if report.get("fleet") and f.get("host") and w != printable(f["host"]):
+        w = f"{printable(f['host'])}:{w}"
     return w
 
 
 def waived_text(f: dict[str, Any]) -> str:
-    return f"waived: {f['waived_reason']}" if f.get("waived_reason") else "waived"
+    return f"waived: {one_line(f['waived_reason'])}" if f.get("waived_reason") else "waived"
 
 
 def verdict(report: dict[str, Any]) -> str:
@@ -116,7 +127,7 @@ def _partition(f: dict[str, Any]) -> str:
     if f.get("topic") is None or not (f.get("path") or f.get("log_dir")):
         return ""
     seg = f" @{f['segment']}" if f.get("segment") is not None else ""
-    return f"{_topic(f)}{seg} "
+    return f"{printable(_topic(f))}{seg} "
 
 
 def to_table(report: dict[str, Any], console: Any, width: int | None = None) -> None:
@@ -129,7 +140,7 @@ def to_table(report: dict[str, Any], console: Any, width: int | None = None) -> 
     width = max(60, min(width or console.width, 120))
     titles = {cid: spec.title for cid, spec in load_all().items()}
     head = (
-        f"kafka-ops audit of {report['host']} at {report['generated_at']} — broker {report['broker_state']}, "
+        f"kafka-ops audit of {printable(report['host'])} at {report['generated_at']} — broker {report['broker_state']}, "
         f"Kafka {report['kafka_version'] or 'unknown'}"
     )
     console.print(Text(head, style="bold"), soft_wrap=True)
@@ -153,7 +164,11 @@ def to_table(report: dict[str, Any], console: Any, width: int | None = None) -> 
         shown = ", ".join(paths[:SHOWN_PATHS])
         more = f" (+{len(paths) - SHOWN_PATHS} more: -f json lists them)" if len(paths) > SHOWN_PATHS else ""
         console.print(Text(f"  {'where' if len(g) == 1 else 'each of'}: {shown}{more}"), soft_wrap=True)
-        message = f["message"] if len(g) == 1 else f"{f['message']} (said of {paths[0]}; the same for each)"
+        message = (
+            f["message"]
+            if len(g) == 1
+            else f"{one_line(f['message'])} (said of {paths[0]}; the same for each)"
+        )
         for line in wrap.wrap(one_line(message)):
             console.print(Text(line), soft_wrap=True)
         # the fix on one line: the terminal may fold it, but a copy of it pastes whole
@@ -162,26 +177,33 @@ def to_table(report: dict[str, Any], console: Any, width: int | None = None) -> 
         console.print(Text.assemble((label, "bold"), one_line(f["remediation"])), soft_wrap=True)
     console.print("")
     for line in plan_sentences(report.get("next_start")):
-        console.print(Text(line), soft_wrap=True)
+        console.print(Text(one_line(line)), soft_wrap=True)
     for ld in report["log_dirs"]:
         console.print(
             Text(
-                f"  {ld['path']}: {ld['partitions']} partitions, {ld['segments']} segments, {ld['log_bytes']} bytes; "
+                f"  {printable(ld['path'])}: {ld['partitions']} partitions, {ld['segments']} segments, {ld['log_bytes']} bytes; "
                 f"clean shutdown marker: {'yes' if ld['clean_shutdown'] else 'no'}"
             ),
             soft_wrap=True,
         )
     for s in report["skipped"]:
         console.print(
-            Text(f"  skipped {s.get('check') or 'input ' + str(s.get('input'))}: {s['reason']}", style="dim"),
+            Text(
+                one_line(f"  skipped {s.get('check') or 'input ' + str(s.get('input'))}: {s['reason']}"),
+                style="dim",
+            ),
             soft_wrap=True,
         )
     for e in report.get("errors", []):
-        console.print(Text(f"  {e['file']}: {e['error']}", style="yellow"), soft_wrap=True)
+        console.print(
+            Text(f"  {printable(e['file'])}: {one_line(e['error'])}", style="yellow"), soft_wrap=True
+        )
     gate = report.get("gate") or {}
     for w in gate.get("waivers") or []:
         if not w["matched"]:
-            console.print(Text(f"  waiver {w['rule']} ({w['source']}) matched no finding", style="yellow"))
+            console.print(
+                Text(one_line(f"  waiver {w['rule']} ({w['source']}) matched no finding"), style="yellow")
+            )
     console.print(
         Text(verdict(report), style="bold green" if gate.get("passed", True) else "bold red"), soft_wrap=True
     )
@@ -190,7 +212,7 @@ def to_table(report: dict[str, Any], console: Any, width: int | None = None) -> 
 # ---------------------------------------------------------------------------------------------- markdown
 def to_markdown(report: dict[str, Any]) -> str:
     out = [
-        f"# kafka-ops audit: {report['host']}",
+        f"# kafka-ops audit: {printable(report['host'])}",
         "",
         f"- generated at: {report['generated_at']}; broker: {report['broker_state']}; Kafka: {report['kafka_version'] or 'unknown'}",
         f"- **{verdict(report)}**",
@@ -204,16 +226,16 @@ def to_markdown(report: dict[str, Any]) -> str:
         for f in rows:
             check = f"{f['check']} ({waived_text(f)})" if f.get("waived") else f["check"]
             cells = [check, where(report, f), f["message"], f["remediation"]]
-            out.append("| " + " | ".join(c.replace("|", "\\|").replace("\n", " ") for c in cells) + " |")
+            out.append("| " + " | ".join(one_line(c).replace("|", "\\|") for c in cells) + " |")
         out.append("")
     words = plan_sentences(report.get("next_start"))
     if words:
-        out += ["## next start", "", words[0], ""] + [f"- {w.strip()}" for w in words[1:]] + [""]
+        out += ["## next start", "", one_line(words[0]), ""] + [f"- {one_line(w)}" for w in words[1:]] + [""]
     if report["skipped"]:
         out += (
             ["## skipped", ""]
             + [
-                f"- {s.get('check') or 'input ' + str(s.get('input'))}: {s['reason']}"
+                one_line(f"- {s.get('check') or 'input ' + str(s.get('input'))}: {s['reason']}")
                 for s in report["skipped"]
             ]
             + [""]
@@ -228,14 +250,14 @@ def to_junit(report: dict[str, Any], fail_on: str) -> str:
     from kafka_ops.checks.base import at_least
 
     suite = ET.Element(
-        "testsuite", name=f"kafka-ops audit {report['host']}", timestamp=report["generated_at"]
+        "testsuite", name=f"kafka-ops audit {printable(report['host'])}", timestamp=report["generated_at"]
     )
     failures = skipped = 0
     by_check: dict[str, list[dict[str, Any]]] = {}
     for f in report["findings"]:
         by_check.setdefault(f["check"], []).append(f)
     for cid in report["checks_run"]:
-        case = ET.SubElement(suite, "testcase", classname=f"kafka-ops.{report['host']}", name=cid)
+        case = ET.SubElement(suite, "testcase", classname=f"kafka-ops.{printable(report['host'])}", name=cid)
         found = by_check.get(cid, [])
         above = [f for f in found if at_least(f["severity"], fail_on)]
         failing = [f for f in above if not f.get("waived")]
@@ -249,7 +271,7 @@ def to_junit(report: dict[str, Any], fail_on: str) -> str:
                 type=failing[0]["severity"],
             )
             el.text = "\n\n".join(
-                f"[{f['severity']}] {f['path'] or ''}\n{f['message']}\nFix: {f['remediation']}"
+                f"[{f['severity']}] {printable(f['path'] or '')}\n{one_line(f['message'])}\nFix: {one_line(f['remediation'])}"
                 for f in failing
             )
         elif waived:
@@ -258,17 +280,19 @@ def to_junit(report: dict[str, Any], fail_on: str) -> str:
             ET.SubElement(
                 case,
                 "skipped",
-                message=f"{len(waived)} finding(s) at or above {fail_on}, {'; '.join(reasons)}",
+                message=printable(f"{len(waived)} finding(s) at or above {fail_on}, {'; '.join(reasons)}"),
             )
         if found and not failing:
             ET.SubElement(case, "system-out").text = "\n".join(
-                f"[{f['severity']}{', ' + waived_text(f) if f.get('waived') else ''}] {f['message']}"
+                f"[{f['severity']}{', ' + waived_text(f) if f.get('waived') else ''}] {one_line(f['message'])}"
                 for f in found
             )
     for s in report["skipped"]:
         if s.get("check"):
-            case = ET.SubElement(suite, "testcase", classname=f"kafka-ops.{report['host']}", name=s["check"])
-            ET.SubElement(case, "skipped", message=s["reason"])
+            case = ET.SubElement(
+                suite, "testcase", classname=f"kafka-ops.{printable(report['host'])}", name=s["check"]
+            )
+            ET.SubElement(case, "skipped", message=one_line(s["reason"]))
             skipped += 1
     suite.set("tests", str(len(suite)))
     suite.set("failures", str(failures))

@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from kafka_ops.broker import versions
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.config import Configs
 
@@ -344,7 +345,7 @@ def _offline_start(ldf: LogDirFacts, mode: str, meta_dir: str | None) -> str:
 
 
 def _unreadable(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) -> MetaVerdict:
-    reason = next((e.reason for e in ldf.scan.errors if e.path == path), "unreadable")
+    reason = content_free(next((e.reason for e in ldf.scan.errors if e.path == path), "unreadable"))
     if "no 'version' property" in reason:
         # Kafka reads a missing version as 0 (MetaProperties.Builder); kafka-ops's reader does not parse it
         return MetaVerdict(
@@ -352,7 +353,7 @@ def _unreadable(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) ->
             path,
             f"{path} has no version= line: Kafka reads it as version 0, but kafka-ops could not compare it with the "
             f"other log dirs ({reason}).",
-            f"Check it by hand (cat {path}) against the other log dirs' meta.properties.",
+            f"Check it by hand (cat -v {q(path)}) against the other log dirs' meta.properties.",
             "warning",
             None,
             {"reason": reason},

@@ -14,6 +14,7 @@ from kafka_ops.broker.cleaner import (
 )
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 
@@ -139,7 +140,7 @@ def _affected(pf, what, bufs, growth, seg_path, active, horizon, details, name) 
         "Upgrade to 1.1.1 / 2.0.0 or later (2.2.1 / 2.3.0 also stop KAFKA-8335's marker build-up that makes these "
         "runs). Until then, seed 001's stopgap: raise the topic's max.message.bytes above the run so that no read "
         f"at the maximum is all markers: kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics "
-        f"--entity-name {pf.part.topic} --add-config max.message.bytes={_above(run_bytes)} (it only buys time: "
+        f"--entity-name {q(pf.part.topic)} --add-config max.message.bytes={_above(run_bytes)} (it only buys time: "
         "the run keeps growing on versions with KAFKA-8335); raising log.cleaner.io.buffer.size does not help. "
         "If the thread already died, restart it after the change (CLN001)."
     )

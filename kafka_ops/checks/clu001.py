@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.replication import stop_risks
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 
 SHOWN = 10  # partitions named in the message; details.partitions has them all
@@ -42,7 +43,7 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
         yield run.finding(
             f"Stopping broker {node} now (cluster at {at}) makes {len(blocking)} partition(s) unavailable: {what}: {names}.",
             "Do not stop this broker yet. Wait until the other replicas are back in sync (`kafka-ops cluster check "
-            f"--bootstrap-server {at} --broker {node}` answers yes; kafka-topics.sh --describe "
+            f"--bootstrap-server {q(at)} --broker {q(node)}` answers yes; kafka-topics.sh --describe "
             "--under-min-isr-partitions), or, for a topic whose min.insync.replicas equals its replication factor, "
             "lower it first (kafka-configs.sh --alter --entity-type topics --entity-name TOPIC --add-config "
             "min.insync.replicas=N) or add replicas (kafka-reassign-partitions.sh).",

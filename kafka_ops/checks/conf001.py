@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.config import TOPIC_DEFAULTS, ConfigProblem
 
@@ -115,7 +116,7 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
                 f"InvalidConfigurationException), so the file does not say what the cluster has. {p.key} takes "
                 f"{b.accepts}.{hint}{assumed}",
                 f"Describe the topic again from the cluster (kafka-configs --bootstrap-server <broker> --entity-type "
-                f"topics --entity-name {p.topic} --describe --all) and give that output as --topic-configs, or fix "
+                f"topics --entity-name {q(p.topic)} --describe --all) and give that output as --topic-configs, or fix "
                 f"{p.key} in {p.source}.",
                 severity="error",
                 path=p.source,

@@ -25,6 +25,7 @@ import os
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import LogDirFacts
 
 MEMORY_FS = {"tmpfs", "ramfs"}
@@ -52,7 +53,7 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
             + ": when the disk meant to hold it did not mount, that is the root filesystem, and the broker starts "
             "with an empty log dir (ZooKeeper mode writes a new meta.properties and re-replicates or, for "
             "partitions with no other replica, recreates them empty; KRaft refuses to start: DIR002).",
-            f"Mount the filesystem meant for it before starting the broker (findmnt {os.path.dirname(ldf.path)}; "
+            f"Mount the filesystem meant for it before starting the broker (findmnt {q(os.path.dirname(ldf.path))}; "
             f"mount -a; check /etc/fstab or the mount unit), and make the broker's unit wait for it: "
             f"RequiresMountsFor={ldf.path} in a drop-in of the broker unit.",
             path=ldf.path,
@@ -77,8 +78,8 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
             f"log dir {ldf.path} is on the filesystem mounted at {where}, not on the expected mount {expected}: "
             f"{expected} is not mounted (or {ldf.path} is not below it), so the broker reads and writes another "
             f"disk{' — the root filesystem' if m.on_root_fs else ''} ({m.fstype} {m.source}{space}).",
-            f"Stop the broker if it runs, mount {expected} (findmnt {expected}; mount {expected}), check that "
-            f"{ldf.path} is then on it (findmnt -T {ldf.path}), and add {unit} to the broker unit so that it never "
+            f"Stop the broker if it runs, mount {expected} (findmnt {q(expected)}; mount {q(expected)}), check that "
+            f"{ldf.path} is then on it (findmnt -T {q(ldf.path)}), and add {unit} to the broker unit so that it never "
             f"starts without it.",
             path=ldf.path,
             details=details,
@@ -87,7 +88,7 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
     if m.fstype == "unknown" and m.source == "unknown":
         yield run.finding(
             f"could not tell which filesystem holds log dir {ldf.path}: /proc/self/mountinfo was not readable.",
-            "Run the audit where /proc is mounted, or check by hand: findmnt -T " + ldf.path,
+            "Run the audit where /proc is mounted, or check by hand: findmnt -T " + q(ldf.path),
             severity="info",
             path=ldf.path,
             details=details,
@@ -101,8 +102,8 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
             f"{ldf.path} is on {where_now(m)} instead{space}. The disk meant for the data did not mount, and the "
             "broker would read and write the wrong disk (an empty log dir there: KRaft refuses to start, ZooKeeper "
             "mode starts empty and re-replicates).",
-            f"Stop the broker if it runs, mount {mp} (mount {mp}; journalctl -u {_unit_name(mp)} says why it "
-            f"failed), check that {ldf.path} is then on it (findmnt -T {ldf.path}), and add {unit} to the broker "
+            f"Stop the broker if it runs, mount {mp} (mount {q(mp)}; journalctl -u {q(_unit_name(mp))} says why it "
+            f"failed), check that {ldf.path} is then on it (findmnt -T {q(ldf.path)}), and add {unit} to the broker "
             "unit so that it never starts without it.",
             path=ldf.path,
             details={**details, "configured_mount": mp, "configured_in": where},
@@ -125,7 +126,7 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
                 f"hold data: {empty_why}. The disk meant for it is most likely not mounted, and the broker would start "
                 "this log dir empty on the OS disk.",
                 f"Stop the broker if it runs; find the disk meant for {ldf.path} (lsblk -f; findmnt), mount it, and "
-                f"add {unit} to the broker unit. If the dir is new on purpose, --waive DIR001:{ldf.path}.",
+                f"add {unit} to the broker unit. If the dir is new on purpose, --waive {q('DIR001:' + ldf.path)}.",
                 path=ldf.path,
                 details={**details, "empty_but_expected": empty_why},
             )
@@ -140,7 +141,7 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
             f"{os.path.dirname(ldf.path) if os.path.dirname(ldf.path) != '/' else '/data'}), move the data onto it "
             f"keeping ownership (rsync -aHAXS), point log.dirs at a subdirectory of the mount (not the mount point "
             f"itself: lost+found, DIR003), and add {unit} to the broker unit. If the root filesystem is intended "
-            f"(a single-disk VM, a test host), say so: --expect-mount {ldf.path}=/.",
+            f"(a single-disk VM, a test host), say so: --expect-mount {q(ldf.path + '=/')}.",
             severity="warning",
             path=ldf.path,
             details=details,

@@ -41,6 +41,7 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.engine.shell import q, qs
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 
 MAX_LISTED = 50
@@ -107,13 +108,13 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
         if name == "lost+found" and at_mount_root:
             fix = (
                 f"Do not use a filesystem's root as a log dir: with the broker stopped, create a subdirectory "
-                f"(mkdir {ldf.path}/kafka), move the log dir's content into it (everything but lost+found), chown it "
+                f"(mkdir {q(ldf.path + '/kafka')}), move the log dir's content into it (everything but lost+found), chown it "
                 f"to the broker user, and set log.dirs to {ldf.path}/kafka. Removing lost+found (rmdir) only lasts "
                 f"until the next fsck or mklost+found recreates it."
             )
         else:
             fix = (
-                f"With the broker stopped, move {d.path} out of the log dir (mv {d.path} /var/tmp/), or, if it is "
+                f"With the broker stopped, move {d.path} out of the log dir (mv {q(d.path)} /var/tmp/), or, if it is "
                 f"partition data under a wrong name, rename it to <topic>-<partition>."
             )
         yield run.finding(
@@ -141,7 +142,12 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
             f"{ldf.path} holds {len(paths)} {what}: {', '.join(os.path.basename(p) for p in paths[:5])}"
             + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")
             + f". {does}",
-            fix.format(paths=" ".join(paths[:5]) + (" ..." if len(paths) > 5 else "")),
+            fix.format(paths=qs(paths[:5]))
+            + (
+                f" Then the other {len(paths) - 5} (the finding's details list them)."
+                if len(paths) > 5
+                else ""
+            ),
             severity="info",
             path=paths[0],
             details={"kind": kind, "count": len(paths), "paths": paths[:MAX_LISTED]},
@@ -158,7 +164,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
             f"write of that file truncates and reuses it, which fails, taking the log dir offline, if the broker user "
             f"cannot write it (PERM001).",
             f"Nothing to do if the broker user owns them; with the broker stopped they can be removed: "
-            f"rm {' '.join(f.path for f in tmps)}.",
+            f"rm {qs(f.path for f in tmps)}.",
             severity="info",
             path=tmps[0].path,
             details={"files": [f.path for f in tmps], "bytes": sum(f.size for f in tmps)},
@@ -236,7 +242,7 @@ def _host(h: HostFacts) -> Iterator[Finding]:
             f"{path}. At start LogManager.loadLog throws IllegalStateException '{said}' and the broker does not "
             f"start.",
             f"With the broker stopped, compare the two copies (kafka-ops dump, or the log end offsets and mtimes) and "
-            f"move the stale one out of log.dirs (mv {path} /var/tmp/) — in KRaft keep the one in the dir the "
+            f"move the stale one out of log.dirs (mv {q(path)} /var/tmp/) — in KRaft keep the one in the dir the "
             f"controller has assigned the replica to (kafka-log-dirs --describe on a running cluster).",
             path=path,
             log_dir=os.path.dirname(path),

@@ -34,6 +34,7 @@ from kafka_ops.broker.startup import (
 )
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 KINDS = (
@@ -127,7 +128,7 @@ def _fix(pf: PartitionFacts, seg, verdict: str) -> str:  # type: ignore[no-untyp
     where = f"segment {seg.base_offset} of {partition_name(pf)}"
     return (
         f"With the broker stopped, quarantine the index files of {where}: kafka-ops fix indexes --log-dir "
-        f"{pf.log_dir.path} (dry run), then again with --apply; the broker rebuilds .index, .timeindex and "
+        f"{q(pf.log_dir.path)} (dry run), then again with --apply; the broker rebuilds .index, .timeindex and "
         f".txnindex from the records at start (LogLoader.loadSegmentFiles -> recoverSegment)"
         + (
             " (it would rebuild them anyway at the next start, so this only makes it certain)"

@@ -31,6 +31,7 @@ from kafka_ops.broker.startup import (
     rebuild_cost,
 )
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 
@@ -113,7 +114,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
         cost = f" ({rebuild_cost(ctx, seg)})" if nxt.verdict == REBUILT else ""
         yield run.finding(
             f"{partition_name(pf)} segment {base}: {what}. Next start: {nxt.why}{cost}.{use}",
-            f"With the broker stopped: kafka-ops fix indexes --log-dir {pf.log_dir.path} (dry run), then with "
+            f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with "
             "--apply: it moves the segment's .index, .timeindex and .txnindex to a quarantine folder and the broker "
             "rebuilds them from the records at start (LogLoader.loadSegmentFiles -> recoverSegment)"
             + (

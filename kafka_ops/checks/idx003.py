@@ -33,6 +33,7 @@ from kafka_ops.broker.startup import (
 )
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import Segment
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 REPORTED = ("non_monotonic", "past_end", "not_batch_start", "offset_before_batch", "offset_past_log_end")
@@ -176,10 +177,10 @@ def _finding(ctx, pf: PartitionFacts, seg: Segment, kind: str, issues, full: boo
         f"{listed}{more}. No broker writes that: the index does not describe this .log (an unclean stop that "
         f"flushed the index but not the log, a copy of files taken at different times, a disk error). "
         f"{effects} Next start: {nxt.why}{cost}.",
-        f"With the broker stopped: kafka-ops fix indexes --log-dir {pf.log_dir.path} (dry run), then with --apply: "
+        f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with --apply: "
         "the segment's .index, .timeindex and .txnindex go to a quarantine folder and the broker rebuilds them "
         "from the records at start (LogLoader.loadSegmentFiles -> recoverSegment). kafka-ops dump "
-        f"{path} lists every entry checked against the log. If files were restored or copied, check that the "
+        f"{q(path)} lists every entry checked against the log. If files were restored or copied, check that the "
         ".log and its indexes come from the same moment.",
         path=path,
         topic=pf.part.topic,

@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.startup import REBUILT, next_start, partition_name, rebuild_cost
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 
@@ -132,13 +133,13 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
 
 def _fix(pf: PartitionFacts, seg, kind: str) -> str:  # type: ignore[no-untyped-def]
     return (
-        f"With the broker stopped: kafka-ops fix indexes --log-dir {pf.log_dir.path} (dry run), then with --apply: "
+        f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with --apply: "
         f"the .index, .timeindex and .txnindex of segment {seg.base_offset} go to a quarantine folder and the broker "
         "rebuilds them from the records at start (LogLoader.loadSegmentFiles -> recoverSegment), with the segment's "
         "real largest timestamp."
         + (
             " If the broker must run first, protect the data: kafka-configs.sh --alter --entity-type topics "
-            f"--entity-name {pf.part.topic} --add-config retention.ms=<longer> (RET001)."
+            f"--entity-name {q(pf.part.topic)} --add-config retention.ms=<longer> (RET001)."
             if kind == "time"
             else ""
         )

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import access_for, owner_text
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts, path_facts
 
@@ -79,9 +80,9 @@ def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # typ
         f"broker user {user} (uid {who.uid}) cannot {'/'.join(_verbs(first_missing))} {first_path} ({first_owner})"
         + (f" and {len(bad) - 1} more path(s) under {where}" if len(bad) > 1 else "")
         + f". {consequence}",
-        f"With the broker stopped: chown -R {user}:{_group(who)} {where} && chmod -R u+rwX {where} "
-        f"(or: kafka-ops fix ownership --log-dir {subject.log_dir.path if isinstance(subject, PartitionFacts) else subject.path} "
-        f"--broker-user {user} --apply). Then make the mount step set ownership so the next remount does not undo it.",
+        f"With the broker stopped: chown -R {q(f'{user}:{_group(who)}')} {q(where)} && chmod -R u+rwX {q(where)} "
+        f"(or: kafka-ops fix ownership --log-dir {q(subject.log_dir.path if isinstance(subject, PartitionFacts) else subject.path)} "
+        f"--broker-user {q(user)} --apply). Then make the mount step set ownership so the next remount does not undo it.",
         path=first_path,
         topic=topic,
         partition=partition,

@@ -21,6 +21,7 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name, rwx
 from kafka_ops.engine.logdir import FileInfo
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import (
     ACL_GROUP,
     ACL_GROUP_OBJ,
@@ -99,10 +100,10 @@ def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # typ
         + " Seed 000's broker lost its .timeindex files that way after a remount reset ownership to root, and "
         "deleted the segments (PERM001, RET001).",
         f"Make the broker user the owner, which no chmod, umask or ACL change can take away: "
-        f"find {where} ! -user {who.user} -exec chown {who.user}:{group} {{}} + "
-        f"(or: kafka-ops fix ownership --log-dir {log_dir} --broker-user {who.user}, then --apply; run it with "
+        f"find {q(where)} ! -user {q(who.user)} -exec chown {q(f'{who.user}:{group}')} {{}} + "
+        f"(or: kafka-ops fix ownership --log-dir {q(log_dir)} --broker-user {q(who.user)}, then --apply; run it with "
         f"the broker stopped, since a chown -R races with the broker's checkpoint .tmp files)"
-        + ("; then remove the world access: chmod -R o-rwx " + where if "other" in vias else "")
+        + ("; then remove the world access: chmod -R o-rwx " + q(where) if "other" in vias else "")
         + ". Then make the provisioning step (mount options, the Ansible task that creates the dirs) set this "
         "ownership, so that the next remount or restore does not undo it.",
         path=first["path"],

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
+from kafka_ops.engine.shell import q, qs
 from kafka_ops.facts.access import Access, decide, owner_text
 from kafka_ops.facts.collect import LogDirFacts, PathFacts
 from kafka_ops.facts.identity import Identity
@@ -165,21 +166,21 @@ def _fix(who: Identity, problems: list[dict[str, object]], ldf: LogDirFacts) -> 
         steps.append(
             "give the broker user search permission on "
             + ", ".join(parents)
-            + f": chmod o+x {' '.join(parents)} (or, to grant it to {user} alone: "
-            + " && ".join(f"setfacl -m u:{user}:x {p}" for p in parents)
+            + f": chmod o+x {qs(parents)} (or, to grant it to {user} alone: "
+            + " && ".join(f"setfacl -m {q(f'u:{user}:x')} {q(p)}" for p in parents)
             + ")"
         )
     for p in problems:
         if p["kind"] == "root":
             steps.append(
-                f"with the broker stopped: chown {user}:{group} {ldf.path} && chmod u+rwx {ldf.path} "
-                f"(or kafka-ops fix ownership --log-dir {ldf.path} --broker-user {user}, then --apply)"
+                f"with the broker stopped: chown {q(f'{user}:{group}')} {q(ldf.path)} && chmod u+rwx {q(ldf.path)} "
+                f"(or kafka-ops fix ownership --log-dir {q(ldf.path)} --broker-user {q(user)}, then --apply)"
             )
         elif p["kind"] == "create":
             steps.append(
                 f"first check that the filesystem meant to hold {ldf.path} is mounted (DIR001): a missing log dir "
-                f"is often a mount that failed; then create it for the broker: install -d -o {user} -g {group} "
-                f"-m 0750 {ldf.path}"
+                f"is often a mount that failed; then create it for the broker: install -d -o {q(user)} -g {q(group)} "
+                f"-m 0750 {q(ldf.path)}"
             )
         elif p["kind"] == "not_dir":
             steps.append(

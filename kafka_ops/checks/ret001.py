@@ -88,7 +88,7 @@ def _fix(source: str, part_dir: str, base: int, who) -> str:  # type: ignore[no-
     user = who.user if who else "<broker user>"
     if source == TS_UNREADABLE:
         return (
-            f"Before starting the broker: chown {user} the files of {part_dir} and make them readable and writable "
+            f"Before starting the broker: make {user} the owner of the files of {part_dir}, readable and writable "
             f"(kafka-ops fix ownership --apply); if the broker already runs, stop it first. Until then raise "
             f"retention.ms on the topic to protect the data (kafka-configs --alter --add-config retention.ms=...)."
         )

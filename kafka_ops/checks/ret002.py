@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.forecast import HostForecast, TopicForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
 
 # per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is
@@ -84,7 +85,7 @@ def _finding(ctx, t: TopicForecast, stopped: bool) -> Finding:  # type: ignore[n
     remediation = (
         "Nothing to fix if this is the retention you want. To keep the data longer, raise it before the "
         f"deletion: kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name "
-        f"{t.topic} --add-config retention.ms=<ms> (time) or retention.bytes=<bytes per partition> (size). "
+        f"{q(t.topic)} --add-config retention.ms=<ms> (time) or retention.bytes=<bytes per partition> (size). "
         "Retention deletes whole segments, so each drop is as large as the segments that expire together; "
         "for a steadier size lower segment.bytes / segment.ms on the topic (seed 003)."
     )

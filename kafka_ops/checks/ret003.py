@@ -11,6 +11,7 @@ from kafka_ops.broker.forecast import SegmentForecast, first_check_delay, for_ch
 from kafka_ops.broker.timestamps import future_batches, iso, segment_path
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 # A segment whose largest timestamp is more than this after now is "in the future". Clocks of producers and
@@ -136,7 +137,7 @@ def _fix(ctx, pf, s0, seg0, first, sane, good) -> str:  # type: ignore[no-untype
     if s0.source in (TS_MTIME, TS_MTIME_NO_TIMEINDEX):
         steps.append(
             f"The broker compares the .log's mtime, which is in the future: with the broker stopped set it to the "
-            f"records' time, touch -m -d @{good // 1000} {segment_path(seg0)}, and check the host clock (NTP)."
+            f"records' time, touch -m -d @{good // 1000} {q(segment_path(seg0))}, and check the host clock (NTP)."
         )
     elif cfg.values.get("message.timestamp.type") == "LogAppendTime":
         steps.append(
@@ -144,7 +145,7 @@ def _fix(ctx, pf, s0, seg0, first, sane, good) -> str:  # type: ignore[no-untype
             "fix the broker host's clock (NTP)."
         )
     else:
-        where = f" (the first is at offset {first}: kafka-dump-log --files {segment_path(seg0)} shows its CreateTime)"
+        where = f" (the first is at offset {first}: kafka-dump-log --files {q(segment_path(seg0))} shows its CreateTime)"
         steps.append(
             f"Find the producer with the wrong clock{where if first is not None else ''} and fix its clock (NTP)."
         )
@@ -158,7 +159,7 @@ def _fix(ctx, pf, s0, seg0, first, sane, good) -> str:  # type: ignore[no-untype
             reject = "message.timestamp.after.max.ms=3600000 (Kafka >= 3.6, KIP-937)"
         steps.append(
             "Make the broker reject such records (InvalidTimestampException, LogValidator.validateTimestamp): "
-            f"kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name {topic} "
+            f"kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name {q(topic)} "
             f"--add-config {reject}, or message.timestamp.type=LogAppendTime to have the broker stamp them."
         )
     if upto is not None:
@@ -174,8 +175,8 @@ def _fix(ctx, pf, s0, seg0, first, sane, good) -> str:  # type: ignore[no-untype
             )
         )
         steps.append(
-            f"To release the held data now, delete up to the end of segment {s0.base}: echo '{spec}' > "
-            f"delete-{topic}-{part}.json; kafka-delete-records --bootstrap-server <broker:9092> --offset-json-file "
-            f"delete-{topic}-{part}.json ({lost}); time retention then resumes with the next segment."
+            f"To release the held data now, delete up to the end of segment {s0.base}: echo {q(spec)} > "
+            f"{q(f'delete-{topic}-{part}.json')}; kafka-delete-records --bootstrap-server <broker:9092> --offset-json-file "
+            f"{q(f'delete-{topic}-{part}.json')} ({lost}); time retention then resumes with the next segment."
         )
     return " ".join(steps)

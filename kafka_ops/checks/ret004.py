@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.forecast import for_check
 from kafka_ops.broker.timestamps import iso, segment_path
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 
 DAY_MS = 24 * 3600 * 1000
@@ -114,7 +115,7 @@ def _fix(pf: PartitionFacts, cause: str, upto: int | None, seg_ms: int) -> str:
     topic, part = pf.part.topic, pf.part.partition
     r = cfg.retention_ms
     alter = (
-        f"kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name {topic} "
+        f"kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name {q(topic)} "
         "--add-config"
     )
     if cause == "cleaner_disabled":
@@ -126,7 +127,7 @@ def _fix(pf: PartitionFacts, cause: str, upto: int | None, seg_ms: int) -> str:
     steps = [
         "Retention cannot remove single records. To drop the old ones now, produce a tombstone (the key with a "
         "null value) for each of their keys, e.g. kafka-console-producer --bootstrap-server <broker:9092> --topic "
-        f"{topic} --property parse.key=true --property key.separator=: --property null.marker=NULL with lines "
+        f"{q(topic)} --property parse.key=true --property key.separator=: --property null.marker=NULL with lines "
         "'<key>:NULL' (null.marker: Kafka >= 3.2; or kcat -P -Z -K:): once the tombstones' segment has rolled (the "
         "active segment is never cleaned) the next cleaning drops the old values, and the tombstones "
         f"delete.retention.ms ({cfg.values.get('delete.retention.ms')} ms) after the cleaner "
@@ -136,8 +137,8 @@ def _fix(pf: PartitionFacts, cause: str, upto: int | None, seg_ms: int) -> str:
         spec = json.dumps({"version": 1, "partitions": [{"topic": topic, "partition": part, "offset": upto}]})
         steps.append(
             f"Or, if the segment's newer records may go too (the latest value of their keys is lost), delete the "
-            f"whole segment: echo '{spec}' > delete-{topic}-{part}.json; kafka-delete-records --bootstrap-server "
-            f"<broker:9092> --offset-json-file delete-{topic}-{part}.json."
+            f"whole segment: echo {q(spec)} > {q(f'delete-{topic}-{part}.json')}; kafka-delete-records --bootstrap-server "
+            f"<broker:9092> --offset-json-file {q(f'delete-{topic}-{part}.json')}."
         )
     new_ms = max(3600 * 1000, r // 7)
     cfgs = []

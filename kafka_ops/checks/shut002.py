@@ -44,6 +44,7 @@ from kafka_ops.broker.startup import (
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, Tail
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import NOT_READ, PartitionFacts
 
 SMALL_SIZE = BELOW_MIN_OVERHEAD
@@ -250,20 +251,20 @@ def _not_truncated(seg: Segment, tail: Tail, pf: PartitionFacts) -> str:
 
 def _fix(pf: PartitionFacts, seg: Segment, truncated: bool, deletes_later: bool, tail: Tail) -> str:
     part_dir = pf.part.path
-    backup = f"cp -a {part_dir} /var/tmp/kafka-ops-backup/"
+    backup = f"cp -a {q(part_dir)} /var/tmp/kafka-ops-backup/"
     if truncated:
         return (
             f"Before the start, back up the partition with the broker stopped: {backup}"
             + (", since the start also deletes the later segments" if deletes_later else "")
             + ". If another replica is in sync, let the start truncate: this broker fetches the lost offsets from "
             "the leader. If this broker holds the only copy, keep the backup: `kafka-ops dump "
-            f"{seg_file(seg, '.log')}` shows the batches and where they stop, and what is past byte {tail.position} "
+            f"{q(seg_file(seg, '.log'))}` shows the batches and where they stop, and what is past byte {tail.position} "
             "cannot be served by Kafka anyway."
         )
-    q = f"/var/lib/kafka-ops/quarantine/{pf.part.topic}-{pf.part.partition}"
+    qdir = q(f"/var/lib/kafka-ops/quarantine/{pf.part.topic}-{pf.part.partition}")
     return (
         f"With the broker stopped, back up the partition ({backup}), then make the next start recover just this "
-        f"segment: mkdir -p {q} && mv {seg_file(seg, '.index')} {seg_file(seg, '.timeindex')} {q}/ (also the "
+        f"segment: mkdir -p {qdir} && mv {q(seg_file(seg, '.index'))} {q(seg_file(seg, '.timeindex'))} {qdir}/ (also the "
         ".txnindex if there is one). With its .index missing, LogLoader.loadSegmentFiles recovers the segment and "
         f"truncates it at byte {tail.position}, without deleting other segments; removing .kafka_cleanshutdown "
         "instead would recover every unflushed segment of the log dir. Then find what wrote past the last batch: a "

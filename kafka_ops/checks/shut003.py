@@ -35,6 +35,7 @@ from kafka_ops.broker.startup import is_metadata_log, partition_name, recover_lo
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 
 
@@ -122,7 +123,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
         (e for e in ldf.scan.errors if os.path.abspath(e.path) == os.path.abspath(path)),
         None,
     )
-    why = err.reason if err is not None else "unreadable"
+    why = content_free(err.reason) if err is not None else "unreadable"
     version = ctx.host.kafka_version
     channel = versions.has("log_dir_failure_channel", version, unknown=True)
     metadata_here = any(os.path.basename(d.path) == f"{METADATA_TOPIC}-0" for d in ldf.scan.skipped_dirs)
@@ -145,8 +146,8 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
         f"while reading recovery-point-offset-checkpoint file of directory {ldf.path}, resetting the recovery "
         f"checkpoint to 0' and loads every partition with recovery point 0. {consequence}{offline}",
         "With the broker stopped: if the file is only unreadable to the broker user, fix its owner and mode "
-        f"(kafka-ops fix ownership --log-dir {ldf.path} --apply; PERM001). If its content is damaged, move it "
-        f"aside (mv {path} {path}.corrupt): a missing checkpoint is created empty without taking the dir offline, "
+        f"(kafka-ops fix ownership --log-dir {q(ldf.path)} --apply; PERM001). If its content is damaged, move it "
+        f"aside (mv {q(path)} {q(path + '.corrupt')}): a missing checkpoint is created empty without taking the dir offline, "
         "and the start re-reads the segments only if the stop was unclean.",
         severity="error" if channel else None,
         path=path,

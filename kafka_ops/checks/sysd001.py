@@ -39,6 +39,7 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.systemd import DEFAULT_TIMEOUT_STOP_S
 
@@ -205,10 +206,10 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     dropin = f"/etc/systemd/system/{unit.name}.d/kafka-ops-timeout.conf"
     remediation = (
         f"Give it TimeoutStopSec={rec}s (max({FLOOR_S} s, {needed:g} s x {MARGIN:g}, rounded up to {ROUND_S} s)) "
-        f"with a drop-in: `kafka-ops fix systemd --systemd-unit {unit.path} --apply`, or by hand: mkdir -p "
-        f"{dropin.rsplit('/', 1)[0]} && printf '[Service]\\nTimeoutStopSec={rec}s\\n' > {dropin} && systemctl "
+        f"with a drop-in: `kafka-ops fix systemd --systemd-unit {q(unit.path)} --apply`, or by hand: mkdir -p "
+        f"{q(dropin.rsplit('/', 1)[0])} && printf '[Service]\\nTimeoutStopSec={rec}s\\n' > {q(dropin)} && systemctl "
         "daemon-reload (it applies to the next stop; no restart needed). Check with `systemctl show -p "
-        f"TimeoutStopUSec {unit.name}`."
+        f"TimeoutStopUSec {q(unit.name)}`."
     )
     details = {
         "timeout_stop_s": timeout,

@@ -28,6 +28,7 @@ import shlex
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 
 GRACEFUL = {"TERM", "INT", "HUP"}
@@ -214,8 +215,8 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     remediation = (
         "Let systemd stop the JVM itself: SIGTERM to the cgroup, then TimeoutStopSec. A drop-in "
         + (
-            f"(`ExecStop=` empty resets the list): mkdir -p {path.rsplit('/', 1)[0]} && printf '[Service]\\n{lines}' > "
-            f"{path} && systemctl daemon-reload, or `kafka-ops fix systemd --systemd-unit {unit.path} --apply`"
+            f"(`ExecStop=` empty resets the list): mkdir -p {q(path.rsplit('/', 1)[0])} && printf '[Service]\\n{lines}' > "
+            f"{q(path)} && systemctl daemon-reload, or `kafka-ops fix systemd --systemd-unit {q(unit.path)} --apply`"
             if dropin
             else f"is not enough for -Xrs: remove it from KAFKA_OPTS / KAFKA_JVM_PERFORMANCE_OPTS in {unit.path}"
         )

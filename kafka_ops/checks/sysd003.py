@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
 
 CONNECTION_ALLOWANCE = (
@@ -164,9 +165,9 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
     )
     remediation = (
         f"Set LimitNOFILE={recommended} (twice the need, at least the {RECOMMENDED_MIN} Kafka's ops guide "
-        f"recommends) in a drop-in: `kafka-ops fix systemd --systemd-unit {unit.path} --apply`, or mkdir -p "
-        f"/etc/systemd/system/{unit.name}.d && printf '[Service]\\nLimitNOFILE={recommended}\\n' > /etc/systemd/system/{unit.name}.d/kafka-ops-nofile.conf && "
+        f"recommends) in a drop-in: `kafka-ops fix systemd --systemd-unit {q(unit.path)} --apply`, or mkdir -p "
+        f"{q(f'/etc/systemd/system/{unit.name}.d')} && printf '[Service]\\nLimitNOFILE={recommended}\\n' > {q(f'/etc/systemd/system/{unit.name}.d/kafka-ops-nofile.conf')} && "
         "systemctl daemon-reload, then restart the broker (limits apply at process start). Check: "
-        "`grep 'open files' /proc/$(systemctl show -p MainPID --value " + unit.name + ")/limits`."
+        "`grep 'open files' /proc/$(systemctl show -p MainPID --value " + q(unit.name) + ")/limits`."
     )
     yield run.finding(message, remediation, path=unit.path, details=details)

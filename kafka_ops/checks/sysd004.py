@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.systemd import parse_bytes
 
@@ -123,14 +124,18 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
         x for x in (re.sub(r"-XX:MaxDirectMemorySize=\S+", "", unit.environment.get("KAFKA_OPTS", "")).strip(),
                     "-XX:MaxDirectMemorySize=1g") if x
     )  # fmt: skip
+    # printf's format: its \\n are the line ends; a % or a quote in the unit's KAFKA_OPTS stays literal
+    dropin = (
+        f'[Service]\\nEnvironment="KAFKA_HEAP_OPTS=-Xms{heap_gib}g -Xmx{heap_gib}g" '
+        f'"KAFKA_OPTS={kafka_opts.replace("%", "%%")}"\\n'
+    )
     remediation = (
         f"Make heap + direct + {human_bytes(NON_HEAP_BYTES)} + {GC_OVERHEAD:.0%} of the heap fit in "
         f"{human_bytes(fits)}: cap direct memory (-XX:MaxDirectMemorySize=1g is plenty for the network buffers) and "
         f"size the heap for the broker, not the host (Kafka's ops guide: -Xmx6g on 24 GB machines, the rest left "
         f"to the page cache): with a {heap_gib} GiB heap it fits. A drop-in: mkdir -p "
-        f"/etc/systemd/system/{unit.name}.d && printf '[Service]\\nEnvironment="
-        f'"KAFKA_HEAP_OPTS=-Xms{heap_gib}g -Xmx{heap_gib}g" "KAFKA_OPTS={kafka_opts}"\\n\' > '
-        f"/etc/systemd/system/{unit.name}.d/kafka-ops-memory.conf && systemctl daemon-reload, then a rolling restart"
+        f"{q(f'/etc/systemd/system/{unit.name}.d')} && printf {q(dropin)} > "
+        f"{q(f'/etc/systemd/system/{unit.name}.d/kafka-ops-memory.conf')} && systemctl daemon-reload, then a rolling restart"
         + (
             f"; or raise {limit_source.split('=')[0]}= instead"
             if limit_source and limit is not None and limit == fits

@@ -95,6 +95,8 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
+        from kafka_ops.render import markup_safe
+
         with Progress(
             TextColumn("[bold]scanning[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
             console=Console(stderr=True), transient=True,
@@ -103,7 +105,7 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
 
             def progress(log_dir: str, done: int, total: int) -> None:
                 if log_dir not in tasks:
-                    tasks[log_dir] = bar.add_task(log_dir, total=total)
+                    tasks[log_dir] = bar.add_task(markup_safe(log_dir), total=total)
                 bar.update(tasks[log_dir], completed=done)
 
             return run_audit(opts, progress)

@@ -93,6 +93,7 @@ def dump(
     """
     from kafka_ops.dump import DumpOptions, dump_path, render_text
     from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
+    from kafka_ops.engine.shell import printable
 
     targets = [str(p) for p in paths or []] + [f for arg in files or [] for f in arg.split(",") if f]
     if not targets:
@@ -134,7 +135,7 @@ def dump(
                 out.write(json.dumps(ev, default=str) + "\n")
             else:
                 line = render_text(ev)
-                if line is not None:
-                    out.write(line + "\n")
+                if line is not None:  # a file name, key or payload cannot drive the terminal or add a line
+                    out.write(printable(line) + "\n")
     if errors:
         raise typer.Exit(1)

@@ -112,6 +112,7 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
     from kafka_ops.broker.forecast import HostForecast, iter_forecasts
     from kafka_ops.broker.timestamps import iso
     from kafka_ops.checks.base import human_bytes, human_ms
+    from kafka_ops.render import markup_safe as esc
 
     console = Console(file=out, width=max(120, Console().width) if out is sys.stdout else 160)
     hf = HostForecast(host.now_ms, host.horizon_ms)
@@ -167,7 +168,7 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
 
             def tick(log_dir: str, done: int, total: int) -> None:
                 if log_dir not in tasks:
-                    tasks[log_dir] = bar.add_task(log_dir, total=total)
+                    tasks[log_dir] = bar.add_task(esc(log_dir), total=total)
                 bar.update(tasks[log_dir], completed=done)
 
             consume(iter_forecasts(host, tick))
@@ -175,7 +176,7 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
         consume(iter_forecasts(host))
 
     console.print(
-        f"[bold]kafka-ops forecast[/bold] of {host.host} at {iso(host.now_ms)}, horizon {human_ms(host.horizon_ms)}"
+        f"[bold]kafka-ops forecast[/bold] of {esc(host.host)} at {iso(host.now_ms)}, horizon {human_ms(host.horizon_ms)}"
         f" — broker {host.broker_state}; assuming no new data arrives"
     )
     t = Table(
@@ -185,7 +186,7 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
     for col in ("partition", "segment", "size", "largest timestamp", "source", "deleted", "why"):
         t.add_column(col, overflow="fold")
     for r in rows:
-        t.add_row(*r)
+        t.add_row(*(esc(c) for c in r))
     if rows:
         console.print(t)
     else:
@@ -208,11 +209,11 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
             if p["deleted_bytes"] or every_check
         )
         tt.add_row(
-            name, str(tf.partitions), human_bytes(tf.bytes_now), human_bytes(tf.deleted_bytes),
+            esc(name), str(tf.partitions), human_bytes(tf.bytes_now), human_bytes(tf.deleted_bytes),
             human_bytes(tf.bytes_now - tf.deleted_bytes), drops or "-",
         )  # fmt: skip
     console.print(tt)
     from kafka_ops.broker.forecast import host_errors
 
     for e in host_errors(host) + errors:
-        console.print(f"  [yellow]could not read {e.get('file')}: {e.get('error')}[/yellow]")
+        console.print(f"  [yellow]could not read {esc(e.get('file'))}: {esc(e.get('error'))}[/yellow]")

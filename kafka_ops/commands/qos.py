@@ -358,22 +358,25 @@ def _text(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
+    from kafka_ops.render import markup_safe as esc
+
     c = Console(width=max(120, Console().width), highlight=False)
+
     inp = report["inputs"]
     src = inp["source_export"] or ", ".join(inp["source"]) or "-"
     c.print(
-        f"[bold]kafka-ops qos[/]: {src}"
-        + (f" (topic {inp['topic']}, {inp['isolation']})" if inp["topic"] else "")
+        f"[bold]kafka-ops qos[/]: {esc(src)}"
+        + (f" (topic {esc(inp['topic'])}, {esc(inp['isolation'])})" if inp["topic"] else "")
     )
     if "source" in report:
         s, k = report["source"], report["sink"]
         c.print(
-            f"source: {s['records']} record(s) by {s['id']}, {s['first_timestamp']} .. {s['last_timestamp']}"
+            f"source: {s['records']} record(s) by {esc(s['id'])}, {s['first_timestamp']} .. {s['last_timestamp']}"
             + (f", {s['without_id']} without id" if s["without_id"] else "")
         )
-        where = f"topic {inp['sink_topic']}" if inp.get("sink_topic") else inp["sink"]
+        where = esc(f"topic {inp['sink_topic']}" if inp.get("sink_topic") else inp["sink"])
         c.print(
-            f"sink:   {k['records']} row(s) by {k['id']} in {where}, {k['distinct_ids']} distinct id(s)"
+            f"sink:   {k['records']} row(s) by {esc(k['id'])} in {where}, {k['distinct_ids']} distinct id(s)"
             + (f", {k['ids_not_in_source']} not in the source" if k["ids_not_in_source"] else "")
             + (f", {k['without_id']} without id" if k["without_id"] else "")
         )
@@ -398,20 +401,20 @@ def _text(report: dict[str, Any]) -> None:
                     reb += f"\n(* before {str(k['time'])[11:23]}: {k['pod']} consumed past, at "
                     reb += f"{k['first_offset']}-{k['last_offset']})"
                 times = f"{str(r['first_timestamp'])[:19]} .. {str(r['last_timestamp'])[11:19]}"
-                t.add_row(
+                t.add_row(*map(esc, (
                     f"{r['topic']}-{r['partition']}", f"{r['first_offset']}-{r['last_offset']}", str(r["records"]),
                     times, ids, reb or "-",
-                )  # fmt: skip
+                )))  # fmt: skip
             c.print(t)
         if d["items"]:
             t = Table(title="duplicated in the sink")
             for col in ("id", "partition", "offset", "record time", "sink copies", "source copies"):
                 t.add_column(col)
             for x in d["items"]:
-                t.add_row(
+                t.add_row(*map(esc, (
                     x["id"], f"{x['topic']}-{x['partition']}", str(x["offset"]), str(x["timestamp"])[:19],
                     str(x["sink_count"]), str(x["source_count"]),
-                )  # fmt: skip
+                )))  # fmt: skip
             c.print(t)
         bad = [w for w in report["windows"] if w["missing"] or w["duplicated_ids"]]
         if bad:
@@ -421,10 +424,10 @@ def _text(report: dict[str, Any]) -> None:
             for col in ("window", "partition", "records", "missing", "duplicated ids"):
                 t.add_column(col)
             for w in bad:
-                t.add_row(
+                t.add_row(*map(esc, (
                     str(w["start"])[:16], f"{w['topic']}-{w['partition']}", str(w["records"]), str(w["missing"]),
                     str(w["duplicated_ids"]),
-                )  # fmt: skip
+                )))  # fmt: skip
             c.print(t)
     if "offsets" in report:
         o = report["offsets"]
@@ -438,13 +441,15 @@ def _text(report: dict[str, Any]) -> None:
             for col in ("kind", "partition", "pod", "offsets", "records", "time", "what"):
                 t.add_column(col)
             for f in o["findings"]:
-                t.add_row(
+                t.add_row(*map(esc, (
                     f["kind"], f"{f['topic']}-{f['partition']}", f["pod"], f"{f['first_offset']}-{f['last_offset']}",
                     "?" if f["visible_records"] is None else str(f["visible_records"]), str(f["time"])[:19],
                     f["message"],
-                )  # fmt: skip
+                )))  # fmt: skip
             c.print(t)
     g = report["gate"]
     c.print(
-        "gate: [bold red]FAIL[/] — " + "; ".join(g["reasons"]) if g["failed"] else "gate: [bold green]pass[/]"
+        "gate: [bold red]FAIL[/] — " + esc("; ".join(g["reasons"]))
+        if g["failed"]
+        else "gate: [bold green]pass[/]"
     )

@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_ops.checks.base import human_bytes
+from kafka_ops.engine.shell import printable
+from kafka_ops.render import markup_safe as esc
 
 
 def fleet_table(report: dict[str, Any], console: Any) -> None:
@@ -13,8 +15,8 @@ def fleet_table(report: dict[str, Any], console: Any) -> None:
     fl = report["fleet"]
     console.print(
         f"[bold]fleet[/bold]: {fl['hosts_audited']} of {fl['hosts_total']} host(s) audited, {fl['units']} "
-        f"(host, log dir) unit(s) in {fl['tasks']} Spark task(s) on {fl['spark_master']}; run {fl['run_id']}"
-        + (f", results in {fl['results']}" if fl.get("results") else "")
+        f"(host, log dir) unit(s) in {fl['tasks']} Spark task(s) on {esc(fl['spark_master'])}; run {esc(fl['run_id'])}"
+        + (f", results in {esc(fl['results'])}" if fl.get("results") else "")
     )
     t = Table(title="hosts", expand=False)
     for c in (
@@ -32,22 +34,22 @@ def fleet_table(report: dict[str, Any], console: Any) -> None:
     ):
         t.add_column(c, no_wrap=c in ("host", "status"))
     for h in fl["hosts"]:
-        status = h["status"] if h["status"] == "ok" else f"[bold red]{h['status']}[/]"
+        status = h["status"] if h["status"] == "ok" else f"[bold red]{esc(h['status'])}[/]"
         t.add_row(
-            h["host"], h["address"], status, str(h["node_id"] if h["node_id"] is not None else "?"),
+            esc(h["host"]), esc(h["address"]), status, str(h["node_id"] if h["node_id"] is not None else "?"),
             str(h["log_dirs"]), str(h["partitions"]), human_bytes(h["log_bytes"]), str(h["critical"]),
             str(h["error"]), str(h["warning"]), str(h["info"]),
         )  # fmt: skip
     console.print(t)
-    console.print(f"leaders: {fl['leaders_source']}")
+    console.print(f"leaders: {esc(fl['leaders_source'])}")
     if fl["replicas_at_risk"]:
         r = Table(title="replicas at risk of RET001 (time retention deleting recent data)", expand=True)
         for c in ("partition", "host", "role", "segments", "bytes", "what it means"):
             r.add_column(c, overflow="fold")
         for x in fl["replicas_at_risk"]:
             r.add_row(
-                f"{x['topic']}-{x['partition']}", x["host"], x["role"], str(x["segments"]),
-                human_bytes(x["bytes"] or 0), x["consequence"],
+                esc(f"{x['topic']}-{x['partition']}"), esc(x["host"]), esc(x["role"]), str(x["segments"]),
+                human_bytes(x["bytes"] or 0), esc(x["consequence"]),
             )  # fmt: skip
         console.print(r)
     else:
@@ -55,7 +57,7 @@ def fleet_table(report: dict[str, Any], console: Any) -> None:
     risky = [t for t in fl["topics"] if t["partitions_at_risk"]]
     for t in risky:
         console.print(
-            f"  topic {t['topic']}: {t['partitions_at_risk']} of {t['partitions']} partition(s) at risk, "
+            f"  topic {esc(t['topic'])}: {t['partitions_at_risk']} of {t['partitions']} partition(s) at risk, "
             f"{t['partitions_losing_data']} losing data cluster-wide ({human_bytes(t['bytes_lost_cluster_wide'])}); "
             f"{t['replicas']} replicas on {t['hosts']} host(s)"
         )
@@ -81,4 +83,4 @@ def diff_text(d: dict[str, Any]) -> str:
         f"  {h['host']}: {h['before'] or '(absent)'} -> {h['after'] or '(absent)'}"
         for h in d["host_status_changes"]
     ]
-    return "\n".join(out)
+    return "\n".join(printable(line) for line in out)
