@@ -37,7 +37,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, meta, versions
+from kafka_ops.broker import failure_channel, meta, reach, versions
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -149,16 +149,12 @@ def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
 
 
 def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
+    effect = reach.start_effect(h, ldf)  # the path and the root (PERM003's rule)
+    if effect is not None:
+        return effect[1], "PERM003"
     who = _who(h)
     if who is None or not ldf.scan.exists or ldf.scan.info is None:
         return None
-    a = access_for(who, ldf.scan.info, ldf.acls.get(ldf.path), ldf.probe)
-    if not (a.read and a.write and a.execute):
-        return (
-            f"the broker user {who.user} cannot read, write and enter {ldf.path}: LogManager fails to create or "
-            "validate the data directory and serves nothing from it",
-            "PERM001",
-        )
     for f in ldf.scan.root_files:
         name = f.path.rsplit("/", 1)[-1]
         if not name.endswith("checkpoint"):
@@ -261,6 +257,10 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
     v = meta.exit_verdict(h)
     if v is not None:
         return v.message.rstrip("."), "DIR002"
+    for ldf in h.log_dirs:  # a metadata log dir whose meta.properties the broker user cannot open
+        effect = reach.start_effect(h, ldf)
+        if effect is not None and effect[0] == "exits":
+            return effect[1], "PERM003"
     for _ldf, path, meta_dir in meta.misplaced_metadata_logs(h):
         return (
             f"{path} is the KRaft metadata log in a data dir, but the metadata log dir is {meta_dir}: "
