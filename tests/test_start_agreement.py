@@ -152,3 +152,43 @@ def test_a_zero_filled_active_tail_after_a_clean_stop_exits(tmp_path: Path) -> N
     assert report["next_start"]["broker"] == "starts"
     [f] = [f for f in report["findings"] if f["check"] == "SHUT002"]
     assert f["severity"] != "critical" and f["details"]["truncated_at_next_start"]
+
+
+# -- the broker user's reach (PERM003), with real users ------------------------------------------------------
+
+from tests.checks.osusers import Users, broker_users, open_tmp  # noqa: E402, F401
+
+
+def _perm_host(root: Path, users: Users) -> SimulatedHost:
+    return simulate_host(
+        str(root),
+        HostSpec(
+            now_ms=NOW_MS,
+            topics=[TopicSpec("orders", partitions=2, records_per_partition=100)],
+            broker_user=users.broker.name,
+            broker_uid=users.broker.uid,
+            broker_gid=users.broker.gid,
+        ),
+    )
+
+
+@pytest.mark.parametrize("where", ["parent", "metadata_root", "data_root"])
+def test_unreachable_log_dirs(open_tmp: Path, broker_users: Users, where: str) -> None:  # noqa: F811
+    h = _perm_host(open_tmp / "h", broker_users)
+    one, two = sorted(h.log_dirs)  # one: the KRaft metadata log dir (first of log.dirs)
+    target = {"parent": os.path.dirname(one), "metadata_root": one, "data_root": two}[where]
+    os.chown(target, 0, 0)
+    os.chmod(target, 0o700)
+    report = run_audit(
+        AuditOptions(
+            server_properties=h.server_properties, broker_state="stopped", now_ms=NOW_MS,
+            broker_user=broker_users.broker.name, kafka_version="3.7.0",
+        )
+    )  # fmt: skip
+    assert_agree(report)
+    ns = report["next_start"]
+    if where == "data_root":
+        assert ns["broker"] == "starts"
+        assert {d["path"]: d["state"] for d in ns["log_dirs"]} == {one: "online", two: "offline"}
+    else:  # the metadata log dir's meta.properties cannot be opened: KafkaRaftServer does not start
+        assert (ns["broker"], ns["check"]) == ("exits", "PERM003"), ns

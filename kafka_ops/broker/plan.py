@@ -37,7 +37,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import meta, versions
+from kafka_ops.broker import failure_channel, meta, reach, versions
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -140,16 +140,21 @@ def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
     v = meta.offline_verdict(h, ldf)
     if v is not None:  # MetaPropertiesEnsemble.Loader's errorLogDirs: offline before any partition is loaded
         return v.message.rstrip("."), "DIR002"
+    why = _log_dir_access_offline(h, ldf)
+    if why is not None:
+        return why
+    for d in failure_channel.dir_damage(h, ldf):  # read by loadLogs, the ReplicaManager, the cleaner
+        return d.reason, d.check
+    return None
+
+
+def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
+    effect = reach.start_effect(h, ldf)  # the path and the root (PERM003's rule)
+    if effect is not None:
+        return effect[1], "PERM003"
     who = _who(h)
     if who is None or not ldf.scan.exists or ldf.scan.info is None:
         return None
-    a = access_for(who, ldf.scan.info, ldf.acls.get(ldf.path), ldf.probe)
-    if not (a.read and a.write and a.execute):
-        return (
-            f"the broker user {who.user} cannot read, write and enter {ldf.path}: LogManager fails to create or "
-            "validate the data directory and serves nothing from it",
-            "PERM001",
-        )
     for f in ldf.scan.root_files:
         name = f.path.rsplit("/", 1)[-1]
         if not name.endswith("checkpoint"):
@@ -164,6 +169,16 @@ def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
 
 
 def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    why = _partition_access_offline(h, pf)
+    if why is not None:
+        return why
+    d = failure_channel.partition_damage(h, pf)  # read after the files were listed and checked
+    if d is not None and d.start == "offline":
+        return d.reason, d.check
+    return None
+
+
+def _partition_access_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
     who = _who(h)
     if who is None:
         return None
@@ -242,6 +257,10 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
     v = meta.exit_verdict(h)
     if v is not None:
         return v.message.rstrip("."), "DIR002"
+    for ldf in h.log_dirs:  # a metadata log dir whose meta.properties the broker user cannot open
+        effect = reach.start_effect(h, ldf)
+        if effect is not None and effect[0] == "exits":
+            return effect[1], "PERM003"
     for _ldf, path, meta_dir in meta.misplaced_metadata_logs(h):
         return (
             f"{path} is the KRaft metadata log in a data dir, but the metadata log dir is {meta_dir}: "
@@ -360,6 +379,9 @@ class NextStartPlan:
             failure = load_failure(ctx, pf)
             if failure is not None:
                 self.exit = failure, "SHUT002"
+            damage = failure_channel.partition_damage(self.h, pf)
+            if self.exit is None and damage is not None and damage.start == "exits":
+                self.exit = damage.reason, damage.check
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             why = partition_offline(self.h, pf)
@@ -475,7 +497,9 @@ class NextStartPlan:
         v = h.kafka_version
         extra = self._offline_consequence()
         for d in dirs:
-            if d["state"] == "offline" and d.get("check") and extra and d["reason"]:
+            # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated)
+            at_load = d.get("check") not in failure_channel.AFTER_START_CHECKS
+            if d["state"] == "offline" and d.get("check") and extra and d["reason"] and at_load:
                 d["reason"] += extra
             d["reason"] = versions.localize(d["reason"], v) if d["reason"] else None
         for s in segs:

@@ -74,6 +74,12 @@ _ROWS = (
         "kafka.log.Log is renamed UnifiedLog",
     ),
     Behaviour(
+        "catch_storage_exception_at_load", (3, 2, 1), "KAFKA-13773",
+        "core/src/main/scala/kafka/log/LogManager.scala@3.2.1 (loadLogs; also 3.3.0, not in 3.0.x/3.1.x)",
+        "loadLogs catches a KafkaStorageException caused by an IOException (a leader-epoch-checkpoint that does not "
+        "parse): the dir goes offline instead of the broker exiting",
+    ),
+    Behaviour(
         "timestamp_before_bound", (3, 6, 0), "KAFKA-14991 (KIP-937)",
         "clients/src/main/java/org/apache/kafka/common/config/TopicConfig.java@3.6.0",
         "message.timestamp.before.max.ms / after.max.ms replace message.timestamp.difference.max.ms",

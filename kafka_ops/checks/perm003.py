@@ -1,36 +1,19 @@
 """PERM003: the broker user cannot reach its log dir: a parent it cannot traverse, or a root it cannot read,
 write and traverse (or that is missing and cannot be created).
 
-What the broker needs, from apache/kafka (snapshot 1eb7644):
-* every directory on the path, from ``/`` down: search (x), or nothing under it can be opened;
-* the log dir root: read, to pass ``LogManager.createAndValidateLogDirs`` (``!dir.isDirectory || !dir.canRead``
-  -> ``IOException("<dir> is not a readable log directory.")`` -> the dir is offline); search, to open
-  ``meta.properties`` (``MetaPropertiesEnsemble.Loader``), ``.lock`` and every partition; write, to create files
-  in it: ``.lock`` (``FileLock``: ``FileChannel.open(CREATE, READ, WRITE)``), the checkpoints (``CheckpointFile.write``:
-  ``<name>.tmp`` then ``Utils.atomicMoveWithFallback``, every 60 s), ``meta.properties`` when it adds a
-  ``directory.id`` (``PropertiesUtils.writePropertiesFile``, ``.tmp`` + rename), new partition dirs, and to delete
-  ``.kafka_cleanshutdown`` at start (``LogManager.loadLogs`` -> ``CleanShutdownFileHandler.delete``);
-* a log dir that does not exist is created with ``dir.mkdirs()`` ("Log directory <dir> not found, creating it."),
-  which needs write and search on the deepest existing ancestor; failing that: ``IOException("Failed to create
-  data directory <dir>")``.
-
-Every one of these failures is an IOException that ``LogDirFailureChannel`` turns into an offline log dir; when
-no log dir is left the broker halts ("Shutdown broker because none of the specified log dirs from ... can be
-created or validated" / "... all log dirs in ... have failed").
-
-Decided from ``LogDirFacts.parents``/``self_path`` (mode bits and POSIX ACLs, ``facts.access.decide``), or from a
-``probe`` of those paths as the broker user when the facts carry one (``{path: (read, write[, traverse])}``).
+The rule (what the broker needs on the path and the root, and what a failure does at start) is
+kafka_ops.broker.reach's, which the next-start plan follows too: this check reports it, with the fix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker import reach
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q, qs
-from kafka_ops.facts.access import Access, decide, owner_text
-from kafka_ops.facts.collect import LogDirFacts, PathFacts
+from kafka_ops.facts.collect import LogDirFacts
 from kafka_ops.facts.identity import Identity
 
 
@@ -45,28 +28,7 @@ from kafka_ops.facts.identity import Identity
 def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     who: Identity = ctx.host.identity
     probe = getattr(ldf, "probe", None) or {}
-    problems: list[dict[str, object]] = []
-    for p in ldf.parents:
-        a = _access(who, p, probe)
-        if not a.execute:
-            problems.append(_problem(p, "x", "parent", a))
-    if not ldf.scan.exists:
-        # LogManager.createAndValidateLogDirs: dir.mkdirs() from the deepest existing ancestor
-        anc = ldf.parents[-1] if ldf.parents else None
-        if anc is not None and anc.is_dir:
-            a = _access(who, anc, probe)
-            missing = "".join(c for c, ok in (("w", a.write), ("x", a.execute)) if not ok)
-            if missing and not any(pr["path"] == anc.path for pr in problems):
-                problems.append(_problem(anc, missing, "create", a))
-    elif ldf.self_path is not None:
-        sp = ldf.self_path
-        if not sp.is_dir:
-            problems.append(_problem(sp, "", "not_dir", None))
-        else:
-            a = _access(who, sp, probe)
-            missing = "".join(c for c, ok in (("r", a.read), ("w", a.write), ("x", a.execute)) if not ok)
-            if missing:
-                problems.append(_problem(sp, missing, "root", a))
+    problems = reach.problems(who, ldf)
     if not problems:
         return
     first = problems[0]
@@ -82,26 +44,6 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
             "decided_by": "probe" if probe else "mode bits and POSIX ACLs",
         },
     )
-
-
-def _access(who: Identity, p: PathFacts, probe: dict[str, tuple[bool, ...]]) -> Access:
-    a = decide(who, p.uid, p.gid, p.mode, p.acl, p.is_dir)
-    if p.path in probe:
-        v = probe[p.path]
-        # a (read, write) probe cannot tell search permission apart: keep the computed answer for it
-        return Access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else a.execute, "probe")
-    return a
-
-
-def _problem(p: PathFacts, missing: str, kind: str, a: Access | None) -> dict[str, object]:
-    return {
-        "path": p.path,
-        "kind": kind,  # parent | root | create | not_dir
-        "missing": missing,
-        "owner": owner_text(p),
-        "acl": bool(p.acl),
-        "via": a.via if a else None,
-    }
 
 
 _VERBS = {"r": "read", "w": "write", "x": "traverse"}

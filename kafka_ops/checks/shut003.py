@@ -11,8 +11,8 @@ broker does with a bad one (see docs/SHUT003.md), LogManager.loadLogs / loadLog,
   throws; ``loadLogs`` logs "Error occurred while reading recovery-point-offset-checkpoint file of directory ...,
   resetting the recovery checkpoint to 0" and goes on with 0 for every partition. After start-up the
   ReplicaManager's ``LogDirFailureHandler`` takes the dir off the channel: its replicas go offline
-  (``handleLogDirFailure``), and the broker halts if the dir holds the KRaft metadata log. Read from the source,
-  not reproduced on a broker.
+  (``handleLogDirFailure``), and the broker halts if the dir holds the KRaft metadata log. The lab's 2.8.2, 3.5.2 and
+  3.9.1 brokers did so (tests/lab: checkpoint-recovery_point_garbage); the plan says it (failure_channel).
 * no entry for a partition: recovery point 0 for it (same ``getOrDefault``).
 * ahead of the log end offset: ``recoverLog`` starts at ``floorKey(checkpoint)``, the segment holding it (the
   active one), so the segments below are trusted unchecked; the broker lowers the recovery point to the log end
@@ -137,7 +137,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
             if metadata_here
             else "; the broker halts if it is the KRaft metadata log dir"
         )
-        + " (read from the source, not reproduced on a broker)."
+        + " (the lab's 2.8.2, 3.5.2 and 3.9.1 brokers did so)."
         if channel
         else ""
     )

@@ -13,6 +13,8 @@
   days old, then current ones that share the last old segment; ``min.cleanable.dirty.ratio`` 1 so the cleaner
   never rewrites it) and ``sizeret`` (``retention.bytes`` three segments, current records): which segments time
   and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete);
+* ``checkpoint-<damage>``: one checkpoint of ``data-1`` zero-filled, truncated, garbage or empty, as a power loss
+  leaves it (CHECKPOINT_DAMAGE): does the dir go offline after the start, or does the broker exit?
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -27,6 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.lab import damage as D
 from kafka_ops.lab import faults as F
 from kafka_ops.lab.broker import LabBroker
 from kafka_ops.lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
@@ -56,6 +60,29 @@ OFFLINE_FAULTS: dict[str, PartitionFault] = {
     "padded_timeindex_root_owned": F.pad_time_index_root_owned,
     "read_only_log": F.read_only_log,
     "root_owned_partition_dir": F.root_owned_partition_dir,
+}
+
+# power-loss damage to a checkpoint of data-1 (not the metadata log dir): name -> plant
+CheckpointDamage = Callable[[Dataset, LabBroker], F.Fault]
+CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
+    "recovery_point_garbage": lambda ds, b: D.log_dir_checkpoint(
+        b.log_dirs[1], ckpt.RECOVERY_POINT, D.garbage, "recovery_point_garbage"
+    ),
+    "recovery_point_empty": lambda ds, b: D.log_dir_checkpoint(
+        b.log_dirs[1], ckpt.RECOVERY_POINT, D.empty, "recovery_point_empty"
+    ),
+    "log_start_zero_filled": lambda ds, b: D.log_dir_checkpoint(
+        b.log_dirs[1], ckpt.LOG_START, D.zero_filled, "log_start_zero_filled"
+    ),
+    "replication_truncated": lambda ds, b: D.log_dir_checkpoint(
+        b.log_dirs[1], ckpt.REPLICATION, D.truncated, "replication_truncated"
+    ),
+    "cleaner_garbage": lambda ds, b: D.log_dir_checkpoint(
+        b.log_dirs[1], ckpt.CLEANER, D.garbage, "cleaner_garbage"
+    ),
+    "leader_epoch_zero_filled": lambda ds, b: D.leader_epoch_checkpoint(
+        partition_dir(ds, b, offline_target(ds)), D.zero_filled, "leader_epoch_zero_filled"
+    ),
 }
 
 
@@ -230,6 +257,10 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         Trial("all_dirs_offline", ds.saved, plant_all_dirs_offline(ds)),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
+    ]
+    singles += [
+        Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)
+        for n, fn in CHECKPOINT_DAMAGE.items()
     ]
     singles.append(
         Trial(

@@ -13,21 +13,25 @@ import pytest
 
 from kafka_ops.lab.trial import TrialResult
 from tests.lab.dataset import RETENTION_MS
-from tests.lab.scenarios import OFFLINE_FAULTS
+from tests.lab.scenarios import CHECKPOINT_DAMAGE, OFFLINE_FAULTS
 
 pytestmark = pytest.mark.lab
 
-SCENARIOS = [
-    "no_fault",
-    "clean",
-    "unclean",
-    "all_dirs_offline",
-    "lost_and_found",
-    "meta_mismatch",
-    "sigkill",
-    "seed003_retention",
-    "recovery_threads",
-] + [f"offline-{n}" for n in OFFLINE_FAULTS]
+SCENARIOS = (
+    [
+        "no_fault",
+        "clean",
+        "unclean",
+        "all_dirs_offline",
+        "lost_and_found",
+        "meta_mismatch",
+        "sigkill",
+        "seed003_retention",
+        "recovery_threads",
+    ]
+    + [f"offline-{n}" for n in OFFLINE_FAULTS]
+    + [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE]
+)
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)

@@ -1,0 +1,101 @@
+"""DIR005: a checkpoint file the broker cannot parse (log-start-offset, replication-offset, cleaner-offset, a
+partition's leader-epoch-checkpoint): its log dir goes offline right after the start, or (leader epochs, up to
+3.2.0) the broker does not start.
+
+The rule (when each file is read, what a failed read does, per version) is kafka_ops.broker.failure_channel's,
+which the next-start plan follows too. The recovery-point checkpoint's own finding is SHUT003's.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from kafka_ops.broker import versions
+from kafka_ops.broker.failure_channel import DEFAULT_CHECK, Damage, dir_damage, partition_damage
+from kafka_ops.broker.meta import broker_mode, metadata_log_dir
+from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine.shell import q
+from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+
+
+@check(
+    "DIR005",
+    severity="error",
+    scope="partition,logdir",
+    title="Checkpoint file the broker cannot parse: its log dir goes offline after the start (or the broker exits)",
+    incident="a power loss or a full disk leaves a checkpoint zero-filled, truncated or half-written: at the next "
+    "start the log dir goes offline and its partitions are served by no replica on this broker",
+)
+def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+    h = ctx.host
+    if isinstance(subject, LogDirFacts):
+        for d in dir_damage(h, subject):
+            if d.check == DEFAULT_CHECK:
+                yield _finding(h, subject, d)
+        return
+    d = partition_damage(h, subject)
+    if d is not None:
+        yield _finding(h, subject.log_dir, d, subject)
+
+
+def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:
+    """(what else follows, severity)."""
+    if d.start == "exits":
+        return "", "critical"
+    if len(h.log_dirs) == 1:
+        return (
+            " It is the only log dir: the broker halts ('Shutdown broker because all log dirs in ... have failed').",
+            "critical",
+        )
+    kraft = broker_mode(h) == "kraft"
+    if kraft and versions.since("kraft_jbod", h.kafka_version) and metadata_log_dir(h) == ldf.path:
+        return (
+            " It is the KRaft metadata log dir: the broker halts ('Shutdown broker because the metadata log dir ... "
+            "has failed', 3.7+).",
+            "critical",
+        )
+    return (
+        " Other replicas of its partitions must serve them; a partition with no other replica is unavailable.",
+        "error",
+    )
+
+
+def _fix(d: Damage) -> str:
+    if d.name == ckpt.LEADER_EPOCH:
+        after = (
+            "the broker creates it empty and the dir stays online; this replica's leader-epoch history starts "
+            "again from the next leader epoch"
+        )
+    elif d.name == ckpt.LOG_START:
+        after = "the broker creates it empty and takes each partition's log start from its first segment"
+    elif d.name == ckpt.REPLICATION:
+        after = "the broker creates it empty (high watermarks 0 until the replicas catch up)"
+    else:
+        after = "the broker creates it empty and the cleaner re-reads the compacted logs from their start"
+    aside = f"/var/tmp/{os.path.basename(os.path.dirname(d.path))}-{d.name}.damaged"
+    return (
+        f"With the broker stopped, move the damaged file out of the log dir (mv {q(d.path)} "
+        f"{q(aside)}): {after}. "
+        "Then find what damaged it (a power loss without fsync'd writes, a full disk, a restore or copy)."
+    )
+
+
+def _finding(h: HostFacts, ldf: LogDirFacts, d: Damage, pf: PartitionFacts | None = None) -> Finding:
+    more, severity = _consequence(h, ldf, d)
+    kw: dict[str, object] = {}
+    if pf is not None:
+        kw = {"topic": pf.part.topic, "partition": pf.part.partition}
+    return run.finding(
+        f"{d.reason}.{more}",
+        _fix(d),
+        severity=severity,
+        path=d.path,
+        log_dir=ldf.path,
+        details={"file": os.path.basename(d.path), "error": d.error, "next_start": d.start},
+        **kw,
+    )
+
+
+__all__ = ["run"]

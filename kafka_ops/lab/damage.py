@@ -1,0 +1,59 @@
+"""Power-loss damage to a log dir's small files, planted into a stopped lab broker's files: a checkpoint
+zero-filled, truncated mid-entry, garbage, or left empty (what a crash without fsync'd writes, or a full disk, leaves
+behind). What the broker then does is kafka_ops.broker.failure_channel's rule; the lab is its judge."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from pathlib import Path
+
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.lab.faults import Fault
+
+Damager = Callable[[bytes], bytes]
+
+
+def zero_filled(data: bytes) -> bytes:
+    """The file's length kept, its blocks never written: zeros (ext4 after a power loss, data=writeback)."""
+    return bytes(max(len(data), 16))
+
+
+def truncated(data: bytes) -> bytes:
+    """Cut in the middle of the last entry: fewer entries than the count line says, or a half line."""
+    if len(data) < 6:
+        return data[: len(data) // 2]
+    cut = data.rstrip(b"\n").rfind(b" ")
+    return data[: cut if cut > 0 else len(data) // 2]
+
+
+def garbage(data: bytes) -> bytes:
+    """Another file's bytes where the checkpoint was (not UTF-8, no version line)."""
+    return b"\x7fELF\x02\x01\x01\x00" + bytes(range(200, 256)) * 2
+
+
+def empty(data: bytes) -> bytes:
+    """A 0-byte file (created, never written): the broker reads it as no entries."""
+    return b""
+
+
+def damage_file(path: Path, how: Damager, name: str) -> Fault:
+    """Rewrite ``path`` in place (same inode, owner and mode) with ``how`` of its bytes."""
+    before = path.read_bytes()
+    fd = os.open(path, os.O_WRONLY | os.O_TRUNC | os.O_NOFOLLOW)
+    try:
+        os.write(fd, how(before))
+    finally:
+        os.close(fd)
+    return Fault(name, [path], {"file": path.name, "bytes_before": len(before), "log_dir": str(path.parent)})
+
+
+def log_dir_checkpoint(log_dir: Path, checkpoint: str, how: Damager, name: str) -> Fault:
+    return damage_file(log_dir / checkpoint, how, name)
+
+
+def leader_epoch_checkpoint(partition_dir: Path, how: Damager, name: str) -> Fault:
+    f = damage_file(partition_dir / ckpt.LEADER_EPOCH, how, name)
+    f.detail["partition_dir"] = str(partition_dir)
+    f.detail["log_dir"] = str(partition_dir.parent)
+    return f

@@ -1,0 +1,130 @@
+"""DIR005: checkpoints the broker cannot parse, and the next-start plan that follows the same rule."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from kafka_ops.audit import run_audit
+from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
+
+from ..conftest import NOW_MS
+
+
+def sim(root: Path) -> SimulatedHost:
+    return simulate_host(
+        str(root),
+        HostSpec(now_ms=NOW_MS, topics=[TopicSpec("orders", partitions=2, records_per_partition=100)]),
+    )
+
+
+def audit(h: SimulatedHost, version: str | None = "3.9.1", **kw: object) -> dict:  # type: ignore[type-arg]
+    return run_audit(
+        AuditOptions(
+            server_properties=h.server_properties,
+            broker_state="stopped",
+            now_ms=NOW_MS,
+            kafka_version=version,
+            **kw,  # type: ignore[arg-type]
+        )
+    )
+
+
+def dir005(report: dict) -> list[dict]:  # type: ignore[type-arg]
+    return [f for f in report["findings"] if f["check"] == "DIR005"]
+
+
+def states(report: dict) -> dict[str, tuple[str, str | None]]:  # type: ignore[type-arg]
+    return {d["path"]: (d["state"], d["check"]) for d in report["next_start"]["log_dirs"]}
+
+
+ZEROS = bytes(64)
+HALF = b"0\n2\norders 0 4"  # two entries announced, the first cut
+GARBAGE = b"\x7fELF\x02\x01\x01\x00" + bytes(range(200, 256))
+
+
+@pytest.mark.parametrize(
+    ("name", "content"),
+    [
+        ("log-start-offset-checkpoint", ZEROS),
+        ("replication-offset-checkpoint", HALF),
+        ("cleaner-offset-checkpoint", GARBAGE),
+    ],
+)
+def test_a_damaged_log_dir_checkpoint_takes_the_dir_offline(
+    tmp_path: Path, name: str, content: bytes
+) -> None:
+    h = sim(tmp_path / "h")
+    one, two = sorted(h.log_dirs)
+    with open(os.path.join(two, name), "wb") as f:
+        f.write(content)
+    report = audit(h)
+    [f] = dir005(report)
+    assert (f["severity"], f["path"], f["log_dir"]) == ("error", os.path.join(two, name), two)
+    assert "the dir goes offline right after the start" in f["message"]
+    assert f"'Error while reading checkpoint file {two}/{name}'" in f["message"]
+    assert states(report) == {one: ("online", None), two: ("offline", "DIR005")}
+    assert report["next_start"]["broker"] == "starts"
+    # the fix the finding gives: moved aside, the broker creates it empty and the dir stays online
+    os.rename(os.path.join(two, name), tmp_path / "aside")
+    report = audit(h)
+    assert dir005(report) == [] and states(report)[two] == ("online", None)
+
+
+def test_an_empty_checkpoint_is_fine(tmp_path: Path) -> None:
+    h = sim(tmp_path / "h")
+    for d in h.log_dirs:
+        for name in (
+            "log-start-offset-checkpoint",
+            "replication-offset-checkpoint",
+            "cleaner-offset-checkpoint",
+        ):
+            open(os.path.join(d, name), "wb").close()  # CheckpointReadBuffer: no line, no entries
+    report = audit(h)
+    assert dir005(report) == [] and {s for s, _ in states(report).values()} == {"online"}
+
+
+def test_unread_checkpoints_are_not_reported(tmp_path: Path) -> None:
+    h = sim(tmp_path / "h")
+    _, two = sorted(h.log_dirs)
+    with open(os.path.join(two, "cleaner-offset-checkpoint"), "wb") as f:
+        f.write(GARBAGE)
+    with open(h.server_properties, "a") as f:
+        f.write("log.cleaner.enable=false\n")  # no cleaner thread reads it
+    assert dir005(audit(h)) == []
+
+
+def test_leader_epoch_checkpoint_by_version(tmp_path: Path) -> None:
+    h = sim(tmp_path / "h")
+    _, two = sorted(h.log_dirs)
+    part = sorted(os.path.join(two, d) for d in os.listdir(two) if d.startswith("orders-"))[0]
+    with open(os.path.join(part, "leader-epoch-checkpoint"), "wb") as f:
+        f.write(ZEROS)
+    # KAFKA-13773 (3.2.1, 3.3.0): the dir goes offline
+    report = audit(h, "3.3.0")
+    [f] = dir005(report)
+    assert f["severity"] == "error" and f["topic"] == "orders" and f["details"]["next_start"] == "offline"
+    assert states(report)[two] == ("offline", "DIR005") and report["next_start"]["broker"] == "starts"
+    # before it (2.8.2, 3.0.x, 3.1.x, 3.2.0): the load fails and the broker does not start
+    for version in ("2.8.2", "3.2.0"):
+        report = audit(h, version)
+        [f] = dir005(report)
+        assert f["severity"] == "critical" and "the broker does not start" in f["message"]
+        ns = report["next_start"]
+        assert (ns["broker"], ns["check"]) == ("exits", "DIR005"), ns
+
+
+def test_the_only_log_dir_halts_the_broker(tmp_path: Path) -> None:
+    h = sim(tmp_path / "h")
+    one = sorted(h.log_dirs)[0]
+    with open(os.path.join(one, "log-start-offset-checkpoint"), "wb") as f:
+        f.write(ZEROS)
+    report = audit(h, log_dirs=[one])
+    [f] = dir005(report)
+    assert f["severity"] == "critical" and "the broker halts" in f["message"]
+    assert (
+        report["next_start"]["broker"] == "exits"
+    )  # every log dir offline: LogManager.handleLogDirFailure halts
