@@ -221,7 +221,17 @@ def logs(
     if follow:
         if len(files) != 1:
             fail("--follow takes exactly one file (the broker's server.log)")
-        head = files[0].read_bytes()[:8] if files[0].is_file() else b""
+        try:
+            check_broker_log(str(files[0]), option="")
+        except OptionError as exc:
+            fail(str(exc))
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.engine.fileio import read_bytes
+
+        try:
+            head = read_bytes(str(files[0]), 8, follow=True)
+        except EngineError as exc:
+            fail(str(exc))
         if compression_of(head):
             fail(
                 f"--follow: {files[0]}: {compression_of(head)}-compressed: a rotated log does not grow; follow server.log"
