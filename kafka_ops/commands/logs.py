@@ -252,8 +252,10 @@ def logs(
     if len(report["unrecognised"]) == len(files):
         # nothing to go on: no clean bill for files that are not broker logs
         fail(f"{', '.join(u['file'] for u in report['unrecognised'])}: {report['unrecognised'][0]['error']}")
-    for u in report["unrecognised"]:
+    for u in report["unrecognised"] + report["not_read"]:
         say(f"warning: {u['file']}: {u['error']}")
+    for k in report["kept"]:
+        say(f"note: {k}")
     if format is LogsFormat.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:

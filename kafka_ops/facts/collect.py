@@ -319,7 +319,9 @@ def gather_host(opts: AuditOptions) -> HostFacts:
 
     recognised = []
     for path in opts.logs:
-        events, lines = read_log_file(path)
+        not_read: list[str] = []  # a compression bomb's rest: read up to the limit, said so
+        events, lines = read_log_file(path, not_read)
+        h.errors.extend(EngineError(path, n.split(": ", 1)[1]) for n in not_read)
         h.log_events.extend(events)
         if lines:
             recognised.append(path)

@@ -227,7 +227,7 @@ def _too_big(out: int, raw: BinaryIO | None) -> str | None:
 
 
 def read_lines(path: str, notes: list[str] | None = None) -> Iterator[str]:
-    """The lines of a broker log (see open_log), streamed in constant memory; a corrupt compressed file is an
+    """The lines of a broker log (see open_log), without their line ends, streamed in constant memory; a corrupt compressed file is an
     EngineError naming it. A compressed file that grows past the limits above stops being read: ``notes`` gets
     one line saying so (without ``notes``, an EngineError)."""
     import lzma
@@ -252,15 +252,22 @@ def read_lines(path: str, notes: list[str] | None = None) -> Iterator[str]:
                         raise EngineError(path, note)
                     notes.append(f"{path}: {note}")
                     return
-                parts = chunk.split(b"\n")
-                parts[0] = pending + parts[0]
-                pending = parts.pop()
-                if len(pending) > MAX_LINE:
-                    pending = pending[:MAX_LINE]
-                for line in parts:
-                    yield line[:MAX_LINE].rstrip(b"\r").decode("utf-8", "replace") + "\n"
+                data = pending + chunk
+                cut = data.rfind(b"\n")
+                if cut < 0:  # no line ends in it: a line longer than MAX_LINE is cut
+                    pending = data[:MAX_LINE]
+                    continue
+                pending = data[cut + 1 : cut + 1 + MAX_LINE]
+                # one decode per chunk (a newline byte is never inside a UTF-8 sequence)
+                block = data[:cut].decode("utf-8", "replace")
+                lines = block.split("\n")
+                if "\r" in block:
+                    lines = [line.removesuffix("\r") for line in lines]
+                if len(block) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+                    lines = [line[:MAX_LINE] for line in lines]
+                yield from lines
             if pending:
-                yield pending.rstrip(b"\r").decode("utf-8", "replace")
+                yield pending.decode("utf-8", "replace").removesuffix("\r")
     except (
         OSError,
         EOFError,
