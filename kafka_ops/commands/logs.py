@@ -213,6 +213,10 @@ def logs(
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
     unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
 
+    Files are read as a stream in constant memory. A compressed file is read only up to 4 GiB decompressed, or
+    up to where (past 64 MiB) it has grown more than 500 times its compressed size (a compression bomb): what
+    was read counts, and a warning names the file. Symlinks, FIFOs and devices are not read.
+
     Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
     before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
