@@ -491,6 +491,11 @@ class Digest:
                     st[slot] = (e.get("time"), f"{what[k]} at {_where(e)}")
         # the lines after a death: its exception and "Stopped"
         opened = self._open.get(f)
+        if opened is not None and int(e.get("line") or 0) > int(opened[1].get("line") or 0) + 200:
+            # past the window: closed before this line counts (the same answer whichever kinds of events the
+            # caller kept, e.g. the audit's AUDIT_LOG_KINDS)
+            self._close(f)
+            opened = None
         if opened is not None:
             d, de, st = opened
             if int(e.get("line") or 0) == int(de.get("line") or 0) and k == "cleaner_exception":
@@ -505,7 +510,7 @@ class Digest:
             if k == "cleaner_stopped" and e.get("thread") == d.thread:
                 d.stopped = True
                 self._close(f)
-            elif k == "cleaner_error" or int(e.get("line") or 0) > int(de.get("line") or 0) + 200:
+            elif k == "cleaner_error":
                 self._close(f)
         # what each cleaner is doing (Cleaner.cleanSegments / LogCleaner.cleanLog / growBuffersOrFail)
         if k in ("cleaner_beginning", "cleaner_cleaning", "cleaner_growing"):

@@ -283,8 +283,12 @@ def read_log_events(path: str) -> list[dict[str, object]]:
     return events
 
 
-def read_log_file(path: str, notes: list[str] | None = None) -> tuple[list[dict[str, object]], int]:
-    """The events of one broker log and how many of its lines are Kafka log lines (0: not a broker log)."""
+def read_log_file(
+    path: str, notes: list[str] | None = None, kinds: frozenset[str] | None = None
+) -> tuple[list[dict[str, object]], int]:
+    """The events of one broker log and how many of its lines are Kafka log lines (0: not a broker log).
+    ``kinds``: only events of these kinds are kept (the audit's checks need a few rare kinds, not the one or two
+    events per partition of every start: memory then grows with what the checks read, not with the file)."""
     events: list[dict[str, object]] = []
     recognised = 0
     for n, line in enumerate(read_lines(path, notes), start=1):
@@ -292,6 +296,8 @@ def read_log_file(path: str, notes: list[str] | None = None) -> tuple[list[dict[
         if found or KAFKA_LINE.search(line):
             recognised += 1
         for ev in found:
+            if kinds is not None and ev["kind"] not in kinds:
+                continue
             ev["file"] = path
             ev["line"] = n
             events.append(ev)
