@@ -227,8 +227,8 @@ def _too_big(out: int, raw: BinaryIO | None) -> str | None:
 
 
 def read_lines(path: str, notes: list[str] | None = None) -> Iterator[str]:
-    """The lines of a broker log (see open_log), without their line ends, streamed in constant memory; a corrupt compressed file is an
-    EngineError naming it. A compressed file that grows past the limits above stops being read: ``notes`` gets
+    """The lines of a broker log (see open_log), without their line ends, streamed in constant memory; a corrupt
+    compressed file is an EngineError naming it. A compressed file that grows past the limits above stops being read: ``notes`` gets
     one line saying so (without ``notes``, an EngineError)."""
     import lzma
     import zlib
