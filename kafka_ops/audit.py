@@ -391,16 +391,24 @@ def parse_waiver(text: str, source: str, known: Iterable[str]) -> Waiver:
 
 def read_waivers(path: str, known: Iterable[str]) -> list[Waiver]:
     """A waiver file: one waiver per line, blank lines and '#' comment lines ignored."""
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.fileio import read_bytes
+
     known = list(known)
+    try:
+        text = read_bytes(path, follow=True).decode("utf-8")  # a FIFO is refused, never waited on
+    except EngineError as exc:
+        raise ValueError(str(exc)) from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not UTF-8 text") from None
     out = []
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, start=1):
-            if not line.strip() or line.lstrip().startswith("#"):
-                continue
-            try:
-                out.append(parse_waiver(line, f"{path}:{n}", known))
-            except ValueError as exc:
-                raise ValueError(f"{path}:{n}: {exc}") from None
+    for n, line in enumerate(text.splitlines(), start=1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        try:
+            out.append(parse_waiver(line, f"{path}:{n}", known))
+        except ValueError as exc:
+            raise ValueError(f"{path}:{n}: {exc}") from None
     return out
 
 

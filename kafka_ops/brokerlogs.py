@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.facts.logs import KAFKA_LINE, NOTHING_RECOGNISED, parse_line, read_lines
+from kafka_ops.facts.logs import KAFKA_LINE, MAX_LINE, NOTHING_RECOGNISED, parse_line, read_lines
 
 Event = dict[str, Any]
 
@@ -59,21 +59,41 @@ def _events_of_lines(
             yield ev
 
 
-def with_rotations(path: str, keep: int = 3) -> list[str]:
+def with_rotations(path: str, keep: int = 3, skipped: list[str] | None = None) -> list[str]:
     """``path`` and its ``keep`` newest rotations beside it, oldest first (server.log.1, server.log.2026-11-26-04,
     server.log.3.gz: log4j's DailyRollingFileAppender and logrotate name them so): a start whose recovery
-    outlives a rotation is still whole. Bounded, because a poll every few seconds must not re-read weeks of logs."""
+    outlives a rotation is still whole. Bounded, because a poll every few seconds must not re-read weeks of logs.
+    Only regular files count (the broker user owns the dir): a symlink, FIFO or device named like a rotation is
+    left out, and ``skipped`` gets a note naming it."""
     import glob
+    import stat
 
-    rotated = [p for p in glob.glob(glob.escape(path) + ".*") if os.path.isfile(p)]
-    rotated.sort(key=lambda p: os.stat(p).st_mtime)
-    return rotated[-keep:] + ([path] if os.path.exists(path) else [])
+    rotated: list[tuple[float, str]] = []
+    for p in glob.glob(glob.escape(path) + ".*"):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            rotated.append((st.st_mtime, p))
+        elif skipped is not None and not stat.S_ISDIR(st.st_mode):
+            from kafka_ops.engine.fileio import SYMLINK, kind_of
+
+            why = (
+                SYMLINK
+                if stat.S_ISLNK(st.st_mode)
+                else f"{kind_of(st.st_mode)}, not a regular file: not read"
+            )
+            skipped.append(f"{p}: {why}")
+    rotated.sort()
+    return [p for _, p in rotated[-keep:]] + ([path] if os.path.lexists(path) else [])
 
 
 def read_all(
     paths: Iterable[str], keep_text: bool = True, unrecognised: list[str] | None = None
 ) -> list[Event]:
-    """The events of several files; ``unrecognised`` gets the files without a single Kafka log line."""
+    """The events of several files; ``unrecognised`` gets the files without a single Kafka log line. (A list:
+    for small inputs and tests; analyze() and the collector stream with :func:`stream`.)"""
     out: list[Event] = []
     for p in paths:
         counts: list[int] = []
@@ -81,6 +101,38 @@ def read_all(
         if unrecognised is not None and not counts[0]:
             unrecognised.append(p)
     return out
+
+
+def _timed(path: str, fi: int, lines: Iterable[str], keep_text: bool, count: list[int]) -> Iterator[Event]:
+    last = ""
+    for e in _events_of_lines(path, lines, 1, keep_text, count):
+        t = norm_time(e.get("time"))
+        if t is not None:
+            last = t
+        e["_t"] = last
+        e["_f"] = fi
+        yield e
+
+
+def stream(
+    paths: list[str],
+    keep_text: bool = True,
+    counts: list[list[int]] | None = None,
+    notes: list[str] | None = None,
+) -> Iterator[Event]:
+    """The events of several files in time order (as :func:`ordered` sorts them: each file's events are in time
+    order already, so the files are merged, not sorted), read line by line in constant memory. ``counts`` gets
+    one [n] per file, n the Kafka log lines of it once the stream is consumed; ``notes`` what was not read (a
+    compression bomb's rest)."""
+    import heapq
+
+    per_file = []
+    for fi, p in enumerate(paths):
+        count = [0]
+        if counts is not None:
+            counts.append(count)
+        per_file.append(_timed(p, fi, read_lines(p, notes), keep_text, count))
+    return heapq.merge(*per_file, key=lambda e: (e["_t"], e["_f"], int(e.get("line") or 0)))
 
 
 def norm_time(t: object) -> str | None:
@@ -178,74 +230,9 @@ def _thread_number(thread: str) -> str:
 
 
 def cleaner_deaths(events: Iterable[Event]) -> list[CleanerDeath]:
-    """Every cleaner-thread death in the logs, with what it was doing and whether it was restarted since.
-
-    A death is restarted by a later "[kafka-log-cleaner-thread-N]: Starting" of the same thread (ShutdownableThread
-    logs it when the thread starts: broker restart, or LogCleaner.reconfigure after a dynamic log.cleaner.*
-    change), or by a later broker start logged before the cleaner starts ("Loading logs", "[KafkaServer id=N]
-    starting"). "Kafka version" / "started" count only when the logs have none of those lines (see
-    LATE_START_KINDS).
-    """
-    evs = ordered(events)
-    by_file: dict[str, list[Event]] = {}
-    for e in evs:
-        by_file.setdefault(str(e.get("file")), []).append(e)
-    for lst in by_file.values():
-        lst.sort(key=lambda e: int(e.get("line") or 0))
-    deaths: list[CleanerDeath] = []
-    for e in evs:
-        if e["kind"] != "cleaner_error":
-            continue
-        thread = str(e["thread"])
-        num = _thread_number(thread)
-        d = CleanerDeath(thread, e.get("time") or e.get("_t") or None, _where(e))
-        same = by_file[str(e.get("file"))]
-        idx = same.index(e)
-        # after the error: the exception (next lines) and the "Stopped" line of the same thread
-        for f in same[idx + 1 :]:
-            if f["kind"] in ("cleaner_exception", "exception") and d.exception is None:
-                d.exception = str(f.get("exception"))
-                d.detail = str(f.get("detail") or "") or None
-            if f["kind"] == "cleaner_exception" and f.get("size"):
-                d.max_size = int(f["size"])
-            if f["kind"] == "cleaner_stopped" and f.get("thread") == thread:
-                d.stopped = True
-                break
-            if f["kind"] == "cleaner_error" or int(f.get("line") or 0) > int(e.get("line") or 0) + 200:
-                break
-        # on the same line (a log flattened by a copy, as in seed 001's article)
-        for f in same:
-            if f.get("line") == e.get("line") and f["kind"] == "cleaner_exception":
-                d.exception, d.detail = str(f.get("exception")), str(f.get("detail") or "") or None
-                d.max_size = int(f["size"]) if f.get("size") else d.max_size
-        # before the error: what this cleaner was cleaning, and how its buffers grew
-        for f in reversed(same[:idx]):
-            if f.get("cleaner") != num:
-                continue
-            if f["kind"] == "cleaner_growing" and d.log is None:
-                d.growths.insert(0, int(f["to_bytes"]))
-            elif f["kind"] == "cleaner_cleaning" and d.log is None:
-                d.log, d.segment, d.deletes = str(f["log"]), int(f["segment"]), str(f["deletes"])
-            elif f["kind"] == "cleaner_beginning":
-                d.log = d.log or str(f["log"])
-                break
-        strong = any(f["kind"] in START_KINDS or f["kind"] == "cleaner_started" for f in evs)
-        for f in evs:
-            if not _is_after(f, e):
-                continue
-            if f["kind"] == "cleaner_started" and f.get("thread") == thread:
-                d.restarted_at, d.restart_evidence = f.get("time"), f"{thread} Starting at {_where(f)}"
-                break
-            if f["kind"] in START_KINDS or (not strong and f["kind"] in LATE_START_KINDS):
-                what = {
-                    "loading_logs": "broker start ('Loading logs')", "broker_starting": "broker start ('starting')",
-                    "version": "broker start ('Kafka version')", "broker_started": "broker start ('started')",
-                }  # fmt: skip
-                d.restarted_at = f.get("time")
-                d.restart_evidence = f"{what[f['kind']]} at {_where(f)}"
-                break
-        deaths.append(d)
-    return deaths
+    """Every cleaner-thread death in the logs, with what it was doing and whether it was restarted since
+    (see :class:`Digest`, which reads them from a stream)."""
+    return Digest(keep=None).feed_all(ordered(events)).deaths_list()
 
 
 # ------------------------------------------------------------------------------------------------ loading
@@ -286,7 +273,8 @@ class Load:
     total_fallback: int | None = None  # partition dirs counted on disk, when the lines carry no totals
     _t0: float | None = None
     _tlast: float | None = None
-    _samples: list[tuple[float, int]] = field(default_factory=list)
+    _samples: int = 0  # progress lines with a time: rate() needs two
+    _last_sample: tuple[float, int] | None = None
 
     def _dir(self, path: str) -> DirLoad:
         path = path.rstrip(")").rstrip(".")
@@ -334,7 +322,8 @@ class Load:
         elif k == "log_dir_failed":
             self.failed = f"all log dirs failed ({e.get('dirs')}) at {_where(e)}"
         if t is not None and k in ("log_dir_loaded", "log_loaded"):
-            self._samples.append((t, self.done))
+            self._samples += 1
+            self._last_sample = (t, self.done)
 
     @property
     def done(self) -> int:
@@ -354,9 +343,9 @@ class Load:
 
     def rate(self) -> float | None:
         """Logs loaded per second of log time, over the samples so far."""
-        if len(self._samples) < 2 or self._t0 is None:
+        if self._samples < 2 or self._t0 is None or self._last_sample is None:
             return None
-        t1, n1 = self._samples[-1]
+        t1, n1 = self._last_sample
         elapsed = t1 - self._t0
         return n1 / elapsed if elapsed > 0 and n1 > 0 else None
 
@@ -383,94 +372,249 @@ PROGRESS_KINDS = ("recovery_start", "recovery_skip", "log_dir_loaded", "log_load
 def loads(events: Iterable[Event], total: int | None = None) -> list[Load]:
     """Each start's log loading, in order. A load begins at "Loading logs" (LogManager.loadLogs, every version;
     a file that starts mid-load begins at its first progress line)."""
-    out: list[Load] = []
-    cur: Load | None = None
-    for e in ordered(events):
-        k = e["kind"]
-        if k == "loading_logs" or (cur is None and k in PROGRESS_KINDS):
-            cur = Load(started_at=e.get("time"), start_where=_where(e), total_override=total)
-            out.append(cur)
-        if cur is not None:
-            cur.feed(e)
-    return out
+    return list(Digest(total=total, keep=None).feed_all(ordered(events)).loads)
 
 
 def start_state(events: Iterable[Event]) -> dict[str, Any]:
-    """Where the broker's latest start stands: ``starts`` (log loads seen so far, so a caller can tell a new
-    start from an old one), ``loading`` (its LogManager.loadLogs has not logged "Loaded N logs" yet),
-    ``started`` (KafkaServer/KafkaRaftServer logged "started" after that load: the broker serves), and the
-    load itself (unclean dirs, logs loaded of total). The rolling restart waits on it after each start."""
-    evs = ordered(events)
-    ls = loads(evs)
-    last = ls[-1] if ls else None
-    begin = max((i for i, e in enumerate(evs) if e["kind"] == "loading_logs"), default=-1)
-    started = bool(
-        last is not None and last.completed and any(e["kind"] == "broker_started" for e in evs[begin + 1 :])
-    )
-    return {
-        "starts": len(ls),
-        "loading": bool(last is not None and not last.completed and last.failed is None),
-        "completed": bool(last is not None and last.completed),
-        "started": started,
-        "failed": last.failed if last is not None else None,
-        "load": last.to_dict() if last is not None else None,
-    }
+    """Where the broker's latest start stands (see Digest.start_state)."""
+    return Digest().feed_all(ordered(events)).start_state()
+
+
+KEEP = 1000  # analyze() keeps the newest KEEP of each kind of finding (counted in full): constant memory
+
+
+class Digest:
+    """What the logs say, read from a stream of events in time order (:func:`stream`, :func:`ordered`) in
+    constant memory: only the state the answers need is kept, and at most ``keep`` of each kind of finding.
+
+    Cleaner deaths: a death is restarted by a later "[kafka-log-cleaner-thread-N]: Starting" of the same thread
+    (ShutdownableThread logs it when the thread starts: broker restart, or LogCleaner.reconfigure after a dynamic
+    log.cleaner.* change), or by a later broker start logged before the cleaner starts ("Loading logs",
+    "[KafkaServer id=N] starting"). "Kafka version" / "started" count only when the logs have none of those lines
+    (see LATE_START_KINDS). What the thread was cleaning is the latest "Cleaning segment" (and the buffer growths
+    after it) of the same cleaner in the same file since its "Beginning cleaning"; the exception and "Stopped"
+    come within 200 lines after the error, before the next error.
+    """
+
+    def __init__(self, total: int | None = None, keep: int | None = KEEP) -> None:
+        from collections import deque
+
+        self.total = total
+        self.keep = keep
+        self.versions: deque[Event] = deque(maxlen=keep)
+        self.rebuilds: deque[Event] = deque(maxlen=keep)
+        self.zero: deque[Event] = deque(maxlen=keep)
+        self.counts = {
+            "versions": 0,
+            "index_rebuilds": 0,
+            "zero_timestamp_deletions": 0,
+            "deaths": 0,
+            "loads": 0,
+        }
+        self.uncleanable: set[str] = set()
+        self.loads: deque[Load] = deque(maxlen=keep)
+        self._cur: Load | None = None
+        self._started_since_loading = False
+        self.deaths: deque[CleanerDeath] = deque(maxlen=keep)
+        self._ctx: dict[
+            tuple[object, str], dict[str, Any]
+        ] = {}  # (file, cleaner number) -> what it was doing
+        self._open: dict[
+            object, tuple[CleanerDeath, Event, dict[str, Any]]
+        ] = {}  # file -> death reading its tail
+        self._pending: deque[tuple[CleanerDeath, Event, dict[str, Any]]] = deque(maxlen=keep)
+        self._strong = False
+
+    def feed_all(self, events: Iterable[Event]) -> Digest:
+        for e in events:
+            self.feed(e)
+        self.finish()
+        return self
+
+    def feed(self, e: Event) -> None:
+        k = e["kind"]
+        if k == "version":
+            self.counts["versions"] += 1
+            self.versions.append({"version": e["version"], "at": e.get("time"), "where": _where(e)})
+        elif k in ("corrupt_index", "missing_index"):
+            self.counts["index_rebuilds"] += 1
+            self.rebuilds.append(
+                {
+                    "kind": "corrupt" if k == "corrupt_index" else "missing",
+                    "file": e.get("target") or _index_file(e), "at": e.get("time"), "where": _where(e),
+                    "text": e.get("text"),
+                }
+            )  # fmt: skip
+        elif k == "zero_timestamp_delete":
+            self.counts["zero_timestamp_deletions"] += 1
+            self.zero.append(
+                {
+                    "at": e.get("time"), "where": _where(e), "partition": _partition_of(str(e.get("text") or "")),
+                    "text": e.get("text"),
+                }
+            )  # fmt: skip
+        elif k == "uncleanable" and e.get("partition") and len(self.uncleanable) < 100_000:
+            self.uncleanable.add(str(e["partition"]))
+        # loads (LogManager.loadLogs) and whether the broker serves after the latest one
+        if k == "loading_logs" or (self._cur is None and k in PROGRESS_KINDS):
+            self._cur = Load(started_at=e.get("time"), start_where=_where(e), total_override=self.total)
+            self.loads.append(self._cur)
+            self.counts["loads"] += 1
+        if self._cur is not None:
+            self._cur.feed(e)
+        if k == "loading_logs":
+            self._started_since_loading = False
+        elif k == "broker_started":
+            self._started_since_loading = True
+        self._cleaner(e, k)
+
+    # ---- cleaner deaths
+    def _cleaner(self, e: Event, k: str) -> None:
+        f = e.get("file")
+        # a restart after the deaths still waiting for one
+        if k in START_KINDS or k == "cleaner_started":
+            self._strong = True
+        if k in START_KINDS or k == "cleaner_started" or k in LATE_START_KINDS:
+            for d, de, st in self._pending:
+                if not _is_after(e, de):
+                    continue
+                slot = "late" if k in LATE_START_KINDS else "strong"
+                if st.get(slot) is not None or (k == "cleaner_started" and e.get("thread") != d.thread):
+                    continue
+                if k == "cleaner_started":
+                    st[slot] = (e.get("time"), f"{d.thread} Starting at {_where(e)}")
+                else:
+                    what = {
+                        "loading_logs": "broker start ('Loading logs')", "broker_starting": "broker start ('starting')",
+                        "version": "broker start ('Kafka version')", "broker_started": "broker start ('started')",
+                    }  # fmt: skip
+                    st[slot] = (e.get("time"), f"{what[k]} at {_where(e)}")
+        # the lines after a death: its exception and "Stopped"
+        opened = self._open.get(f)
+        if opened is not None and int(e.get("line") or 0) > int(opened[1].get("line") or 0) + 200:
+            # past the window: closed before this line counts (the same answer whichever kinds of events the
+            # caller kept, e.g. the audit's AUDIT_LOG_KINDS)
+            self._close(f)
+            opened = None
+        if opened is not None:
+            d, de, st = opened
+            if int(e.get("line") or 0) == int(de.get("line") or 0) and k == "cleaner_exception":
+                st["same_line"] = (
+                    e  # a log flattened by a copy (seed 001's article): the line's own exception
+                )
+            if k in ("cleaner_exception", "exception") and d.exception is None:
+                d.exception = str(e.get("exception"))
+                d.detail = str(e.get("detail") or "") or None
+            if k == "cleaner_exception" and e.get("size"):
+                d.max_size = int(e["size"])
+            if k == "cleaner_stopped" and e.get("thread") == d.thread:
+                d.stopped = True
+                self._close(f)
+            elif k == "cleaner_error":
+                self._close(f)
+        # what each cleaner is doing (Cleaner.cleanSegments / LogCleaner.cleanLog / growBuffersOrFail)
+        if k in ("cleaner_beginning", "cleaner_cleaning", "cleaner_growing"):
+            key = (f, str(e.get("cleaner")))
+            if k == "cleaner_beginning":
+                self._ctx[key] = {"log": str(e["log"]), "cleaning": None, "growths": []}
+            else:
+                ctx = self._ctx.setdefault(key, {"log": None, "cleaning": None, "growths": []})
+                if k == "cleaner_cleaning":
+                    ctx["cleaning"] = (str(e["log"]), int(e["segment"]), str(e["deletes"]))
+                    ctx["growths"] = []
+                elif len(ctx["growths"]) < 64:
+                    ctx["growths"].append(int(e["to_bytes"]))
+        if k == "cleaner_error":
+            thread = str(e["thread"])
+            d = CleanerDeath(thread, e.get("time") or e.get("_t") or None, _where(e))
+            ctx = self._ctx.get((f, _thread_number(thread)))
+            if ctx is not None:
+                if ctx["cleaning"] is not None:
+                    d.log, d.segment, d.deletes = ctx["cleaning"]
+                else:
+                    d.log = ctx["log"]
+                d.growths = list(ctx["growths"])
+            self.counts["deaths"] += 1
+            self.deaths.append(d)
+            entry = (d, e, {"strong": None, "late": None, "same_line": None})
+            self._open[f] = entry
+            self._pending.append(entry)
+
+    def _close(self, f: object) -> None:
+        d, _de, st = self._open.pop(f)
+        same = st.get("same_line")
+        if same is not None:
+            d.exception, d.detail = str(same.get("exception")), str(same.get("detail") or "") or None
+            d.max_size = int(same["size"]) if same.get("size") else d.max_size
+
+    def finish(self) -> None:
+        for f in list(self._open):
+            self._close(f)
+        for d, _de, st in self._pending:
+            found = st["strong"] if self._strong else st["late"]
+            if found is not None:
+                d.restarted_at, d.restart_evidence = found
+        self._pending.clear()
+
+    def deaths_list(self) -> list[CleanerDeath]:
+        return list(self.deaths)
+
+    def start_state(self) -> dict[str, Any]:
+        """Where the broker's latest start stands: ``starts`` (log loads seen so far, so a caller can tell a new
+        start from an old one), ``loading`` (its LogManager.loadLogs has not logged "Loaded N logs" yet),
+        ``started`` (KafkaServer/KafkaRaftServer logged "started" after that load: the broker serves), and the
+        load itself (unclean dirs, logs loaded of total). The rolling restart waits on it after each start."""
+        last = self.loads[-1] if self.loads else None
+        return {
+            "starts": self.counts["loads"],
+            "loading": bool(last is not None and not last.completed and last.failed is None),
+            "completed": bool(last is not None and last.completed),
+            "started": bool(last is not None and last.completed and self._started_since_loading),
+            "failed": last.failed if last is not None else None,
+            "load": last.to_dict() if last is not None else None,
+        }
 
 
 # ------------------------------------------------------------------------------------------------ report
-def analyze(paths: list[str]) -> dict[str, Any]:
+def analyze(paths: list[str], digest: Digest | None = None) -> dict[str, Any]:
     """The report of ``kafka-ops logs``: a JSON-ready dict (``unrecognised``: files with no Kafka log line, whose
-    silence is no clean bill)."""
-    unrecognised: list[str] = []
-    events = read_all(paths, unrecognised=unrecognised)
-    versions = [
-        {"version": e["version"], "at": e.get("time"), "where": _where(e)}
-        for e in ordered(events)
-        if e["kind"] == "version"
-    ]
-    deaths = cleaner_deaths(events)
-    rebuilds = [
-        {
-            "kind": "corrupt" if e["kind"] == "corrupt_index" else "missing",
-            "file": e.get("target") or _index_file(e),
-            "at": e.get("time"),
-            "where": _where(e),
-            "text": e.get("text"),
-        }
-        for e in ordered(events)
-        if e["kind"] in ("corrupt_index", "missing_index")
-    ]
-    zero = [
-        {
-            "at": e.get("time"),
-            "where": _where(e),
-            "partition": _partition_of(str(e.get("text") or "")),
-            "text": e.get("text"),
-        }
-        for e in ordered(events)
-        if e["kind"] == "zero_timestamp_delete"
-    ]
-    uncleanable = sorted(
-        {str(e["partition"]) for e in events if e["kind"] == "uncleanable" and e.get("partition")}
-    )
-    recs = [ld.to_dict() for ld in loads(events)]
+    silence is no clean bill; ``not_read``: what was left unread, a compression bomb's rest). The files are
+    streamed once, in constant memory; ``digest`` (a fresh Digest) is filled for the caller's own questions."""
+    counts: list[list[int]] = []
+    notes: list[str] = []
+    g = digest if digest is not None else Digest()
+    g.feed_all(stream(paths, keep_text=True, counts=counts, notes=notes))
+    unrecognised = [p for p, c in zip(paths, counts, strict=True) if not c[0]]
+    deaths = g.deaths_list()
+    recs = [ld.to_dict() for ld in g.loads]
     unclean = [r for r in recs if r["unclean_dirs"]]
+    kept = [
+        f"kept the newest {g.keep} of {n} {what}"
+        for what, n in (
+            ("versions", g.counts["versions"]), ("cleaner deaths", g.counts["deaths"]),
+            ("index rebuilds", g.counts["index_rebuilds"]),
+            ("zero-timestamp deletions", g.counts["zero_timestamp_deletions"]), ("log loads", g.counts["loads"]),
+        )
+        if g.keep is not None and n > g.keep
+    ]  # fmt: skip
     return {
         "files": paths,
         "unrecognised": [{"file": p, "error": NOTHING_RECOGNISED} for p in unrecognised],
-        "versions": versions,
+        "not_read": [{"file": n.split(": ", 1)[0], "error": n.split(": ", 1)[1]} for n in notes],
+        "kept": kept,
+        "versions": list(g.versions),
         "cleaner_deaths": [d.to_dict() for d in deaths],
         "cleaner_dead_now": sorted({d.thread for d in deaths if d.dead_now}),
-        "uncleanable_partitions": uncleanable,
-        "index_rebuilds": rebuilds,
-        "zero_timestamp_deletions": zero,
+        "uncleanable_partitions": sorted(g.uncleanable),
+        "index_rebuilds": list(g.rebuilds),
+        "zero_timestamp_deletions": list(g.zero),
         "loads": recs,
         "unclean_recoveries": unclean,
         "summary": {
-            "cleaner_deaths": len(deaths),
+            "cleaner_deaths": g.counts["deaths"],
             "cleaner_threads_dead_now": len({d.thread for d in deaths if d.dead_now}),
-            "index_rebuilds": len(rebuilds),
-            "zero_timestamp_deletions": len(zero),
+            "index_rebuilds": g.counts["index_rebuilds"],
+            "zero_timestamp_deletions": g.counts["zero_timestamp_deletions"],
             "unclean_recoveries": len(unclean),
         },
     }
@@ -501,13 +645,18 @@ class Tail:
         self.line_no = 0
 
     def _open(self) -> bool:
-        try:
-            self._f = open(self.path, encoding="utf-8", errors="replace")
+        import io
+
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.engine.fileio import open_regular
+
+        try:  # never through a link, never waiting on a FIFO put in the log's place
+            self._f = io.TextIOWrapper(open_regular(self.path), encoding="utf-8", errors="replace")
             self._ino = os.fstat(self._f.fileno()).st_ino
             self.line_no = 0
             self._pending = ""
             return True
-        except OSError:
+        except (OSError, EngineError):
             self._f = None
             return False
 
@@ -518,20 +667,23 @@ class Tail:
             return False
         return st.st_ino != self._ino or (self._f is not None and st.st_size < self._f.tell())
 
-    def read(self) -> list[tuple[int, str]]:
-        """The complete lines appended since the last call (a half-written last line waits)."""
+    def read(self, max_chunks: int = 64) -> list[tuple[int, str]]:
+        """Complete lines appended since the last call (a half-written last line waits), at most ``max_chunks``
+        reads of 64 KiB at a time: call again until it returns nothing (a 200 MB log is never held whole)."""
         if self._f is None and not self._open():
             return []
         out: list[tuple[int, str]] = []
-        while True:
+        for _ in range(max_chunks):
             chunk = self._f.read(1 << 16)
             if not chunk:
                 break
             self._pending += chunk
             *lines, self._pending = self._pending.split("\n")
+            if len(self._pending) > MAX_LINE:
+                self._pending = self._pending[:MAX_LINE]
             for line in lines:
                 self.line_no += 1
-                out.append((self.line_no, line))
+                out.append((self.line_no, line[:MAX_LINE]))
         if not out and self.rotated():
             self.close()
             self._open()
@@ -598,20 +750,26 @@ def follow(
     try:
         while True:
             changed = False
-            for n, line in tail.read():
-                for e in parse_line(line):
-                    e["file"], e["line"] = path, n
-                    k = e["kind"]
-                    if k == "loading_logs" or (load is None and k in PROGRESS_KINDS):
-                        load = Load(
-                            started_at=e.get("time"), start_where=_where(e), total_override=total,
-                            total_fallback=total_fallback,
-                        )  # fmt: skip
-                    if load is not None:
-                        load.feed(e)
-                        changed = True
-                if not catching_up and load is not None and (load.completed or load.failed):
+            done = False
+            while not done:  # what is in the file now, in batches
+                batch = tail.read()
+                if not batch:
                     break
+                for n, line in batch:
+                    for e in parse_line(line):
+                        e["file"], e["line"] = path, n
+                        k = e["kind"]
+                        if k == "loading_logs" or (load is None and k in PROGRESS_KINDS):
+                            load = Load(
+                                started_at=e.get("time"), start_where=_where(e), total_override=total,
+                                total_fallback=total_fallback,
+                            )  # fmt: skip
+                        if load is not None:
+                            load.feed(e)
+                            changed = True
+                    if not catching_up and load is not None and (load.completed or load.failed):
+                        done = True
+                        break
             catching_up = False
             if load is not None:
                 if changed:
@@ -628,6 +786,6 @@ def follow(
 
 
 __all__ = [
-    "CleanerDeath", "DirLoad", "FollowResult", "Load", "Tail", "analyze", "cleaner_deaths", "count_logs", "follow", "loads",
-    "ordered", "read_all", "read_events",
+    "CleanerDeath", "Digest", "DirLoad", "FollowResult", "Load", "Tail", "analyze", "cleaner_deaths", "count_logs",
+    "follow", "loads", "ordered", "read_all", "read_events", "stream",
 ]  # fmt: skip

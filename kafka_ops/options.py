@@ -120,12 +120,24 @@ def parse_expected_mounts(items: Iterable[str]) -> dict[str, str]:
 
 
 # ------------------------------------------------------------------------------------------------- paths
-def _head(path: str) -> bytes:
+def _head(path: str, option: str = "") -> bytes:
+    """The first bytes of a named input, opened without blocking: a FIFO, device or socket is refused here
+    (a plain open() of a FIFO waits forever for a writer)."""
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.fileio import open_fd
+
     try:
-        with open(path, "rb") as f:
-            return f.read(_SNIFF)
-    except OSError:
+        fd, _st = open_fd(path, follow=True)
+    except EngineError as exc:
+        if "not a regular file" in exc.reason:
+            raise OptionError(option, str(exc)) from None
         return b""  # unreadable: the reader says so in its own words (permission denied, ...)
+    try:
+        return os.pread(fd, _SNIFF, 0)
+    except OSError:
+        return b""
+    finally:
+        os.close(fd)
 
 
 def _is_binary(head: bytes) -> bool:
@@ -152,7 +164,13 @@ def _must_be_file(option: str, path: str) -> bytes:
         raise OptionError(option, f"{path}: a directory, not a file")
     if not os.path.exists(path):
         raise OptionError(option, f"{path}: a broken symlink (to {os.readlink(path)})")
-    return _head(path)
+    return _head(path, option)
+
+
+def check_input_file(path: str, option: str = "") -> None:
+    """Any named input file: it exists, is no directory, and is a regular file (a FIFO would block its reader:
+    refused here, before anything reads it). The one check of every command's file options and arguments."""
+    _must_be_file(option, path)
 
 
 def check_server_properties(path: str, option: str = "--server-properties") -> None:

@@ -204,15 +204,17 @@ def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> i
     if not paths:
         print("kafka-ops-collector: logs needs --broker-log FILE", file=sys.stderr)
         return 2
+    skipped: list[str] = []
     if rotated:
-        paths = [r for p in paths for r in brokerlogs.with_rotations(p)] or paths
+        paths = [r for p in paths for r in brokerlogs.with_rotations(p, skipped=skipped)] or paths
+    digest = brokerlogs.Digest()
     try:
-        events = brokerlogs.read_all(paths, keep_text=False)
-        doc = brokerlogs.analyze(paths)
+        doc = brokerlogs.analyze(paths, digest)  # one streamed pass, in constant memory (polled every 2 s)
     except EngineError as exc:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
-    doc["start"] = brokerlogs.start_state(events)
+    doc["not_read"] += [{"file": n.split(": ", 1)[0], "error": n.split(": ", 1)[1]} for n in skipped]
+    doc["start"] = digest.start_state()
     if unit:
         doc["unit"] = _unit_state(unit)
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from kafka_ops.broker import versions
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import FormatError
+from kafka_ops.engine.shell import content_free
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 
 # where the plan and the findings name it; the recovery point's own consequences are SHUT003's
@@ -83,8 +84,7 @@ class Damage:
 def _format_error(errors: list, path: str) -> str | None:  # type: ignore[type-arg]
     for e in errors:
         if isinstance(e, FormatError) and os.path.abspath(e.path) == os.path.abspath(path):
-            # what identifies the damage, not the file's content (a broker user's file, read as root)
-            return e.reason if len(e.reason) <= 60 else e.reason[:57] + "..."
+            return content_free(e.reason)  # what identifies the damage, never the file's content
     return None
 
 

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 
 from kafka_ops.broker import versions
 from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.fileio import open_regular
 from kafka_ops.engine.indexes import (
     OFFSET_ENTRY,
     IndexFile,
@@ -355,7 +356,7 @@ def last_real_offset_entry(seg: Segment) -> tuple[int, int] | None:
     n = t.entry_count
     zero = bytes(OFFSET_ENTRY)
     try:
-        with open(seg.index.path, "rb") as f:
+        with open_regular(seg.index.path) as f:  # never through a link, never a FIFO
 
             def slot(i: int) -> bytes:
                 f.seek(i * OFFSET_ENTRY)
@@ -371,7 +372,7 @@ def last_real_offset_entry(seg: Segment) -> tuple[int, int] | None:
                 else:
                     lo = mid
             rel, pos = struct.unpack(">ii", slot(lo))
-    except OSError:
+    except (OSError, EngineError):
         return None
     return seg.base_offset + rel, pos
 

@@ -105,13 +105,48 @@ def admin(
     cfg.update(client_config or {})
     started = time.monotonic()
     try:
-        return KafkaAdminClient(**cfg)
+        # kafka-python's timeouts do not cover a TLS handshake with a port that accepts and never answers (it
+        # blocked past 300 s with a 3 s timeout): the connection gets a hard deadline of its own
+        return with_deadline(
+            lambda: KafkaAdminClient(**cfg),
+            timeout_s + CONNECT_GRACE_S,
+            f"cannot reach the cluster at {bootstrap}",
+        )
     except KafkaError as exc:
         raise ClusterUnavailable(
             f"cannot reach the cluster at {bootstrap} within {time.monotonic() - started:.0f} s: {error_text(exc)}"
         ) from exc
     except (OSError, ValueError) as exc:
         raise ClusterUnavailable(f"cannot reach the cluster at {bootstrap}: {exc}") from exc
+
+
+CONNECT_GRACE_S = 2.0
+
+
+def with_deadline(fn: Callable[[], T], seconds: float, what: str) -> T:
+    """``fn()``, run in a daemon thread that is no longer waited for after ``seconds``: ClusterUnavailable then
+    (the thread, stuck in a socket call, ends with the process)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn()
+        except BaseException as exc:  # handed to the caller's thread
+            box["error"] = exc
+
+    t = threading.Thread(target=run, name="kafka-ops-cluster", daemon=True)
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise ClusterUnavailable(
+            f"{what}: no answer within {seconds:g} s (a port that accepts connections but does not answer: "
+            "not a Kafka listener, or a TLS/SASL mismatch with --command-config?)"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]  # type: ignore[no-any-return]
 
 
 def error_text(exc: BaseException) -> str:

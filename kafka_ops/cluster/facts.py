@@ -69,7 +69,29 @@ def gather(
     timeout_s: float = 10.0,
     log_dirs_of: list[int] | None = None,
 ) -> ClusterFacts:
-    """Ask the cluster once. ``log_dirs_of``: the brokers whose log dirs to describe (None: every broker)."""
+    """Ask the cluster once. ``log_dirs_of``: the brokers whose log dirs to describe (None: every broker).
+
+    Each request is bounded by ``timeout_s`` (kafka-python's request timeout), and the whole conversation by a
+    hard deadline (with_deadline) of OVERALL_ROUNDS times it: a connection that stalls where kafka-python's
+    own timeouts do not reach (TLS) cannot hang the caller."""
+    from kafka_ops.cluster.client import with_deadline
+
+    return with_deadline(
+        lambda: _gather(bootstrap, client_config, timeout_s, log_dirs_of),
+        timeout_s * OVERALL_ROUNDS + 5,
+        f"the cluster at {bootstrap}",
+    )
+
+
+OVERALL_ROUNDS = 10
+
+
+def _gather(
+    bootstrap: str,
+    client_config: dict[str, Any] | None,
+    timeout_s: float,
+    log_dirs_of: list[int] | None,
+) -> ClusterFacts:
     from kafka.admin import ConfigResource, ConfigResourceType
     from kafka.errors import KafkaError
 

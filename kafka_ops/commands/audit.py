@@ -281,11 +281,13 @@ WaiveFileOpt = Annotated[
 def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> list[Any]:
     """The waivers of --waive and --waive-file (kafka_ops.audit.waivers_from), or one line saying which is wrong."""
     from kafka_ops.audit import waivers_from
+    from kafka_ops.options import OptionError, check_input_file
 
-    if waive_file is not None and not waive_file.is_file():
-        fail(
-            f"--waive-file: {waive_file}: {'a directory, not a file' if waive_file.is_dir() else 'no such file'}"
-        )
+    if waive_file is not None:
+        try:
+            check_input_file(str(waive_file), "--waive-file")
+        except OptionError as exc:
+            fail(str(exc))
     try:
         return waivers_from(waive or [], str(waive_file) if waive_file is not None else None)
     except ValueError as exc:

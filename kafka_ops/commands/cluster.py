@@ -72,8 +72,12 @@ def ask_cluster(
 
     client_config: dict[str, Any] = {}
     if command_config is not None:
-        if not command_config.is_file():
-            fail(f"--command-config: {command_config}: no such file")
+        from kafka_ops.options import OptionError, check_input_file
+
+        try:
+            check_input_file(str(command_config), "--command-config")
+        except OptionError as exc:
+            fail(str(exc))
         try:
             client_config = read_command_config(str(command_config))
         except ClusterUnavailable as exc:

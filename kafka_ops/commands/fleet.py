@@ -226,8 +226,15 @@ def fleet_audit(
         source = "--log-dir" if opts.log_dirs else "--server-properties"
     else:
         fail("no hosts to audit: give --inventory or --log-dir")
-    if leaders is not None and not leaders.is_file():
+    if leaders is not None and not leaders.exists():
         fail(f"{leaders}: no such file (--leaders takes kafka-topics --describe output)")
+    if leaders is not None:
+        from kafka_ops.options import OptionError, check_input_file
+
+        try:
+            check_input_file(str(leaders), "--leaders")
+        except OptionError as exc:
+            fail(str(exc))
     add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, None)
     settings = {
         "now_ms": opts.now_ms if opts.now_ms is not None else int(time.time() * 1000),

@@ -213,6 +213,10 @@ def logs(
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
     unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
 
+    Files are read as a stream in constant memory. A compressed file is read only up to 4 GiB decompressed, or
+    up to where (past 64 MiB) it has grown more than 500 times its compressed size (a compression bomb): what
+    was read counts, and a warning names the file. Symlinks, FIFOs and devices are not read.
+
     Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
     before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
@@ -221,7 +225,17 @@ def logs(
     if follow:
         if len(files) != 1:
             fail("--follow takes exactly one file (the broker's server.log)")
-        head = files[0].read_bytes()[:8] if files[0].is_file() else b""
+        try:
+            check_broker_log(str(files[0]), option="")
+        except OptionError as exc:
+            fail(str(exc))
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.engine.fileio import read_bytes
+
+        try:
+            head = read_bytes(str(files[0]), 8, follow=True)
+        except EngineError as exc:
+            fail(str(exc))
         if compression_of(head):
             fail(
                 f"--follow: {files[0]}: {compression_of(head)}-compressed: a rotated log does not grow; follow server.log"
@@ -242,8 +256,10 @@ def logs(
     if len(report["unrecognised"]) == len(files):
         # nothing to go on: no clean bill for files that are not broker logs
         fail(f"{', '.join(u['file'] for u in report['unrecognised'])}: {report['unrecognised'][0]['error']}")
-    for u in report["unrecognised"]:
+    for u in report["unrecognised"] + report["not_read"]:
         say(f"warning: {u['file']}: {u['error']}")
+    for k in report["kept"]:
+        say(f"note: {k}")
     if format is LogsFormat.json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
     else:

@@ -183,9 +183,13 @@ def qos(
             specs = parse_id_spec(source_id), parse_id_spec(sink_id)
         except IdSpecError as exc:
             fail(str(exc))
+    from kafka_ops.options import OptionError, check_input_file
+
     for p in logs or []:
-        if not p.is_file():
-            fail(f"{p}: no such file")
+        try:
+            check_input_file(str(p))
+        except OptionError as exc:
+            fail(str(exc))
     events = []
     if logs:
         try:

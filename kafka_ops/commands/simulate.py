@@ -50,10 +50,13 @@ def refuse_target(directory: Path, force: bool) -> str | None:
             )
     for rel in CONFIG_FILES:
         p = directory / rel
-        if p.exists():
-            try:
-                first = p.read_text(errors="replace").splitlines()[:1]
-            except OSError:
+        if os.path.lexists(p):
+            from kafka_ops.engine.errors import EngineError
+            from kafka_ops.engine.fileio import read_bytes
+
+            try:  # its first line only; a link or a FIFO is not ours (and would block a plain read)
+                first = read_bytes(str(p), 4096).decode("utf-8", "replace").splitlines()[:1]
+            except EngineError:
                 first = []
             if rel.endswith(".properties") and first != [MARKER]:
                 return f"{p}: exists and was not written by kafka-ops simulate: refusing to overwrite it, even with --force"

@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass, field
 
 from kafka_ops.engine.errors import EngineError, os_error
-from kafka_ops.engine.fileio import read_bytes
+from kafka_ops.engine.fileio import READ_FLAGS, not_regular, open_error, read_bytes
 from kafka_ops.engine.pickling import by_constructor
 
 OFFSET_ENTRY = 8
@@ -32,7 +32,7 @@ TXN_ENTRY = 34
 DEFAULT_MAX_INDEX_SIZE = 10 * 1024 * 1024  # segment.index.bytes / log.index.size.max.bytes
 NO_TIMESTAMP = -1
 
-_TAIL_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)  # read_index_tail's
+_TAIL_FLAGS = READ_FLAGS  # read_index_tail's
 _OFF = struct.Struct(">ii")
 _TIME = struct.Struct(">qi")
 _TXN = struct.Struct(">hqqqq")
@@ -169,12 +169,12 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
         # os.pread on a raw fd: two small reads without a buffered file object (the audit's hot path)
         fd = os.open(path, _TAIL_FLAGS)
     except OSError as exc:
-        raise os_error(path, exc) from exc
+        raise open_error(path, exc) from exc
     try:
         if size is None:  # callers that already stat-ed the file pass its size (the audit's hot path)
             fst = os.fstat(fd)
             if not statmod.S_ISREG(fst.st_mode):
-                raise EngineError(path, "not a regular file")
+                raise not_regular(path, fst.st_mode)
             size = fst.st_size
         length = size  # O_NONBLOCK: a FIFO named like an index reads short instead of blocking
         n = length // es

@@ -28,6 +28,7 @@ from kafka_ops.engine import compression
 from kafka_ops.engine.binary import Truncated, read_varint, read_varlong
 from kafka_ops.engine.crc import crc32, crc32c
 from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.fileio import READ_FLAGS, not_regular, open_error
 
 LOG_OVERHEAD = 12  # offset int64 + size int32 (Records.LOG_OVERHEAD)
 HEADER_SIZE_UP_TO_MAGIC = 17  # Records.HEADER_SIZE_UP_TO_MAGIC
@@ -202,7 +203,8 @@ class RecordError(Exception):
 READ_WHOLE_BYTES = 64 * 1024
 FIRST_READ_BYTES = 4096  # LogBuffer.open_first_batch's first read: most first batches fit
 # O_NONBLOCK: opening a FIFO named like a log must not block (regular files ignore the flag when reading)
-_OPEN_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+# O_NOFOLLOW: a segment the broker user made a symlink to another file is refused, never read (fileio.py)
+_OPEN_FLAGS = READ_FLAGS
 
 
 def _read_fd(fd: int, size: int) -> bytes:
@@ -241,11 +243,11 @@ class LogBuffer:
         try:
             fd = os.open(p, _OPEN_FLAGS)
         except OSError as exc:
-            raise os_error(p, exc) from exc
+            raise open_error(p, exc) from exc
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):  # a FIFO or device named like a log: never block on it
-                raise EngineError(p, "not a regular file")
+                raise not_regular(p, st.st_mode)
             size = st.st_size
             if size == 0:
                 return cls(b"", p)
@@ -271,11 +273,11 @@ class LogBuffer:
         try:
             fd = os.open(p, _OPEN_FLAGS)
         except OSError as exc:
-            raise os_error(p, exc) from exc
+            raise open_error(p, exc) from exc
         try:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
-                raise EngineError(p, "not a regular file")
+                raise not_regular(p, st.st_mode)
             size = st.st_size
             data = os.pread(fd, min(size, FIRST_READ_BYTES), 0) if size else b""
             if len(data) >= LOG_OVERHEAD:

@@ -313,13 +313,16 @@ def gather_host(opts: AuditOptions) -> HostFacts:
             "the broker user is unknown: no --broker-user and no User= in the systemd unit"
         )
 
-    # broker logs (for the version and the cleaner's state); a file with no Kafka log line is said so, and when
+    # broker logs (for the version and the cleaner's state: the kinds AUDIT_LOG_KINDS names, what CLN001's
+    # cleaner_deaths and CLN004 read); a file with no Kafka log line is said so, and when
     # no file has one the checks that read logs are skipped, not passed
     from kafka_ops.facts.logs import NOTHING_RECOGNISED, read_log_file
 
     recognised = []
     for path in opts.logs:
-        events, lines = read_log_file(path)
+        not_read: list[str] = []  # a compression bomb's rest: read up to the limit, said so
+        events, lines = read_log_file(path, not_read, AUDIT_LOG_KINDS)
+        h.errors.extend(EngineError(path, n.split(": ", 1)[1]) for n in not_read)
         h.log_events.extend(events)
         if lines:
             recognised.append(path)
@@ -407,6 +410,18 @@ def determine_broker_state(h: HostFacts) -> None:
     else:
         h.broker_state, src = "stopped", "no kafka.Kafka process runs on this host"
     h.inputs["broker_state"] = Input(h.broker_state, src)
+
+
+# The log events the audit keeps (see read_log_file): the version, CLN004's uncleanable partitions, and CLN001's
+# cleaner deaths with their context and the restarts after them (brokerlogs.cleaner_deaths, START_KINDS,
+# LATE_START_KINDS).
+AUDIT_LOG_KINDS = frozenset(
+    {
+        "version", "uncleanable", "cleaner_error", "cleaner_stopped", "cleaner_exception", "exception",
+        "cleaner_started", "cleaner_cleaning", "cleaner_beginning", "cleaner_growing", "loading_logs",
+        "broker_starting", "broker_started",
+    }
+)  # fmt: skip
 
 
 def gather(opts: AuditOptions) -> HostFacts:

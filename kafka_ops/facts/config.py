@@ -17,7 +17,8 @@ import re
 from dataclasses import dataclass, field
 
 from kafka_ops.engine.checkpoints import parse_properties
-from kafka_ops.engine.errors import EngineError, FormatError, os_error
+from kafka_ops.engine.errors import EngineError, FormatError
+from kafka_ops.engine.fileio import read_bytes
 
 DAY_MS = 24 * 3600 * 1000
 
@@ -583,11 +584,7 @@ def _unbracket(value: str) -> str:
 
 
 def read_server_properties(path: str) -> Properties:
-    try:
-        with open(path, "rb") as f:
-            data = f.read()
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+    data = read_bytes(path, follow=True)  # a FIFO or device is refused, never waited on
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
@@ -689,10 +686,7 @@ def _normalise(doc: object, path: str, text: str = "") -> TopicOverrides:
 
 def read_topic_configs(path: str) -> TopicOverrides:
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+        text = read_bytes(path, follow=True).decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FormatError(path, "not UTF-8 text", exc.start) from exc
     return parse_topic_configs(text, path)

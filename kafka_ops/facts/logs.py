@@ -6,11 +6,13 @@ UnifiedLog, AppInfoParser); each event keeps the file, line number and timestamp
 
 from __future__ import annotations
 
+import io
 import re
 from collections.abc import Iterator
-from typing import TextIO
+from typing import BinaryIO
 
 from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.fileio import open_regular
 
 _TS = re.compile(r"^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3})\]")
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -169,36 +171,103 @@ NOTHING_RECOGNISED = (
     "nothing in it was read"
 )
 _MAGIC = {b"\x1f\x8b": "gzip", b"BZh": "bz2", b"\xfd7zXZ\x00": "xz", b"\x28\xb5\x2f\xfd": "zstd"}
+# Logs are streamed: memory stays constant whatever the size of a file. A line longer than MAX_LINE is cut (every
+# pattern above matches within a log4j line's first few hundred characters); a compressed rotation stops being
+# read past MAX_DECOMPRESSED bytes, or once past BOMB_FLOOR it has grown more than BOMB_RATIO times the compressed
+# bytes read (log4j text compresses 10 to 30 times with gzip: a higher ratio is a compression bomb), with a note.
+MAX_LINE = 64 * 1024
+MAX_DECOMPRESSED = 4 << 30
+BOMB_FLOOR = 64 << 20
+BOMB_RATIO = 500
+_CHUNK = 1 << 20
 
 
-def open_log(path: str) -> TextIO:
-    """A broker log as text, in every form logrotate leaves it: plain (server.log, server.log.1,
+def _kind(path: str, head: bytes) -> str | None:
+    kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
+    if kind == "zstd":
+        raise EngineError(path, "zstd-compressed, which Python cannot read: zstd -d it first")
+    return kind
+
+
+def open_log(path: str) -> BinaryIO:
+    """A broker log as a binary stream, in every form logrotate leaves it: plain (server.log, server.log.1,
     server.log.2026-11-01-10, server.log-20261101) or compressed with gzip, bzip2 or xz (told by the content, not
-    the name). Unreadable or zstd-compressed: EngineError."""
+    the name), decompressed as it is read. Opened without following a link (the broker user owns the log dir)
+    and without blocking: a symlink, FIFO or device, an unreadable or a zstd-compressed file is an EngineError."""
+    raw = open_regular(path)
     try:
-        with open(path, "rb") as f:
-            head = f.read(6)
-        kind = next((name for magic, name in _MAGIC.items() if head.startswith(magic)), None)
-        if kind == "zstd":
-            raise EngineError(path, "zstd-compressed, which Python cannot read: zstd -d it first")
+        kind = _kind(path, raw.peek(6)[:6])
         if kind is None:
-            return open(path, encoding="utf-8", errors="replace")
+            return raw
         import importlib
 
         module = importlib.import_module({"gzip": "gzip", "bz2": "bz2", "xz": "lzma"}[kind])
-        return module.open(path, "rt", encoding="utf-8", errors="replace")  # type: ignore[no-any-return]
+        return module.open(raw, "rb")  # type: ignore[no-any-return]
     except OSError as exc:
+        raw.close()
         raise os_error(path, exc) from exc
+    except BaseException:
+        raw.close()
+        raise
 
 
-def read_lines(path: str) -> Iterator[str]:
-    """The lines of a broker log (see open_log); a corrupt compressed file is an EngineError naming it."""
+def _too_big(out: int, raw: BinaryIO | None) -> str | None:
+    if out > MAX_DECOMPRESSED:
+        return f"more than {MAX_DECOMPRESSED >> 30} GiB decompressed"
+    try:
+        read = raw.tell() if raw is not None else 0
+    except (OSError, ValueError):
+        return None
+    if read and out > BOMB_FLOOR and out > BOMB_RATIO * read:
+        return (
+            f"it decompresses to more than {BOMB_RATIO} times its compressed size (a compression bomb?): "
+            f"{out >> 20} MiB from {read >> 10} KiB"
+        )
+    return None
+
+
+def read_lines(path: str, notes: list[str] | None = None) -> Iterator[str]:
+    """The lines of a broker log (see open_log), without their line ends, streamed in constant memory; a corrupt
+    compressed file is an EngineError naming it. A compressed file that grows past the limits above stops being read: ``notes`` gets
+    one line saying so (without ``notes``, an EngineError)."""
     import lzma
     import zlib
 
     try:
         with open_log(path) as f:
-            yield from f
+            # the compressed file under GzipFile (fileobj), BZ2File and LZMAFile (_fp): how much of it was read
+            raw: BinaryIO | None = getattr(f, "fileobj", None) or getattr(f, "_fp", None)
+            compressed = not isinstance(f, io.BufferedReader)
+            pending = b""
+            out = 0
+            while True:
+                chunk = f.read(_CHUNK)
+                if not chunk:
+                    break
+                out += len(chunk)
+                why = _too_big(out, raw) if compressed else None
+                if why is not None:
+                    note = f"stopped reading after {out >> 20} MiB: {why}"
+                    if notes is None:
+                        raise EngineError(path, note)
+                    notes.append(f"{path}: {note}")
+                    return
+                data = pending + chunk
+                cut = data.rfind(b"\n")
+                if cut < 0:  # no line ends in it: a line longer than MAX_LINE is cut
+                    pending = data[:MAX_LINE]
+                    continue
+                pending = data[cut + 1 : cut + 1 + MAX_LINE]
+                # one decode per chunk (a newline byte is never inside a UTF-8 sequence)
+                block = data[:cut].decode("utf-8", "replace")
+                lines = block.split("\n")
+                if "\r" in block:
+                    lines = [line.removesuffix("\r") for line in lines]
+                if len(block) > MAX_LINE and max(map(len, lines)) > MAX_LINE:
+                    lines = [line[:MAX_LINE] for line in lines]
+                yield from lines
+            if pending:
+                yield pending.decode("utf-8", "replace").removesuffix("\r")
     except (
         OSError,
         EOFError,
@@ -214,15 +283,21 @@ def read_log_events(path: str) -> list[dict[str, object]]:
     return events
 
 
-def read_log_file(path: str) -> tuple[list[dict[str, object]], int]:
-    """The events of one broker log and how many of its lines are Kafka log lines (0: not a broker log)."""
+def read_log_file(
+    path: str, notes: list[str] | None = None, kinds: frozenset[str] | None = None
+) -> tuple[list[dict[str, object]], int]:
+    """The events of one broker log and how many of its lines are Kafka log lines (0: not a broker log).
+    ``kinds``: only events of these kinds are kept (the audit's checks need a few rare kinds, not the one or two
+    events per partition of every start: memory then grows with what the checks read, not with the file)."""
     events: list[dict[str, object]] = []
     recognised = 0
-    for n, line in enumerate(read_lines(path), start=1):
+    for n, line in enumerate(read_lines(path, notes), start=1):
         found = parse_line(line)
         if found or KAFKA_LINE.search(line):
             recognised += 1
         for ev in found:
+            if kinds is not None and ev["kind"] not in kinds:
+                continue
             ev["file"] = path
             ev["line"] = n
             events.append(ev)

@@ -33,9 +33,8 @@ def probe_paths(who: Identity, paths: list[str]) -> dict[str, tuple[bool, bool, 
                 try:
                     if os.path.isdir(p):
                         os.listdir(p)
-                    else:
-                        with open(p, "rb"):
-                            pass
+                    else:  # O_NONBLOCK: a FIFO would block the child, and the audit waiting on it, forever
+                        os.close(os.open(p, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)))
                 except OSError:
                     readable = False
                 out[p] = (readable, os.access(p, os.W_OK), os.access(p, os.X_OK))

@@ -15,7 +15,8 @@ import re
 import shlex
 from dataclasses import dataclass, field
 
-from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.fileio import read_bytes
 
 DEFAULT_TIMEOUT_STOP_S = 90.0
 UNIT_DIRS = (
@@ -140,11 +141,7 @@ def _parse_into(unit: UnitFacts, path: str, text: str) -> None:
 
 
 def _read(path: str) -> str:
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except OSError as exc:
-        raise os_error(path, exc) from exc
+    return read_bytes(path, follow=True).decode("utf-8", errors="replace")  # never waits on a FIFO
 
 
 def load_unit(path: str, extra_dropin_dirs: list[str] | None = None) -> UnitFacts:

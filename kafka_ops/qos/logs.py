@@ -33,12 +33,16 @@ name without its extension (``kubectl logs`` writes one file per pod).
 from __future__ import annotations
 
 import datetime as dt
+import io
 import json
 import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from zoneinfo import ZoneInfo
+
+from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.fileio import open_regular
 
 REVOKED, ASSIGNED, LOST, JOINING, JOINED, LEAVE, START, CONSUMED = (
     "revoked", "assigned", "lost", "joining", "joined", "leave", "start", "consumed",
@@ -284,8 +288,10 @@ def read_logs(
     events: list[LogEvent] = []
     for path in paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with io.TextIOWrapper(open_regular(path, follow=True), encoding="utf-8", errors="replace") as f:
                 events.extend(parse_lines(f, path, pattern, default_topic, zone))
+        except EngineError as exc:
+            raise LogFormatError(str(exc)) from exc
         except OSError as exc:
             raise LogFormatError(
                 f"{path}: cannot read: {(exc.strerror or type(exc).__name__).lower()}"

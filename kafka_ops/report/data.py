@@ -56,10 +56,18 @@ def load_report(path: Path) -> dict[str, Any]:
     """Read and validate one report; ``ReportError`` with a one-line reason otherwise."""
     from pydantic import ValidationError
 
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.fileio import read_bytes
     from kafka_ops.models import validate
 
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bytes(str(path), follow=True).decode("utf-8")  # a FIFO is refused, never waited on
+    except EngineError as exc:
+        if "no such file" in exc.reason:
+            raise ReportError(f"{path}: no such file") from None
+        if "a directory" in exc.reason:
+            raise ReportError(f"{path}: is a directory, not a report") from None
+        raise ReportError(str(exc)) from None
     except FileNotFoundError:
         raise ReportError(f"{path}: no such file") from None
     except IsADirectoryError:
