@@ -453,10 +453,29 @@ class NextStartPlan:
                 "failed')",
                 next(iter(self.dirs.values())).check or "PERM001",
             )
+        if self.exit is None:
+            self.exit = self._metadata_dir_halt()
         for ldf in self.h.log_dirs:
             fate = self.dirs[ldf.path]
             if self.exit is not None or fate.state == "offline":
                 fate.segments_not_loaded = ldf.agg.segments
+
+    def _metadata_dir_halt(self) -> tuple[str, str] | None:
+        """From 3.7 a KRaft broker halts when its metadata log dir fails: LogManager puts a dir that failed while
+        loading on the LogDirFailureChannel, and ReplicaManager.handleLogDirFailure halts for the metadata log dir
+        ('Shutdown broker because the metadata log dir ... has failed', ReplicaManager.scala@3.7.0). A dir that
+        never passed createAndValidateLogDirs (PERM003) is not in liveLogDirs and is not handled there."""
+        h = self.h
+        if not versions.since("kraft_jbod", h.kafka_version) or meta.broker_mode(h) != "kraft":
+            return None
+        fate = self.dirs.get(meta.metadata_log_dir(h) or "")
+        if fate is None or fate.state != "offline" or fate.check in (None, "PERM003"):
+            return None
+        return (
+            f"{fate.path} is the KRaft metadata log dir and goes offline ({fate.reason}): the broker halts ('Shutdown "
+            f"broker because the metadata log dir {fate.path} has failed')",
+            fate.check,
+        )
 
     def _offline_consequence(self) -> str:
         """What else the broker does with an offline dir's partitions, for the audited version."""

@@ -67,6 +67,11 @@ def hostile_host(
         broker_gid=gid,
     )
     host = simulate_host(str(base / "host"), spec)
+    for d in host.log_dirs:
+        _drop_from_checkpoints(d)
+    # ... and a line the broker user forged into the first dir's recovery point (SHUT003 names it by its number)
+    with open(os.path.join(host.log_dirs[0], "recovery-point-offset-checkpoint"), "ab") as f:
+        f.write(b"[bold red]forged\x1b[2J 0 0 extra\n")
     first = host.log_dirs[0]
     for name in (DELETE_DIR, STRAY_DIR):
         os.mkdir(os.path.join(first, name))
@@ -75,3 +80,19 @@ def hostile_host(
         for name in (os.fsencode(DELETE_DIR), os.fsencode(STRAY_DIR), NOT_UTF8_DIR):
             os.chown(os.path.join(os.fsencode(first), name), uid, gid if gid is not None else -1)
     return HostileHost(host, root)
+
+
+def _drop_from_checkpoints(log_dir: str) -> None:
+    """A broker writes checkpoint entries only for legal topic names (Topic.validate: [a-zA-Z0-9._-]), so the
+    hostile topic is in none of its log dir's offset checkpoints: the simulator's lines for it would not parse, and
+    the dir would go offline at the next start (DIR005, SHUT003) with every finding of it."""
+    import re
+
+    from kafka_ops.engine import checkpoints as ckpt
+
+    legal = re.compile(rb"[a-zA-Z0-9._-]+ [0-9]+ [0-9]+")
+    for name in ckpt.OFFSET_CHECKPOINTS:
+        path = Path(log_dir) / name
+        lines = re.split(rb"\r\n|\r|\n", path.read_bytes())
+        kept = [ln for ln in lines[2:] if legal.fullmatch(ln)]
+        path.write_bytes(b"\n".join([b"0", str(len(kept)).encode(), *kept]) + b"\n")

@@ -210,7 +210,7 @@ def test_a_checkpoint_linked_to_a_secret_file_does_not_print_it(outputs: dict[st
     for fmt, text in outputs.items():
         assert "SECRETHASH" not in text, fmt
         assert "19000:0:99999" not in text, fmt
-    # a malformed line is named by its number, not by its content (the hostile topic's line in kafka-2's)
+    # a malformed line is named by its number, not by its content (the line forged into kafka-1's)
     report = json.loads(outputs["json"])
     errs = [e["error"] for e in report["errors"]]
     assert any("(content not shown)" in e for e in errs), errs

@@ -255,6 +255,13 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         Trial("no_fault", ds.saved, lambda b: []),
         Trial("offline_then_repaired", ds.saved, plant_offline_then_repaired(ds), acked=ds.acked),
         Trial("all_dirs_offline", ds.saved, plant_all_dirs_offline(ds)),
+        # the metadata log dir (data-0, first of log.dirs) offline: 3.7+ KRaft halts, older KRaft and ZooKeeper
+        # mode serve the other dir
+        Trial(
+            "metadata_dir_offline",
+            ds.saved,
+            lambda b: [F.unreadable_time_index(partition_dir(ds, b, ds.targets_in("data-0")[0]))],
+        ),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
     ]

@@ -23,6 +23,7 @@ SCENARIOS = (
         "clean",
         "unclean",
         "all_dirs_offline",
+        "metadata_dir_offline",
         "lost_and_found",
         "meta_mismatch",
         "sigkill",
