@@ -48,17 +48,37 @@ def write_run(
         ],
         HOST_SCHEMA_DDL,
     )
-    for name, df in (("facts", facts), ("findings", findings), ("hosts", hosts)):
-        (
-            df.withColumn("run_id", F.lit(run_id))
-            .withColumn("run_at", F.lit(run_at).cast("timestamp"))
-            .withColumn("audit_now_ms", F.lit(now_ms))
-            .withColumn("run_date", F.lit(run_date))
-            .coalesce(1)
-            .write.mode("append")
-            .partitionBy("run_date")
-            .parquet(table(out, name))
-        )
+    errors: list[BaseException] = []
+
+    def write(name: str, df: DataFrame) -> None:
+        try:
+            (
+                df.withColumn("run_id", F.lit(run_id))
+                .withColumn("run_at", F.lit(run_at).cast("timestamp"))
+                .withColumn("audit_now_ms", F.lit(now_ms))
+                .withColumn("run_date", F.lit(run_date))
+                .coalesce(1)
+                .write.mode("append")
+                .partitionBy("run_date")
+                .parquet(table(out, name))
+            )
+        except BaseException as exc:  # re-raised by the caller's thread
+            errors.append(exc)
+
+    from pyspark import InheritableThread
+
+    # the three writes are three Spark jobs of a few seconds each, mostly fixed cost: run them at once
+    # (InheritableThread: they keep the run's job group, so the run's jobs are counted)
+    threads = [
+        InheritableThread(write, args=(name, df))
+        for name, df in (("facts", facts), ("findings", findings), ("hosts", hosts))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def _anti(left: DataFrame, right: DataFrame, key: list[str]) -> DataFrame:

@@ -82,8 +82,6 @@ def spark_session(
     if active is not None and master and active.sparkContext.master != resolved:
         active.stop()
     local = resolved is not None and resolved.startswith("local")
-    if local:
-        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if resolved is not None:
@@ -101,12 +99,28 @@ def spark_session(
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.python.worker.reuse", "true")
     )
-    python = executor_python or (os.environ["PYSPARK_PYTHON"] if local else None)
-    if python:
-        builder = builder.config("spark.pyspark.python", python)
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    python = (
+        executor_python
+        or (conf or {}).get("spark.pyspark.python")
+        or os.environ.get("PYSPARK_PYTHON")
+        or (sys.executable if local else None)
+    )
+    if python:
+        builder = builder.config("spark.pyspark.python", python)
+    # pyspark takes the executors' Python from PYSPARK_PYTHON when the context starts (spark.pyspark.python is
+    # only read by spark-submit): set for that moment, then put back
+    saved = os.environ.get("PYSPARK_PYTHON")
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
+    try:
+        spark = builder.getOrCreate()
+    finally:
+        if saved is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = saved
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
