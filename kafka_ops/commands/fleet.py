@@ -334,6 +334,11 @@ def fleet_audit(
     report = run.report
     code = report["gate"]["exit_code"]
     show_notes()
+    t = run.timings
+    say(
+        f"run {run.run_id}: {len(targets)} host(s) in {run.tasks} Spark task(s), {run.jobs} Spark job(s); "
+        f"audit {t['audit_s']:.1f} s, view {t['view_s']:.1f} s, results {t['write_s']:.1f} s"
+    )
     emit(report, format.value, fail_on.value, output)
     if format is AuditFormat.table and output is None:
         from rich.console import Console
