@@ -315,11 +315,17 @@ def fleet_audit(
         "connect_timeout": connect_timeout, "targets_source": source, "ssh_threads": ssh_threads,
         "cluster": opts.cluster, "cluster_skip": opts.cluster_skip,
     }  # fmt: skip
-    from kafka_ops.fleet.results import local_or_uri
+    from kafka_ops.fleet.results import is_uri, local_or_uri
 
     out = None if no_results else local_or_uri(results)
     spark = _spark(master, spark_conf, executor_python)
     from kafka_ops.fleet.job import run_fleet
+
+    if out and not is_uri(out) and not spark.sparkContext.master.startswith("local"):
+        say(
+            f"warning: --results {out} is a path: on a cluster each executor writes its part of the results on "
+            "its own disk; give a URI every node reaches (s3a://..., hdfs://...) or a shared file system"
+        )
 
     try:
         run = run_fleet(
