@@ -194,20 +194,25 @@ def run_fleet(
     )
     rep["checks_run"] = sorted(set(rep["checks_run"]) | {c for c in load_all() if c.startswith("FLEET")})
     t_view = time.monotonic()
-    if results:
-        from pyspark.sql import functions as F
+    try:
+        if results:
+            from pyspark.sql import functions as F
 
-        from kafka_ops.fleet.results import write_run
+            from kafka_ops.fleet.results import write_run
 
-        facts = spark.createDataFrame(
-            records.filter(lambda r: r[0] == "partition").map(lambda r: (r[2],)), "payload STRING"
-        ).select(F.from_json("payload", FACT_SCHEMA_DDL).alias("r")).select("r.*")  # fmt: skip
-        cols = [c.split()[0] for c in FINDING_SCHEMA_DDL.split(", ")]
-        findings = spark.createDataFrame([tuple(f.get(c) for c in cols) for f in flat], FINDING_SCHEMA_DDL)
-        write_run(spark, results, run_id, s["now_ms"], facts, findings, host_rows)
-        records.unpersist()
-    jobs = len(sc.statusTracker().getJobIdsForGroup(group))
-    sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # later jobs are not the run's
+            facts = spark.createDataFrame(
+                records.filter(lambda r: r[0] == "partition").map(lambda r: (r[2],)), "payload STRING"
+            ).select(F.from_json("payload", FACT_SCHEMA_DDL).alias("r")).select("r.*")  # fmt: skip
+            cols = [c.split()[0] for c in FINDING_SCHEMA_DDL.split(", ")]
+            findings = spark.createDataFrame(
+                [tuple(f.get(c) for c in cols) for f in flat], FINDING_SCHEMA_DDL
+            )
+            write_run(spark, results, run_id, s["now_ms"], facts, findings, host_rows)
+        jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+    finally:
+        if results:
+            records.unpersist()
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # later jobs are not the run's
     timings = {
         "setup_s": t_ready - t0, "audit_s": t_audit - t_ready, "view_s": t_view - t_audit,
         "write_s": time.monotonic() - t_view,
