@@ -225,9 +225,7 @@ def fleet_audit(
     ] = None,
     ssh_threads: Annotated[
         int,
-        typer.Option(
-            "--ssh-threads", metavar="N", min=1, help="SSH hosts audited at once in each task (default 16)."
-        ),
+        typer.Option("--ssh-threads", metavar="N", min=1, help="SSH hosts audited at once in each task."),
     ] = 16,
     conf: ConfOpt = None,
     executor_python: ExecutorPythonOpt = None,
