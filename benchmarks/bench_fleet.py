@@ -6,7 +6,7 @@ and 8 hosts:
 * **cli sum**: ``kafka-ops audit --log-dir D ...`` run as a subprocess on each (host, log dir) in turn, summed:
   what a loop over the fleet costs;
 * **job**: ``run_fleet`` in local mode (``local[*]``) on the same hosts (``ansible_connection: local``): the audit,
-  the fleet view in Spark and the report (Parquet not written); the Spark session is started once beforehand
+  the fleet view and the report (Parquet not written); the Spark session is started once beforehand
   and its start time is printed apart, since a pipeline pays it once per run whatever the fleet size;
 * the ratio cli sum / job, and how each grows from 1 host.
 

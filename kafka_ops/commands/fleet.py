@@ -51,14 +51,48 @@ ResultsOpt = Annotated[
     str,
     typer.Option(
         "--results",
-        metavar="DIR",
-        help="Parquet results dir (facts, findings, hosts; partitioned by run_date).",
+        metavar="DIR|URI",
+        help="Parquet results: a dir, or any URI Spark writes (file://, s3a://, hdfs://...): facts, findings, "
+        "hosts, partitioned by run_date.",
+    ),
+]
+ConfOpt = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--conf",
+        metavar="KEY=VALUE",
+        help="A Spark setting (repeatable), applied last: e.g. spark.archives=env.tar.gz#env, "
+        "spark.driver.memory=4g, spark.ui.enabled=true.",
+    ),
+]
+ExecutorPythonOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--executor-python",
+        metavar="PATH",
+        help="The executors' Python (spark.pyspark.python), e.g. ./env/bin/python of a packed env sent with "
+        "--conf spark.archives=env.tar.gz#env. Default: this Python for local[*], else the cluster's.",
     ),
 ]
 
 
+def _conf(pairs: list[str] | None) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for p in pairs or []:
+        key, eq, value = p.partition("=")
+        if not eq or not key.strip():
+            fail(f"--conf {p!r}: expected KEY=VALUE (e.g. spark.driver.memory=4g)")
+        out[key.strip()] = value
+    return out
+
+
 def _first_line(exc: Exception) -> str:
     text = str(exc).strip()
+    from kafka_ops.fleet.shipping import EXECUTOR_ERROR
+
+    m = re.search(re.escape(EXECUTOR_ERROR) + r"(.*)", text)
+    if m:  # an executor that cannot run the job says why and how to fix it: that line, not Spark's trace
+        return m.group(1).strip()
     for line in text.splitlines():
         if "Exception:" in line or "Error:" in line:
             return line.strip()[:300]
@@ -88,13 +122,32 @@ def _captured_stderr() -> Iterator[dict[str, Any]]:
                 say(f"warning: ansible: {line.strip()}")
 
 
-def _spark(master: str | None) -> Any:
+@contextlib.contextmanager
+def _jvm_stdout_to_stderr() -> Iterator[None]:
+    """While the Spark JVM is started, fd 1 is stderr: the JVM inherits it, so nothing Spark or Java prints ever
+    lands on stdout, which stays the report's alone (``-f json > report.json`` is valid JSON)."""
+    sys.stdout.flush()
+    try:
+        saved = os.dup(1)
+    except OSError:  # no fd 1
+        yield
+        return
+    os.dup2(2, 1)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _spark(master: str | None, conf: dict[str, str] | None = None, executor_python: str | None = None) -> Any:
     try:
         from kafka_ops.fleet.job import spark_session
     except ImportError as exc:
         fail(f"the fleet job needs the spark extra: pip install 'kafka-ops[spark]' ({exc})")
     try:
-        return spark_session(master)
+        with _jvm_stdout_to_stderr():
+            return spark_session(master, conf=conf, executor_python=executor_python)
     except Exception as exc:  # the JVM or the master could not be started / reached
         fail(f"cannot start Spark{' on ' + master if master else ''}: {_first_line(exc)}")
 
@@ -164,6 +217,18 @@ def fleet_audit(
     connect_timeout: Annotated[
         float, typer.Option("--connect-timeout", metavar="SECONDS", min=0.1, help="SSH timeout in seconds.")
     ] = 10.0,
+    tasks: Annotated[
+        int | None,
+        typer.Option(
+            "--tasks", metavar="N", min=1, help="Spark tasks to spread the hosts over (default: 4 per core)."
+        ),
+    ] = None,
+    ssh_threads: Annotated[
+        int,
+        typer.Option("--ssh-threads", metavar="N", min=1, help="SSH hosts audited at once in each task."),
+    ] = 16,
+    conf: ConfOpt = None,
+    executor_python: ExecutorPythonOpt = None,
     name: Annotated[str, typer.Option("--name", metavar="NAME", help="The fleet's name in the report.")] = "",
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
@@ -175,6 +240,9 @@ def fleet_audit(
 
     Hosts come from --inventory (SSH with paramiko; known_hosts verified; `sudo -n -u <broker user>`) or are the
     local host's --log-dir paths. A host that cannot be audited is a FLEET00N finding, not a failed job.
+    On a cluster (--master, spark-submit) the job sends kafka-ops, the SSH key files and known_hosts (read
+    on this machine) with itself; SSH hosts also need paramiko on the executors: --executor-python of a packed
+    environment (--conf spark.archives=env.tar.gz#env).
     With --bootstrap-server the cluster is asked once, by the driver, and CLU001-CLU004 judge each broker from
     that one answer (its node id from its meta.properties).
     Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or input.
@@ -235,25 +303,40 @@ def fleet_audit(
             check_input_file(str(leaders), "--leaders")
         except OptionError as exc:
             fail(str(exc))
+    from kafka_ops.fleet.shipping import resolve_credentials
+
+    try:  # on the driver, before Spark starts: ~ is this user's home, a missing file an error
+        targets, kh = resolve_credentials(targets, str(known_hosts) if known_hosts else None)
+    except ValueError as exc:
+        fail(str(exc))
+    spark_conf = _conf(conf)
     add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, None)
     settings = {
         "now_ms": opts.now_ms if opts.now_ms is not None else int(time.time() * 1000),
         "now_given": opts.now_ms is not None,
         "horizon": horizon, "broker_state": broker_state.value, "fail_on": fail_on.value,
         "topic_configs": opts.topic_configs, "broker_log": opts.logs, "probe_as_user": probe_as_user,
-        "deep": deep, "expect_mount": opts.expected_mounts, "known_hosts": str(known_hosts) if known_hosts else None,
-        "connect_timeout": connect_timeout, "targets_source": source,
+        "deep": deep, "expect_mount": opts.expected_mounts, "known_hosts": kh,
+        "connect_timeout": connect_timeout, "targets_source": source, "ssh_threads": ssh_threads,
         "cluster": opts.cluster, "cluster_skip": opts.cluster_skip,
     }  # fmt: skip
-    out = None if no_results else os.path.abspath(os.path.expanduser(results))
-    spark = _spark(master)
+    from kafka_ops.fleet.results import is_uri, local_or_uri
+
+    out = None if no_results else local_or_uri(results)
+    spark = _spark(master, spark_conf, executor_python)
     from kafka_ops.fleet.job import run_fleet
+
+    if out and not is_uri(out) and not spark.sparkContext.master.startswith("local"):
+        say(
+            f"warning: --results {out} is a path: on a cluster each executor writes its part of the results on "
+            "its own disk; give a URI every node reaches (s3a://..., hdfs://...) or a shared file system"
+        )
 
     try:
         run = run_fleet(
             spark, targets, settings, name=name or (inventory.name if inventory else targets[0].name),
             results=out, leaders_file=str(leaders) if leaders else None,
-            progress=sys.stderr.isatty() and format is AuditFormat.table,
+            progress=sys.stderr.isatty() and format is AuditFormat.table, tasks=tasks,
         )  # fmt: skip
     except (ValueError, OSError) as exc:  # --leaders unreadable, results dir not writable
         fail(str(exc))
@@ -262,6 +345,11 @@ def fleet_audit(
     report = run.report
     code = report["gate"]["exit_code"]
     show_notes()
+    t = run.timings
+    say(
+        f"run {run.run_id}: {len(targets)} host(s) in {run.tasks} Spark task(s), {run.jobs} Spark job(s); "
+        f"audit {t['audit_s']:.1f} s, view {t['view_s']:.1f} s, results {t['write_s']:.1f} s"
+    )
     emit(report, format.value, fail_on.value, output)
     if format is AuditFormat.table and output is None:
         from rich.console import Console
@@ -289,13 +377,16 @@ def fleet_diff(
     master: Annotated[
         str | None, typer.Option("--master", metavar="URL", help="Spark master URL (default local[*]).")
     ] = None,
+    conf: ConfOpt = None,
 ) -> None:
     """What changed between two fleet runs (default: the last two): new and resolved findings, partitions that
     appeared or vanished, hosts whose status changed. Exit 1 when there are new findings."""
-    path = os.path.abspath(os.path.expanduser(results))
-    if not os.path.isdir(os.path.join(path, "hosts")):
+    from kafka_ops.fleet.results import is_uri, local_or_uri
+
+    path = local_or_uri(results)
+    if not is_uri(path) and not os.path.isdir(os.path.join(path, "hosts")):
         fail(f"{path}: no fleet results here (run `kafka-ops fleet audit --results {results}` first)")
-    spark = _spark(master)
+    spark = _spark(master, _conf(conf))
     from kafka_ops.fleet.results import ResultsError, diff
 
     try:

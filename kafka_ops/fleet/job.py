@@ -1,24 +1,34 @@
-"""The fleet audit as a PySpark job (driver side): group hosts into tasks, stream records back, build the view.
+"""The fleet audit as a PySpark job (driver side): group hosts into tasks, collect once, build the view here.
 
-Spark costs about 50 ms per Python task here, so work is grouped: one task per host (a host's log dirs are
-audited together, as cross-dir checks need) up to ``4 x defaultParallelism`` tasks, then several hosts per
-task (audited concurrently inside it when remote). A progress bar on stderr follows the job's tasks.
+A run is one Spark job when nothing is written (the audit, whose records are collected: findings, reports, host
+rows and per-host tallies, kilobytes per host) and four with ``--results`` (the audit, then one write per table,
+the partition rows read from the audit's cached output). The fleet view is computed on the driver from the
+collected records (``kafka_ops.fleet.view``).
+
+Spark costs about 50 ms per Python task, so work is grouped: one task per host (a host's log dirs are audited
+together, as cross-dir checks need) up to ``4 x defaultParallelism`` tasks (or ``tasks``), then several hosts per
+task, audited ``ssh_threads`` at a time when remote. A progress bar on stderr follows the job's tasks.
+
+For a master that is not local, the job ships kafka-ops itself and the SSH credentials with it
+(``kafka_ops.fleet.shipping``).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_ops.fleet.inventory import Target
+from kafka_ops.fleet.shipping import EXECUTOR_ERROR, HOW_TO_SHIP
 from kafka_ops.spark.session import spark_session  # noqa: F401  (the one builder: the fleet CLI gets it here)
 
-RECORD_SCHEMA_DDL = "kind STRING, host STRING, payload STRING"
 FACT_SCHEMA_DDL = (
     "host STRING, log_dir STRING, topic STRING, partition INT, segments INT, size_bytes BIGINT, "
     "base_offset_first BIGINT, base_offset_last BIGINT, log_start_offset BIGINT, log_end_offset BIGINT, "
@@ -39,15 +49,37 @@ class FleetRun:
     tasks: int
     results: str | None
     timings: dict[str, float] = field(default_factory=dict)
+    jobs: int = 0  # Spark jobs the run started (its job group's)
 
 
-def group_targets(targets: list[Target], slots: int) -> list[list[dict[str, Any]]]:
-    """Round-robin hosts (largest first, by log dirs) into at most TASKS_PER_SLOT x slots tasks."""
-    n = max(1, min(len(targets), TASKS_PER_SLOT * max(1, slots)))
+def group_targets(targets: list[Target], slots: int, tasks: int | None = None) -> list[list[dict[str, Any]]]:
+    """Round-robin hosts (largest first, by log dirs) into ``tasks`` tasks (default: at most TASKS_PER_SLOT x
+    slots), never more tasks than hosts."""
+    n = max(1, min(len(targets), tasks or TASKS_PER_SLOT * max(1, slots)))
     groups: list[list[dict[str, Any]]] = [[] for _ in range(n)]
     for i, t in enumerate(sorted(targets, key=lambda t: -len(t.log_dirs))):
         groups[i % n].append(asdict(t))
     return groups
+
+
+def executor_task(s: dict[str, Any]) -> Callable[[Iterable[list[dict[str, Any]]]], Iterator[Any]]:
+    """The ``mapPartitions`` body. A closure, so cloudpickle sends it by value: unpickling it on an executor
+    imports nothing, and an executor without kafka-ops gets an error that says how to ship it instead of
+    ``ModuleNotFoundError`` raised inside Spark's worker."""
+    hint = HOW_TO_SHIP
+    prefix = EXECUTOR_ERROR
+
+    def run(groups: Iterable[list[dict[str, Any]]]) -> Iterator[Any]:
+        try:
+            from kafka_ops.fleet.task import run_partition
+        except ImportError as exc:
+            raise RuntimeError(
+                f"{prefix}{sys.executable} (Python {sys.version.split()[0]}) cannot import kafka_ops ({exc}); the "
+                f"job adds it with SparkContext.addPyFile for a cluster master, or {hint}"
+            ) from exc
+        return run_partition(groups, s)
+
+    return run
 
 
 class _Progress:
@@ -100,41 +132,46 @@ def run_fleet(
     results: str | None = None,
     leaders_file: str | None = None,
     progress: bool = False,
+    tasks: int | None = None,
+    ship: bool | None = None,
 ) -> FleetRun:
-    """Audit ``targets``; ``settings`` are the audit options' values (``now_ms`` set by the caller)."""
-    from pyspark.sql import functions as F
+    """Audit ``targets``; ``settings`` are the audit options' values (``now_ms`` set by the caller;
+    ``ssh_threads``, ``known_hosts``). ``results``: a path or any URI Spark writes (``file://``, ``s3a://``...).
+    ``ship``: send kafka-ops with the job (default: when the master is not local)."""
+    from pyspark import StorageLevel
 
     from kafka_ops.checks import load_all
     from kafka_ops.fleet import report as fleet_report
-    from kafka_ops.fleet.task import run_partition
+    from kafka_ops.fleet.shipping import resolve_credentials, ship_credentials, ship_package
     from kafka_ops.fleet.view import fleet_view
 
     t0 = time.monotonic()
     sc = spark.sparkContext
-    groups = group_targets(targets, sc.defaultParallelism)
     s = dict(settings)
+    targets, s["known_hosts"] = resolve_credentials(targets, s.get("known_hosts"))
+    if ship if ship is not None else not sc.master.startswith("local"):
+        ship_package(sc)
+    if s["known_hosts"] is not None:
+        s["spark_files"] = ship_credentials(sc, targets, s["known_hosts"])
+    s["keep_partitions"] = bool(results)
+    groups = group_targets(targets, sc.defaultParallelism, tasks)
     group = f"kafka-ops-fleet-{uuid.uuid4().hex[:8]}"
     sc.setJobGroup(group, f"kafka-ops fleet audit of {len(targets)} host(s)")
-    rdd = sc.parallelize(groups, len(groups)).mapPartitions(lambda it: run_partition(it, s))
-    records = spark.createDataFrame(rdd, RECORD_SCHEMA_DDL).persist()
+    records = sc.parallelize(groups, len(groups)).mapPartitions(executor_task(s))
+    if results:  # the partition rows are written after the collect: kept, not audited again
+        records = records.persist(StorageLevel.MEMORY_AND_DISK)
+    t_ready = time.monotonic()
     with _Progress(sc, group, len(targets), len(groups), progress):
-        records.count()  # the audit itself: every host, once
+        small = records.filter(lambda r: r[0] != "partition").collect()  # the audit: every host, once
     t_audit = time.monotonic()
 
-    facts = records.where(F.col("kind") == "partition").select(
-        F.from_json("payload", FACT_SCHEMA_DDL).alias("r")
-    ).select("r.*")  # fmt: skip
-    findings = records.where(F.col("kind") == "finding").select(
-        F.from_json("payload", FINDING_SCHEMA_DDL).alias("r")
-    ).select("r.*")  # fmt: skip
-    # one driver-side collect for what the report needs whole (findings included); the view stays in Spark
-    small = records.where(F.col("kind").isin("report", "host", "leader", "finding")).collect()
-    reports = {r.host: json.loads(r.payload) for r in small if r.kind == "report"}
-    host_rows = sorted((json.loads(r.payload) for r in small if r.kind == "host"), key=lambda h: h["host"])
-
+    reports = {h: json.loads(p) for k, h, p in small if k == "report"}
+    host_rows = sorted((json.loads(p) for k, _h, p in small if k == "host"), key=lambda h: h["host"])
+    flat = [json.loads(p) for k, _h, p in small if k == "finding"]
+    all_findings = [_unflat(dict(f)) for f in flat]
+    tallies = [json.loads(p) for k, _h, p in small if k == "tally"]
     leaders, source = _leaders(small, leaders_file, s.get("cluster"))
-    view = fleet_view(spark, facts, findings, host_rows, leaders)
-    all_findings = [_unflat(json.loads(r.payload)) for r in small if r.kind == "finding"]
+    view = fleet_view(tallies, all_findings, host_rows, leaders)
     run_id = s.get("run_id") or f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
     units = sum(len(t.units()) for t in targets)
     fleet = {
@@ -157,13 +194,30 @@ def run_fleet(
     )
     rep["checks_run"] = sorted(set(rep["checks_run"]) | {c for c in load_all() if c.startswith("FLEET")})
     t_view = time.monotonic()
-    if results:
-        from kafka_ops.fleet.results import write_run
+    try:
+        if results:
+            from pyspark.sql import functions as F
 
-        write_run(spark, results, run_id, s["now_ms"], facts, findings, host_rows)
-    records.unpersist()
-    timings = {"audit_s": t_audit - t0, "view_s": t_view - t_audit, "write_s": time.monotonic() - t_view}
-    return FleetRun(rep, run_id, len(groups), results, timings)
+            from kafka_ops.fleet.results import write_run
+
+            facts = spark.createDataFrame(
+                records.filter(lambda r: r[0] == "partition").map(lambda r: (r[2],)), "payload STRING"
+            ).select(F.from_json("payload", FACT_SCHEMA_DDL).alias("r")).select("r.*")  # fmt: skip
+            cols = [c.split()[0] for c in FINDING_SCHEMA_DDL.split(", ")]
+            findings = spark.createDataFrame(
+                [tuple(f.get(c) for c in cols) for f in flat], FINDING_SCHEMA_DDL
+            )
+            write_run(spark, results, run_id, s["now_ms"], facts, findings, host_rows)
+        jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+    finally:
+        if results:
+            records.unpersist()
+        sc.setLocalProperty("spark.jobGroup.id", None)  # type: ignore[arg-type]  # later jobs are not the run's
+    timings = {
+        "setup_s": t_ready - t0, "audit_s": t_audit - t_ready, "view_s": t_view - t_audit,
+        "write_s": time.monotonic() - t_view,
+    }  # fmt: skip
+    return FleetRun(rep, run_id, len(groups), results, timings, jobs)
 
 
 def _unflat(f: dict[str, Any]) -> dict[str, Any]:
@@ -172,7 +226,7 @@ def _unflat(f: dict[str, Any]) -> dict[str, Any]:
 
 
 def _leaders(
-    small: list[Any], leaders_file: str | None, cluster: dict[str, Any] | None = None
+    small: list[tuple[str, str, str]], leaders_file: str | None, cluster: dict[str, Any] | None = None
 ) -> tuple[dict[tuple[str, int], int], str]:
     """The running cluster's answer (--bootstrap-server: leaders as they are now), else the KRaft metadata log
     with the most records applied, else --leaders, else unknown."""
@@ -181,16 +235,14 @@ def _leaders(
         return lead, f"the cluster at {cluster.get('bootstrap')} (Metadata, asked once by the driver)"
     best: dict[str, dict[tuple[str, int], int]] = {}
     last: dict[str, int] = {}
-    for r in small:
-        if r.kind == "leader":
-            row = json.loads(r.payload)
+    for kind, _host, payload in small:
+        if kind == "leader":
+            row = json.loads(payload)
             best.setdefault(row["source"], {})[(row["topic"], row["partition"])] = row["leader"]
             last[row["source"]] = row["last_offset"]
     if best:
         src = max(last, key=lambda k: last[k])
-        return best[
-            src
-        ], f"{src} (on host {next(r.host for r in small if r.kind == 'leader' and src in r.payload)})"
+        return best[src], f"{src} (on host {next(h for k, h, p in small if k == 'leader' and src in p)})"
     if leaders_file:
         from kafka_ops.fleet.leaders import read_describe
 

@@ -1,19 +1,38 @@
 """Fleet results as Parquet (``facts/``, ``findings/``, ``hosts/``, each partitioned by ``run_date``, with
-``run_id`` and ``run_at`` columns), and the diff of two runs: what changed since the last deploy."""
+``run_id``, ``run_at`` (a timestamp: when the run wrote) and ``audit_now_ms`` columns), and the diff of two runs:
+what changed since the last deploy. ``run_date`` is the date of the audit's ``--now`` (the clock's when not given).
+
+The results location is a local path or any URI Spark writes (``file://``, ``s3a://``, ``hdfs://``, ``abfss://``):
+a URI is handed to Spark as it is, never through ``os.path``."""
 
 from __future__ import annotations
 
 import datetime as dt
 import os
+import re
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from kafka_ops.fleet.view import HOST_SCHEMA
+HOST_SCHEMA_DDL = "host STRING, address STRING, status STRING, reason STRING, node_id INT, elapsed_s DOUBLE"
 
 FINDING_KEY = ["host", "check", "log_dir", "path", "topic", "partition", "segment"]
 PARTITION_KEY = ["host", "log_dir", "topic", "partition"]
+
+
+def is_uri(location: str) -> bool:
+    """``s3a://bucket/x``, ``file:///x``, ``hdfs://nn/x``: a scheme (two letters at least: not ``C:\\``)."""
+    return re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", location) is not None
+
+
+def local_or_uri(location: str) -> str:
+    """A URI as it is; a path made absolute (``~`` expanded) on this machine, the driver."""
+    return location if is_uri(location) else os.path.abspath(os.path.expanduser(location))
+
+
+def table(out: str, name: str) -> str:
+    return f"{out.rstrip('/')}/{name}" if is_uri(out) else os.path.join(out, name)
 
 
 def write_run(
@@ -21,24 +40,45 @@ def write_run(
     host_rows: list[dict[str, Any]],
 ) -> None:  # fmt: skip
     run_at = dt.datetime.now(dt.UTC)
+    run_date = dt.datetime.fromtimestamp(now_ms / 1000, tz=dt.UTC).date().isoformat()  # the audit's day
     hosts = spark.createDataFrame(
         [
             (h["host"], h["address"], h["status"], h["reason"], h["node_id"], float(h["elapsed_s"]))
             for h in host_rows
         ],
-        HOST_SCHEMA,
+        HOST_SCHEMA_DDL,
     )
-    for name, df in (("facts", facts), ("findings", findings), ("hosts", hosts)):
-        (
-            df.withColumn("run_id", F.lit(run_id))
-            .withColumn("run_at", F.lit(run_at.isoformat()))
-            .withColumn("audit_now_ms", F.lit(now_ms))
-            .withColumn("run_date", F.lit(run_at.date().isoformat()))
-            .coalesce(1)
-            .write.mode("append")
-            .partitionBy("run_date")
-            .parquet(os.path.join(out, name))
-        )
+    errors: list[BaseException] = []
+
+    def write(name: str, df: DataFrame) -> None:
+        try:
+            (
+                df.withColumn("run_id", F.lit(run_id))
+                .withColumn("run_at", F.lit(run_at).cast("timestamp"))
+                .withColumn("audit_now_ms", F.lit(now_ms))
+                .withColumn("run_date", F.lit(run_date))
+                .coalesce(1)
+                .write.mode("append")
+                .partitionBy("run_date")
+                .parquet(table(out, name))
+            )
+        except BaseException as exc:  # re-raised by the caller's thread
+            errors.append(exc)
+
+    from pyspark import InheritableThread
+
+    # the three writes are three Spark jobs of a few seconds each, mostly fixed cost: run them at once
+    # (InheritableThread: they keep the run's job group, so the run's jobs are counted)
+    threads = [
+        InheritableThread(write, args=(name, df))
+        for name, df in (("facts", facts), ("findings", findings), ("hosts", hosts))
+    ]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if errors:
+        raise errors[0]
 
 
 def _anti(left: DataFrame, right: DataFrame, key: list[str]) -> DataFrame:
@@ -53,11 +93,19 @@ class ResultsError(ValueError):
 
 
 def runs(spark: SparkSession, out: str) -> list[str]:
-    """Run ids in the results dir, oldest first."""
-    path = os.path.join(out, "hosts")
-    if not os.path.isdir(path):
+    """Run ids in the results location, oldest first."""
+    path = table(out, "hosts")
+    if not is_uri(out) and not os.path.isdir(path):
         raise ResultsError(f"{out}: no fleet results here (expected {path}/run_date=.../*.parquet)")
-    rows = spark.read.parquet(path).groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at").collect()
+    try:
+        df = spark.read.parquet(path)
+    except Exception as exc:  # AnalysisException [PATH_NOT_FOUND] on a URI with nothing there
+        if "PATH_NOT_FOUND" in str(exc) or "does not exist" in str(exc):
+            raise ResultsError(
+                f"{out}: no fleet results here (expected {path}/run_date=.../*.parquet)"
+            ) from None
+        raise
+    rows = df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at").collect()
     return [r.run_id for r in rows]
 
 
@@ -72,9 +120,9 @@ def diff(spark: SparkSession, out: str, base: str | None = None, head: str | Non
     for r in (base, head):
         if r is None or r not in ids:
             raise ResultsError(f"{out}: run {r!r} not found (runs: {', '.join(ids) or 'none'})")
-    findings = spark.read.parquet(os.path.join(out, "findings"))
-    facts = spark.read.parquet(os.path.join(out, "facts"))
-    hosts = spark.read.parquet(os.path.join(out, "hosts"))
+    findings = spark.read.parquet(table(out, "findings"))
+    facts = spark.read.parquet(table(out, "facts"))
+    hosts = spark.read.parquet(table(out, "hosts"))
 
     def side(df: DataFrame, run: str, cols: list[str]) -> DataFrame:
         return df.where(F.col("run_id") == run).select(*cols).dropDuplicates(cols[: len(FINDING_KEY)])

@@ -45,13 +45,16 @@ def collector_command(t: Target, args: list[str]) -> str:
     return shlex.join(cmd)
 
 
-def connect(t: Target, known_hosts: str | None, timeout: float) -> Any:
+def connect(t: Target, known_hosts: str | None, timeout: float, known_hosts_shown: str | None = None) -> Any:
+    """``known_hosts``: the file to read here (an executor's copy of the driver's); ``known_hosts_shown``: the
+    driver's path, the one messages name."""
     import paramiko
 
     client = paramiko.SSHClient()
-    kh = os.path.expanduser(known_hosts or "~/.ssh/known_hosts")
+    path = os.path.expanduser(known_hosts or "~/.ssh/known_hosts")
+    kh = known_hosts_shown or path
     try:
-        client.load_host_keys(kh) if os.path.exists(kh) else None
+        client.load_host_keys(path)  # a missing file is an error: read as empty, every host would be FLEET002
     except (OSError, paramiko.SSHException) as exc:
         raise HostFailure("host_key", f"cannot read known_hosts {kh}: {exc}") from exc
     client.set_missing_host_key_policy(paramiko.RejectPolicy())
@@ -81,10 +84,11 @@ def connect(t: Target, known_hosts: str | None, timeout: float) -> Any:
 
 
 def stream_collector(
-    t: Target, script: str, args: list[str], known_hosts: str | None = None, timeout: float = 10.0
-) -> Iterator[dict[str, Any]]:
+    t: Target, script: str, args: list[str], known_hosts: str | None = None, timeout: float = 10.0,
+    known_hosts_shown: str | None = None,
+) -> Iterator[dict[str, Any]]:  # fmt: skip
     """Yield the collector's JSON lines (``partition`` rows, then the ``report``) as they arrive."""
-    client = connect(t, known_hosts, timeout)
+    client = connect(t, known_hosts, timeout, known_hosts_shown)
     try:
         stdin, stdout, stderr = client.exec_command(collector_command(t, args))
         stdin.write(script)

@@ -2,7 +2,8 @@
 
 Records are ``(kind, host, json payload)`` tuples: ``partition`` (``kafka_ops.audit.partition_row`` plus ``host``),
 ``finding``, ``report`` (the host's report without its findings), ``leader`` (from a KRaft metadata log found in a
-local log dir) and ``host`` (status, node id, elapsed time). A host that cannot be audited yields its FLEET finding,
+local log dir), ``host`` (status, node id, elapsed time) and ``tally`` (the host's partition rows summed up for the
+fleet view: ``kafka_ops.fleet.view.tally``; the driver collects everything but the partition rows). A host that cannot be audited yields its FLEET finding,
 evaluated by the check modules (``kafka_ops/checks/fleet00N.py``) on the connection facts gathered here.
 """
 
@@ -18,6 +19,7 @@ from typing import Any
 
 from kafka_ops.fleet.inventory import Target
 
+SSH_THREADS = 16  # hosts audited at once per task over SSH (they mostly wait on the network)
 Record = tuple[str, str, str]
 _DONE = object()
 
@@ -163,12 +165,23 @@ def audit_local(t: Target, s: dict[str, Any]) -> Iterator[Record]:
 
 
 def audit_remote(t: Target, s: dict[str, Any], script: str) -> Iterator[Record]:
+    from dataclasses import replace
+
+    from kafka_ops.fleet.shipping import executor_file
     from kafka_ops.fleet.ssh import HostFailure, stream_collector
 
     start = time.monotonic()
+    files = s.get("spark_files")  # credentials the driver sent with the job: their copies on this executor
+    conn = replace(t, key_file=executor_file(t.key_file, files))
+    kh = s.get("known_hosts")
     try:
         for obj in stream_collector(
-            t, script, collector_args(t, s), s.get("known_hosts"), float(s.get("connect_timeout") or 10)
+            conn,
+            script,
+            collector_args(t, s),
+            executor_file(kh, files),
+            float(s.get("connect_timeout") or 10),
+            known_hosts_shown=kh,
         ):
             if obj.get("kind") == "partition":
                 row = {k: v for k, v in obj.items() if k != "kind"}
@@ -215,17 +228,32 @@ def add_cluster_findings(report: dict[str, Any], t: Target, s: dict[str, Any]) -
 
 def audit_hosts(targets: list[Target], s: dict[str, Any]) -> Iterator[Record]:
     """Audit a task's hosts: remote ones concurrently (SSH waits on the network), records streamed as they come."""
+    from kafka_ops.fleet.view import tally
+
     script = ""
     if any(not t.local for t in targets):
         from kafka_ops import ship
+        from kafka_ops.fleet.shipping import need_paramiko
 
+        need_paramiko()  # else every SSH host would be a misleading FLEET005: the job fails with how to ship
         script = ship.build()
+    keep = s.get("keep_partitions", True)  # the partition rows themselves are only needed for --results
 
-    def guarded(t: Target) -> Iterator[Record]:
+    def audited(t: Target) -> Iterator[Record]:
         try:
             yield from audit_local(t, s) if t.local else audit_remote(t, s, script)
         except Exception as exc:  # never lose a host silently, nor fail the job: it is the host's FLEET005
             yield from failure_records(t, "collector", f"{type(exc).__name__}: {exc}", s, 0.0)
+
+    def guarded(t: Target) -> Iterator[Record]:
+        rows = []
+        for rec in audited(t):
+            if rec[0] == "partition":
+                rows.append(json.loads(rec[2]))
+                if not keep:
+                    continue
+            yield rec
+        yield ("tally", t.name, _dumps(tally(t.name, rows)))
 
     if len(targets) == 1:
         yield from guarded(targets[0])
@@ -242,7 +270,8 @@ def audit_hosts(targets: list[Target], s: dict[str, Any]) -> Iterator[Record]:
     # local audits are CPU-bound (one at a time per task); remote ones mostly wait
     remote = [t for t in targets if not t.local]
     local = [t for t in targets if t.local]
-    with ThreadPoolExecutor(max_workers=max(1, min(8, len(remote)) + (1 if local else 0))) as pool:
+    threads = max(1, int(s.get("ssh_threads") or SSH_THREADS))
+    with ThreadPoolExecutor(max_workers=max(1, min(threads, len(remote)) + (1 if local else 0))) as pool:
         for t in remote:
             pool.submit(work, t)
         if local:

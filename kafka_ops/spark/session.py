@@ -55,16 +55,23 @@ def spark_session(
     shuffle_partitions: int = 4,
     driver_memory: str = "1g",
     conf: dict[str, str] | None = None,
+    executor_python: str | None = None,
 ) -> SparkSession:
     """Get (or build) the session, on the master :func:`resolve_master` gives. An active session is reused when
     no master is asked for (a notebook's, a test's, spark-submit's); one on another master than the ``master``
     asked for is stopped first.
 
     UI and console progress off, few shuffle partitions (each task costs ~50 ms of Python worker start), UTC
-    session time zone (record timestamps are UTC epoch milliseconds), Python workers run this interpreter,
-    Spark's logging kept to errors, and ``spark.read.format("kafka-segments")`` registered. For a local or
-    loopback master the driver binds to and advertises 127.0.0.1 (a laptop's hostname may not resolve); for any
-    other master it is left to Spark, since executors elsewhere must reach it.
+    session time zone (record timestamps are UTC epoch milliseconds), Spark's logging kept to errors, and
+    ``spark.read.format("kafka-segments")`` registered. For a local or loopback master the driver binds to and
+    advertises 127.0.0.1 (a laptop's hostname may not resolve); for any other master it is left to Spark, since
+    executors elsewhere must reach it.
+
+    The executors' Python: ``executor_python`` when given (``spark.pyspark.python``, e.g. ``./env/bin/python``
+    of a packed environment sent with ``spark.archives``); for a local master this interpreter (the workers run
+    on this machine); otherwise left to the cluster (``PYSPARK_PYTHON``, ``spark.pyspark.python`` or the
+    workers' ``python3``): this interpreter's path usually does not exist on a worker. ``conf`` (``--conf
+    KEY=VALUE``) is applied last: it overrides any of the settings above.
     """
     from pyspark.sql import SparkSession
 
@@ -74,7 +81,7 @@ def spark_session(
     active = SparkSession.getActiveSession()
     if active is not None and master and active.sparkContext.master != resolved:
         active.stop()
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    local = resolved is not None and resolved.startswith("local")
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     builder = SparkSession.builder.appName(app_name)
     if resolved is not None:
@@ -91,11 +98,29 @@ def spark_session(
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.adaptive.enabled", "true")
         .config("spark.python.worker.reuse", "true")
-        .config("spark.pyspark.python", os.environ["PYSPARK_PYTHON"])
     )
     for k, v in (conf or {}).items():
         builder = builder.config(k, v)
-    spark = builder.getOrCreate()
+    python = (
+        executor_python
+        or (conf or {}).get("spark.pyspark.python")
+        or os.environ.get("PYSPARK_PYTHON")
+        or (sys.executable if local else None)
+    )
+    if python:
+        builder = builder.config("spark.pyspark.python", python)
+    # pyspark takes the executors' Python from PYSPARK_PYTHON when the context starts (spark.pyspark.python is
+    # only read by spark-submit): set for that moment, then put back
+    saved = os.environ.get("PYSPARK_PYTHON")
+    if python:
+        os.environ["PYSPARK_PYTHON"] = python
+    try:
+        spark = builder.getOrCreate()
+    finally:
+        if saved is None:
+            os.environ.pop("PYSPARK_PYTHON", None)
+        else:
+            os.environ["PYSPARK_PYTHON"] = saved
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark

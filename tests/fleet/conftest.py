@@ -232,44 +232,96 @@ def _free_port() -> int:
 class Standalone:
     url: str
     env: dict[str, str]
+    work_dirs: list[Path]
+
+
+BARE_PYTHON = "/usr/bin/python3"  # the workers' Python: no kafka-ops, no pyspark, no paramiko
+
+
+def bare_python() -> str:
+    """The system Python, whose site-packages lack kafka-ops: what a cluster's workers have. Its minor version
+    must be the driver's (pyspark refuses a mismatch)."""
+    ok = os.path.exists(BARE_PYTHON) and subprocess.run(
+        [BARE_PYTHON, "-I", "-c", f"import sys; assert sys.version_info[:2] == {tuple(sys.version_info[:2])}\n"
+         "try:\n import kafka_ops\nexcept ImportError:\n pass\nelse:\n raise SystemExit(1)"],
+        capture_output=True,
+    ).returncode == 0  # fmt: skip
+    if not ok:
+        msg = f"{BARE_PYTHON} must be Python {sys.version_info[0]}.{sys.version_info[1]} without kafka-ops"
+        if IN_CI:
+            pytest.fail(msg)
+        pytest.skip(msg)
+    return BARE_PYTHON
+
+
+def pack_env(out: Path, dists: list[str], python: str) -> Path:
+    """A packed environment as `venv-pack` makes one: a venv on ``python`` holding ``dists`` (copied from this
+    interpreter's installed distributions), as a .tar.gz for ``spark.archives``."""
+    import importlib.metadata as md
+    import tarfile
+
+    env = out.with_suffix(".d")
+    subprocess.run([python, "-m", "venv", "--without-pip", str(env)], check=True, capture_output=True)
+    site = subprocess.run(
+        [str(env / "bin" / "python"), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True, capture_output=True, text=True,
+    ).stdout.strip()  # fmt: skip
+    for d in dists:
+        dist = md.distribution(d)
+        for f in dist.files or []:
+            src = Path(str(dist.locate_file(f)))
+            if "__pycache__" in f.parts or ".." in f.parts or not src.is_file():
+                continue
+            dst = Path(site) / f
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    with tarfile.open(out, "w:gz") as t:
+        t.add(env, arcname=".")
+    return out
 
 
 @pytest.fixture(scope="session")
 def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Standalone]:
-    """A Spark standalone master and one worker on localhost, from the installed pyspark (bin/spark-class)."""
+    """A Spark standalone master and two workers (one core each) on localhost, from the installed pyspark
+    (bin/spark-class). The workers' environment has no PYSPARK_PYTHON: the driver says which Python runs."""
     import pyspark
 
     home = os.path.dirname(pyspark.__file__)
     logs = tmp_path_factory.mktemp("spark-standalone")
     env = {
-        **os.environ, "SPARK_HOME": home, "SPARK_LOCAL_IP": "127.0.0.1", "PYSPARK_PYTHON": sys.executable,
-        "SPARK_LOG_DIR": str(logs), "SPARK_WORKER_DIR": str(logs / "work"),
+        **{k: v for k, v in os.environ.items() if k != "PYSPARK_PYTHON"}, "SPARK_HOME": home,
+        "SPARK_LOCAL_IP": "127.0.0.1", "SPARK_LOG_DIR": str(logs),
     }  # fmt: skip
-    port, ui, wui = _free_port(), _free_port(), _free_port()
+    # the workers' Python workers inherit the workers' PYTHONPATH: none, so that nothing of ours leaks to them
+    workers_env = {k: v for k, v in env.items() if k != "PYTHONPATH"}
+    port, ui = _free_port(), _free_port()
     url = f"spark://127.0.0.1:{port}"
     cls = os.path.join(home, "bin", "spark-class")
     procs = []
+    work = [logs / "work1", logs / "work2"]
     try:
         procs.append(subprocess.Popen(
             [cls, "org.apache.spark.deploy.master.Master", "--host", "127.0.0.1", "--port", str(port),
              "--webui-port", str(ui)], env=env, stdout=open(logs / "master.log", "w"), stderr=subprocess.STDOUT,
         ))  # fmt: skip
-        procs.append(subprocess.Popen(
-            [cls, "org.apache.spark.deploy.worker.Worker", url, "--cores", "2", "--memory", "2g",
-             "--webui-port", str(wui)], env=env, stdout=open(logs / "worker.log", "w"), stderr=subprocess.STDOUT,
-        ))  # fmt: skip
+        for i, w in enumerate(work, start=1):
+            procs.append(subprocess.Popen(
+                [cls, "org.apache.spark.deploy.worker.Worker", url, "--cores", "1", "--memory", "1g",
+                 "--webui-port", str(_free_port()), "--work-dir", str(w)], env=workers_env,
+                stdout=open(logs / f"worker{i}.log", "w"), stderr=subprocess.STDOUT,
+            ))  # fmt: skip
         deadline = time.monotonic() + 180
         while True:
             try:
                 with urllib.request.urlopen(f"http://127.0.0.1:{ui}/json/", timeout=2) as r:
-                    if json.load(r).get("aliveworkers", 0) >= 1:
+                    if json.load(r).get("aliveworkers", 0) >= 2:
                         break
             except OSError:
                 pass
             if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
                 raise RuntimeError(f"standalone cluster did not come up: see {logs}")
             time.sleep(0.5)
-        yield Standalone(url, env)
+        yield Standalone(url, env, work)
     finally:
         for p in procs:
             p.terminate()

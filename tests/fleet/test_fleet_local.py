@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
+import pytest
 from typer.testing import CliRunner
 
 from kafka_ops.audit import run_audit
@@ -82,6 +83,7 @@ def test_every_host_gets_the_cli_findings_and_the_fleet_view_adds_replicas(
         f["details"]["bytes"] for f in ret if f["topic"] == "orders"
     )
     assert run.tasks == 3  # one task per host: a host's log dirs are audited together
+    assert run.jobs == 1  # the audit is collected once; the view is computed from it on the driver
 
 
 def test_leader_or_follower_decides_whether_data_is_lost_cluster_wide(
@@ -160,19 +162,24 @@ def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
     # a finding present in both runs (a log-dir finding: no topic, partition or segment) is neither new nor resolved
     os.remove(os.path.join(moved.log_dirs[1], ".kafka_cleanshutdown"))
     first = run_fleet(spark, targets, SETTINGS, results=str(results))
+    assert first.jobs <= 5  # the audit, then the three tables written
     assert [(f["check"], f["log_dir"]) for f in first.report["findings"]] == [("SHUT001", moved.log_dirs[1])]
     # what a bad deploy does: the broker is killed (no clean-shutdown marker) and a partition is lost
     os.remove(os.path.join(moved.log_dirs[0], ".kafka_cleanshutdown"))
     gone = sorted(p for p in os.listdir(moved.log_dirs[1]) if p.startswith("orders-"))[0]
     shutil.rmtree(os.path.join(moved.log_dirs[1], gone))
-    second = run_fleet(spark, targets, SETTINGS, results=str(results))
+    # the second run to the same place named as a URI: Spark writes it as it is (no os.path on it)
+    second = run_fleet(spark, targets, SETTINGS, results=f"file://{results}")
     for table in ("facts", "findings", "hosts"):
-        dates = os.listdir(results / table)
-        assert [d for d in dates if d.startswith("run_date=")], table
+        # dated by the audit's --now, not the wall clock
+        assert sorted(d for d in os.listdir(results / table) if d.startswith("run_date=")) == [
+            "run_date=2026-09-21"
+        ], table
     facts = pq.read_table(results / "facts")
     assert set(facts.column("run_id").to_pylist()) == {first.run_id, second.run_id}
+    assert str(facts.schema.field("run_at").type).startswith("timestamp")
 
-    r = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(results), "-f", "json"])
+    r = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", f"file://{results}", "-f", "json"])
     assert r.exit_code == 1, r.output  # new findings
     d = json.loads(r.stdout)
     assert (d["base"], d["head"]) == (first.run_id, second.run_id)
@@ -223,3 +230,43 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     )
     r = CliRunner().invoke(app, ["fleet", "diff", "--results", str(tmp_path)])
     assert r.exit_code == 2 and "no fleet results here" in r.stderr
+
+
+def test_ssh_credentials_are_resolved_on_the_driver_and_a_missing_one_is_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before Spark starts: a relative --known-hosts is the driver's, a missing one would refuse every host
+    (FLEET002 for all): exit 2, one line; the same for a key file the inventory names; a --conf without =."""
+    app = load_all()
+    key = tmp_path / "id"
+    key.write_text("not really a key")
+    inv = tmp_path / "inv.yml"
+    hosts = {
+        "b1": {
+            "ansible_host": "10.232.9.9",
+            "ansible_ssh_private_key_file": str(key),
+            "kafka_log_dirs": ["/d"],
+        }
+    }
+    inv.write_text(json.dumps({"all": {"children": {"kafka_brokers": {"hosts": hosts}}}}))
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["fleet", "audit", "-i", str(inv), "--known-hosts", "kh", "--no-results"])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip() == (
+        f"kafka-ops fleet audit: {tmp_path / 'kh'}: no such file (--known-hosts: the host keys SSH hosts are "
+        "verified against)"
+    )
+    (tmp_path / "kh").write_text("")
+    key.unlink()
+    r = CliRunner().invoke(app, ["fleet", "audit", "-i", str(inv), "--known-hosts", "kh", "--no-results"])
+    assert (
+        r.exit_code == 2
+        and r.stderr.strip() == f"kafka-ops fleet audit: {key}: no such file (the SSH key of host b1)"
+    )
+    key.write_text("x")
+    r = CliRunner().invoke(
+        app, ["fleet", "audit", "-i", str(inv), "--known-hosts", "kh", "--conf", "spark.x"]
+    )
+    assert r.exit_code == 2 and r.stderr.strip() == (
+        "kafka-ops fleet audit: --conf 'spark.x': expected KEY=VALUE (e.g. spark.driver.memory=4g)"
+    )

@@ -104,16 +104,13 @@ def test_the_running_cluster_beats_a_metadata_log_read_from_disk() -> None:
     """`fleet audit --bootstrap-server`: "leader at risk" is a fact from the cluster's answer (asked once),
     before the leaders a host's KRaft metadata log had when it was read."""
     import json
-    from types import SimpleNamespace
 
     from kafka_ops.fleet.job import _leaders
 
-    on_disk = SimpleNamespace(
-        kind="leader",
-        host="h1",
-        payload=json.dumps(
-            {"topic": "orders", "partition": 0, "leader": 1, "source": "md", "last_offset": 9}
-        ),
+    on_disk = (  # a collected record: (kind, host, payload)
+        "leader",
+        "h1",
+        json.dumps({"topic": "orders", "partition": 0, "leader": 1, "source": "md", "last_offset": 9}),
     )
     cluster = {
         "bootstrap": "b1:9092",
