@@ -17,6 +17,7 @@ from kafka import TopicPartition
 from kafka_ops.lab.broker import LabBroker
 from kafka_ops.lab.faults import CLEAN_SHUTDOWN, batches, segment_bases, segment_file
 from kafka_ops.lab.jars import LabError
+from kafka_ops.lab.versions import parse
 from kafka_ops.lab.produce import (
     KINDS,
     Acked,
@@ -55,7 +56,7 @@ class Dataset:
 
     @property
     def kraft(self) -> bool:
-        return not self.version.startswith("2.")
+        return parse(self.version) >= (3, 3)  # the lab runs 1.1-3.2 in ZooKeeper mode
 
     def targets_in(self, log_dir: str) -> list[str]:
         return [t for t in TARGETS if self.placement.get(f"{t}-0") == log_dir]
