@@ -39,6 +39,16 @@ KINDS: tuple[Kind, ...] = (
     "aborted",
 )
 CODECS = ("gzip", "snappy", "lz4", "zstd")
+ZSTD_FROM = (2, 1)  # KIP-110: zstd batches are accepted from Kafka 2.1
+
+
+def kinds_for(version: str) -> tuple[Kind, ...]:
+    """The producer kinds a broker of ``version`` takes (no zstd before 2.1)."""
+    from kafka_ops.lab.versions import parse
+
+    return tuple(k for k in KINDS if k != "zstd" or parse(version) >= ZSTD_FROM)
+
+
 MIN_SEGMENT_BYTES_4X = (
     1024 * 1024
 )  # 4.x refuses a smaller segment.bytes; internal.segment.bytes is the escape

@@ -65,6 +65,7 @@ def selected(env: str | None) -> tuple[str, ...]:
         raise ValueError(f"KAFKA_OPS_LAB_VERSIONS: not lab versions: {', '.join(unknown)}")
     return out
 
+
 _VERSION = re.compile(r"^(\d+)\.(\d+)(?:\.(\d+))?$")
 
 

@@ -12,10 +12,16 @@ import pytest
 from kafka_ops.lab.trial import TrialResult
 from tests.lab.conftest import needs_root
 from tests.lab.dataset import Dataset
-from tests.lab.helpers import at_least, full_text, lines
+from tests.lab.helpers import at_least, full_text, lines, skip_uncharacterised
 from tests.lab.scenarios import OFFLINE_FAULTS, offline_target
 
 pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(autouse=True)
+def _characterised_release(dataset: Dataset) -> None:
+    skip_uncharacterised(dataset.version)
+
 
 # what the loader's exception names, per fault (every version: LogLoader/Log checks canRead, FileRecords opens
 # the .log read-write, listing the partition dir's checkpoint fails)

@@ -25,10 +25,18 @@ from tests.lab.helpers import (
     lines,
     listed,
     max_timestamps,
+    skip_uncharacterised,
 )
 from tests.lab.scenarios import CONTROL, TARGET_OF
 
 pytestmark = pytest.mark.lab
+
+
+@pytest.fixture(autouse=True)
+def _characterised_release(dataset: Dataset) -> None:
+    skip_uncharacterised(dataset.version)
+
+
 RUNS = ("clean", "unclean")
 
 
