@@ -399,8 +399,17 @@ def offsets(bootstrap: str, partitions: Iterable[TopicPartition]) -> dict[TopicP
     parts = list(partitions)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, **_CLIENT)
     try:
-        starts = consumer.beginning_offsets(parts)
-        ends = consumer.end_offsets(parts)
+        for attempt in range(5):
+            try:
+                starts = consumer.beginning_offsets(parts)
+                ends = consumer.end_offsets(parts)
+                break
+            except KeyError:
+                # kafka-python drops a partition whose leader the broker (seen on 1.1.1, just started) has not
+                # elected yet from its ListOffsets result: ask again
+                if attempt == 4:
+                    raise
+                time.sleep(1)
     finally:
         consumer.close()
     return {tp: (starts[tp], ends[tp]) for tp in parts}
