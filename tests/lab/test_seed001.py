@@ -66,6 +66,15 @@ def run(request: pytest.FixtureRequest) -> Iterator[seed001.Seed001Run]:
         r = seed001.kafka_6854(version) if BUG_OF[version] == "KAFKA-6854" else seed001.kafka_8335(version)
     except LabError as e:
         pytest.fail(f"seed 001 on {version}: {e}")
+    out = os.environ.get("KAFKA_OPS_LAB_REPORT")
+    if out:  # what the broker did, for docs/fidelity.md's seed 001 section
+        Path(out).mkdir(parents=True, exist_ok=True)
+        doc = {
+            "version": version, "bug": BUG_OF[version], "cleaner_died": r.cleaner_died, "deaths": r.death_lines,
+            "swaps": r.swaps, "before": vars(r.before), "after": vars(r.after),
+            "first_phase_left": r.first_phase_left, "seconds": round(r.seconds, 1),
+        }  # fmt: skip
+        (Path(out) / f"seed001-{version}.json").write_text(json.dumps(doc, indent=1))
     try:
         yield r
     finally:
@@ -76,8 +85,15 @@ def run(request: pytest.FixtureRequest) -> Iterator[seed001.Seed001Run]:
 def audit(run: seed001.Seed001Run) -> dict[str, Any]:
     """``kafka-ops audit --format json`` on the stopped broker's files, config and log, with its version."""
     b = run.broker
+    # the topic's overrides live in ZooKeeper: given as an operator exports them (kafka-configs --describe)
+    configs = b.workdir / "topic-configs.json"
+    overrides = (
+        {seed001.TOPIC_6854: seed001.TOPIC_6854_CONFIGS} if BUG_OF[run.version] == "KAFKA-6854" else {}
+    )
+    configs.write_text(json.dumps({t: {k: str(v) for k, v in c.items()} for t, c in overrides.items()}))
     _, out = _kafka_ops(
         "audit", "--server-properties", str(b.server_properties), "--kafka-version", run.version,
+        "--topic-configs", str(configs),
         "--broker-log", str(run.log_file), "--broker-state", "stopped", "--format", "json",
         *(["--broker-user", b.user] if b.user else []),
     )  # fmt: skip
