@@ -123,8 +123,10 @@ def test_the_broker_does_what_the_ticket_says(run: seed001.Seed001Run) -> None:
         return
     # KAFKA-8335: the first phase's batches (empty offset-commit batches and their COMMIT markers)
     assert not run.cleaner_died, run.death_lines
-    assert run.before.control >= seed001.TRANSACTIONS_8335, run.before
-    if run.version in AFFECTED:
+    if (
+        run.version in AFFECTED
+    ):  # nothing of phase 1 is ever removed: its 1,500 markers and 1,500 empty batches
+        assert run.before.control >= seed001.TRANSACTIONS_8335, run.before
         assert run.first_phase_left >= 2 * seed001.TRANSACTIONS_8335, (run.first_phase_left, run.after)
         assert run.after.bytes > run.before.bytes
     else:
