@@ -31,6 +31,12 @@ SCENARIOS = [
 ] + [f"offline-{n}" for n in OFFLINE_FAULTS]
 
 
+# Cells where the broker did something else than the plan and the model is not fixed yet: (version, scenario) ->
+# {regex matching the difference line: what the broker did and why}. Each is written in docs/fidelity.md; the test
+# fails on any other difference, and on a listed one that no longer happens.
+KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scenario: str) -> None:
     if scenario not in trials:
@@ -38,9 +44,14 @@ def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scena
         pytest.skip("ownership faults need root")
     r = trials[scenario]
     assert r.predicted is not None
-    assert r.differences == [], "\n".join(
-        [f"{r.version} {scenario}: the model and the broker differ:", *r.differences]
+    known = KNOWN_DIFFERENCES.get((r.version, scenario), {})
+    unexplained = [d for d in r.differences if not any(re.search(rx, d) for rx in known)]
+    assert unexplained == [], "\n".join(
+        [f"{r.version} {scenario}: the model and the broker differ:", *unexplained]
     )
+    # a known difference that no longer happens is stale: the model was fixed, or the broker changed
+    stale = [rx for rx in known if not any(re.search(rx, d) for d in r.differences)]
+    assert stale == [], f"{r.version} {scenario}: known differences no longer seen: {stale}"
 
 
 def test_clean_stop_without_fault_plans_nothing_and_passes_the_gate(trials: dict[str, TrialResult]) -> None:
