@@ -304,7 +304,9 @@ def dir_offline_prescan(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | Non
         pf = PartitionFacts(ldf, part, h.configs.for_topic(name.topic), rp, None, None)
         if is_metadata_log(pf):
             continue
-        pf.will_recover = [s.base_offset for s in recovered_segments(part, ldf.clean_shutdown, rp)]
+        rebuilds = versions.since("missing_index_rebuilt", h.kafka_version) is not False
+        rec = recovered_segments(part, ldf.clean_shutdown, rp, missing_index_recovers=rebuilds)
+        pf.will_recover = [s.base_offset for s in rec]
         pf.acls.update(partition_acls(h.identity, part))
         why = partition_offline(h, pf)
         if why is not None:

@@ -52,6 +52,13 @@ _ROWS = (
         "offset and time indexes are no longer sanity-checked at load (only the .txnindex); they are opened lazily",
     ),
     Behaviour(
+        "missing_index_rebuilt", (2, 3, 0), "KAFKA-7283",
+        "core/src/main/scala/kafka/log/LogSegment.scala@2.3.0 (sanityCheck on lazyOffsetIndex.file)",
+        "a missing .index is rebuilt at load (NoSuchFileException -> recoverSegment); up to 2.2 LogSegment.open "
+        "created it empty first (AbstractIndex's constructor: file.createNewFile, @2.2.1), sanityCheck passed it, "
+        "and the segment loaded as is with an empty offset index (seen on 1.1.1 in the lab)",
+    ),
+    Behaviour(
         "delete_all_when_end_below_start", (2, 3, 0), "KAFKA-8306",
         "core/src/main/scala/kafka/log/Log.scala@2.3.0 (recoverLog)",
         "recovery deletes every segment when the log end offset is below the log start offset",

@@ -411,13 +411,17 @@ def known_root_file(name: str) -> bool:
     return name in ROOT_FILES or name.endswith(".tmp")
 
 
-def recovered_segments(part: Partition, clean_shutdown: bool, recovery_point: int | None) -> list[Segment]:
+def recovered_segments(
+    part: Partition, clean_shutdown: bool, recovery_point: int | None, *, missing_index_recovers: bool = True
+) -> list[Segment]:
     """Segments the next start re-reads, rebuilding their indexes (``LogLoader.recoverLog``).
 
     ``recovery_point`` None means the checkpoint has no entry (or is unreadable): the broker uses 0.
-    A segment with a missing ``.index`` is recovered even after a clean shutdown.
+    A segment with a missing ``.index`` is recovered even after a clean shutdown from 2.3 on
+    (``missing_index_recovers``); up to 2.2 ``LogSegment.open`` creates it empty and it loads as is
+    (kafka_ops.broker.versions: missing_index_rebuilt).
     """
-    out = [s for s in part.segments if s.index is None]
+    out = [s for s in part.segments if s.index is None] if missing_index_recovers else []
     if clean_shutdown or not part.segments:
         return out
     rp = recovery_point or 0
@@ -426,7 +430,11 @@ def recovered_segments(part: Partition, clean_shutdown: bool, recovery_point: in
         if s.base_offset <= rp:
             floor = s.base_offset
     start = floor if floor is not None else part.segments[0].base_offset
-    extra = [s for s in part.segments if s.base_offset >= start and s.index is not None]
+    extra = [
+        s
+        for s in part.segments
+        if s.base_offset >= start and (s.index is not None or not missing_index_recovers)
+    ]
     return sorted(out + extra, key=lambda s: s.base_offset)
 
 

@@ -564,7 +564,12 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> Partiti
         pf.acls.update(partition_acls(who, part))
     running = h.broker_state == "running"
     if not running and part.segments:
-        rec = recovered_segments(part, ldf.clean_shutdown, pf.recovery_point)
+        from kafka_ops.broker import versions  # stdlib only; imported here: broker imports facts
+
+        rec = recovered_segments(
+            part, ldf.clean_shutdown, pf.recovery_point,
+            missing_index_recovers=versions.since("missing_index_rebuilt", h.kafka_version) is not False,
+        )  # fmt: skip
         pf.will_recover = [s.base_offset for s in rec]
         for seg in rec:
             try:

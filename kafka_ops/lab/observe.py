@@ -163,6 +163,8 @@ _REBUILT = re.compile(
 )
 _DELETING = re.compile(r"Deleting segments? .*?baseOffset=(\d+)")
 _RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
+_FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
+_SCHEDULING = re.compile(r"Scheduling log segment \[?baseOffset (\d+)")
 _TRUNCATING = re.compile(r"Corruption found in segment (\d+), truncating to offset (\d+)")
 
 
@@ -275,6 +277,16 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         elif e.partition and "Deleting segment" in e.message and "Deleting segment files" not in e.message:
             for b in re.findall(r"baseOffset=(\d+)", e.message):
                 deleted.setdefault((e.partition, int(b)), (_iso(e.time), _deleted_by(e.message)))
+        elif e.partition and (m := _FOUND_DELETABLE.search(e.message)):
+            # up to 2.6: "Found deletable segments with base offsets [0,60] due to retention time 86400000ms
+            # breach" (Log.deleteOldSegments @2.2.1), the files renamed .deleted at once
+            for b in m[1].split(","):
+                if b.strip():
+                    deleted.setdefault((e.partition, int(b)), (_iso(e.time), _deleted_by(m[2])))
+        elif e.partition and (m := _SCHEDULING.search(e.message)):
+            # up to 2.6 every segment deletion (retention, recovery) logs this as it renames the files .deleted
+            # (Log.deleteSegment @1.1.1, asyncDeleteSegment @2.2.1); the reason, if any, came before
+            deleted.setdefault((e.partition, int(m[1])), (_iso(e.time), None))
     segments = []
     changes: dict[str, dict[str, list[Any]]] = {}
     for log_path in before.segment_logs():
@@ -356,7 +368,7 @@ _RELEVANT = re.compile(
     r"|Deleting segment|Incremented log start offset|Stopping serving logs|Shutdown broker|Halting broker"
     r"|Error while loading log dir|Failed to create or validate|Could not read file|lost\+found|not in the form"
     r"|clean shutdown|cleanshutdown|Completed load of|Loaded \d+ logs|meta\.properties|cluster\.id|offline"
-    r"|Created log for partition"
+    r"|Created log for partition|Found deletable segments|Scheduling log segment"
 )
 
 

@@ -39,6 +39,16 @@ KINDS: tuple[Kind, ...] = (
     "aborted",
 )
 CODECS = ("gzip", "snappy", "lz4", "zstd")
+ZSTD_FROM = (2, 1)  # KIP-110: zstd batches are accepted from Kafka 2.1
+
+
+def kinds_for(version: str) -> tuple[Kind, ...]:
+    """The producer kinds a broker of ``version`` takes (no zstd before 2.1)."""
+    from kafka_ops.lab.versions import parse
+
+    return tuple(k for k in KINDS if k != "zstd" or parse(version) >= ZSTD_FROM)
+
+
 MIN_SEGMENT_BYTES_4X = (
     1024 * 1024
 )  # 4.x refuses a smaller segment.bytes; internal.segment.bytes is the escape
@@ -389,8 +399,17 @@ def offsets(bootstrap: str, partitions: Iterable[TopicPartition]) -> dict[TopicP
     parts = list(partitions)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, **_CLIENT)
     try:
-        starts = consumer.beginning_offsets(parts)
-        ends = consumer.end_offsets(parts)
+        for attempt in range(5):
+            try:
+                starts = consumer.beginning_offsets(parts)
+                ends = consumer.end_offsets(parts)
+                break
+            except KeyError:
+                # kafka-python drops a partition whose leader the broker (seen on 1.1.1, just started) has not
+                # elected yet from its ListOffsets result: ask again
+                if attempt == 4:
+                    raise
+                time.sleep(1)
     finally:
         consumer.close()
     return {tp: (starts[tp], ends[tp]) for tp in parts}

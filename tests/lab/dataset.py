@@ -18,15 +18,16 @@ from kafka_ops.lab.broker import LabBroker
 from kafka_ops.lab.faults import CLEAN_SHUTDOWN, batches, segment_bases, segment_file
 from kafka_ops.lab.jars import LabError
 from kafka_ops.lab.produce import (
-    KINDS,
     Acked,
     TopicSpec,
     create_topics,
+    kinds_for,
     lost,
     produce,
     read_back,
     visible_aborted,
 )
+from kafka_ops.lab.versions import parse
 
 SEGMENT_BYTES = 65536
 TARGETS = [f"t{i:02d}" for i in range(12)]
@@ -55,7 +56,7 @@ class Dataset:
 
     @property
     def kraft(self) -> bool:
-        return not self.version.startswith("2.")
+        return parse(self.version) >= (3, 3)  # the lab runs 1.1-3.2 in ZooKeeper mode
 
     def targets_in(self, log_dir: str) -> list[str]:
         return [t for t in TARGETS if self.placement.get(f"{t}-0") == log_dir]
@@ -78,11 +79,13 @@ def prepare(version: str, saved: Path) -> Dataset:
     began = time.monotonic()
     with LabBroker(version, log_dirs=2, properties={"log.segment.delete.delay.ms": DELETE_DELAY_MS}) as b:
         b.start()
-        specs = [TopicSpec(f"smoke-{k}", configs={"segment.bytes": SEGMENT_BYTES}) for k in KINDS]
+        specs = [
+            TopicSpec(f"smoke-{k}", configs={"segment.bytes": SEGMENT_BYTES}) for k in kinds_for(version)
+        ]
         specs += [TopicSpec(t, configs={"segment.bytes": SEGMENT_BYTES}) for t in [*TARGETS, RETENTION_TOPIC]]
         create_topics(b.bootstrap, specs)
         acked = Acked()
-        for i, kind in enumerate(KINDS):
+        for i, kind in enumerate(kinds_for(version)):
             acked.merge(produce(b.bootstrap, f"smoke-{kind}", 300, kind=kind, seed=i, transactions=3))
         for i, t in enumerate(TARGETS):
             acked.merge(_fill_target(b, t, 100 + i))

@@ -13,6 +13,7 @@ import pytest
 
 from kafka_ops.lab.trial import TrialResult
 from tests.lab.dataset import RETENTION_MS
+from tests.lab.helpers import at_least
 from tests.lab.scenarios import CHECKPOINT_DAMAGE, OFFLINE_FAULTS
 
 pytestmark = pytest.mark.lab
@@ -35,6 +36,12 @@ SCENARIOS = (
 )
 
 
+# Cells where the broker did something else than the plan and the model is not fixed yet: (version, scenario) ->
+# {regex matching the difference line: what the broker did and why}. Each is written in docs/fidelity.md; the test
+# fails on any other difference, and on a listed one that no longer happens.
+KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scenario: str) -> None:
     if scenario not in trials:
@@ -42,9 +49,14 @@ def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scena
         pytest.skip("ownership faults need root")
     r = trials[scenario]
     assert r.predicted is not None
-    assert r.differences == [], "\n".join(
-        [f"{r.version} {scenario}: the model and the broker differ:", *r.differences]
+    known = KNOWN_DIFFERENCES.get((r.version, scenario), {})
+    unexplained = [d for d in r.differences if not any(re.search(rx, d) for rx in known)]
+    assert unexplained == [], "\n".join(
+        [f"{r.version} {scenario}: the model and the broker differ:", *unexplained]
     )
+    # a known difference that no longer happens is stale: the model was fixed, or the broker changed
+    stale = [rx for rx in known if not any(re.search(rx, d) for d in r.differences)]
+    assert stale == [], f"{r.version} {scenario}: known differences no longer seen: {stale}"
 
 
 def test_clean_stop_without_fault_plans_nothing_and_passes_the_gate(trials: dict[str, TrialResult]) -> None:
@@ -93,6 +105,7 @@ def test_seed003_compact_delete_keeps_old_records_that_share_a_segment_and_size_
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
+_LOADED_IN_OLD = re.compile(r"Completed load of log with \d+ segments.*? in (\d+)\s*ms")
 
 
 def test_recovery_threads_do_not_split_a_partition_the_largest_one_sets_the_floor(
@@ -110,19 +123,31 @@ def test_recovery_threads_do_not_split_a_partition_the_largest_one_sets_the_floo
         m = _LOADED_IN.search(e.message)
         if m:
             took[os.path.normpath(m.group(1))] = (int(m.group(2)), e.time)
+        elif (
+            e.dir and e.partition and (m := _LOADED_IN_OLD.search(e.message))
+        ):  # up to 2.7: dir in the prefix
+            took[os.path.normpath(os.path.join(e.dir, e.partition))] = (int(m.group(1)), e.time)
     in_dir = {p: t for p, t in took.items() if os.path.dirname(p) == str(pdir.parent)}
     assert str(pdir) in in_dir, sorted(took)
     longest = max(in_dir, key=lambda p: in_dir[p][0])
     assert longest == str(pdir), {os.path.basename(p): ms for p, (ms, _) in in_dir.items()}
     # the dir's recovery, from the broker's "Recovering N logs from <dir>" ("Attempting recovery for all logs
-    # in <dir>" on 2.8) to its last "Completed load", lasted at least the big partition's own load (ms stamps)
+    # in <dir>" on 2.8) to its last "Completed load", lasted at least the big partition's own load (ms stamps);
+    # before 2.8 the broker logs no per-dir line to start from
     began = min(
-        e.time
-        for e in r.observation.entries
-        if str(pdir.parent) in e.message and ("Recovering" in e.message or "Attempting recovery" in e.message)
+        (
+            e.time
+            for e in r.observation.entries
+            if str(pdir.parent) in e.message
+            and ("Recovering" in e.message or "Attempting recovery" in e.message)
+        ),
+        default=None,
     )
-    span_ms = (max(t for _, t in in_dir.values()) - began).total_seconds() * 1000
-    assert span_ms + 5 >= in_dir[str(pdir)][0]
+    if began is None:
+        assert not at_least(r.version, (2, 8)), "no per-dir recovery line"
+    else:
+        span_ms = (max(t for _, t in in_dir.values()) - began).total_seconds() * 1000
+        assert span_ms + 5 >= in_dir[str(pdir)][0]
     # before the start, the audit named that partition's re-read as the floor of its dir's recovery
     [shut] = [f for f in r.findings if f["check"] == "SHUT001" and f["path"] == str(pdir.parent)]
     d = shut["details"]

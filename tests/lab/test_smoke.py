@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kafka_ops.lab.produce import KINDS
+from kafka_ops.lab.produce import kinds_for
 from tests.lab.dataset import Dataset
 from tests.lab.helpers import at_least
 
@@ -15,7 +15,7 @@ pytestmark = pytest.mark.lab
 
 
 def test_every_producer_kind_was_acknowledged(dataset: Dataset) -> None:
-    for kind in KINDS:
+    for kind in kinds_for(dataset.version):
         got = [
             tp
             for tp in (dataset.acked.aborted if kind == "aborted" else dataset.acked.offsets)
