@@ -91,13 +91,15 @@ def test_mixed_kill_mode_with_a_shell_wrapper_kills_the_jvm(tmp_path: Path) -> N
     base = BASE.replace("ExecStart=/opt/kafka/bin/kafka-server-start.sh /etc/kafka/server.properties\n", "")
     unit = tmp_path / "kops-sysd002-test.service"
     unit.write_text(base + f"ExecStart={wrapper}\nKillMode=mixed\n")
-    r = run_audit(AuditOptions(server_properties="/dev/null", systemd_unit=str(unit), broker_state="stopped",
+    empty = tmp_path / "server.properties"  # an empty configuration (a device such as /dev/null is refused)
+    empty.write_text("")
+    r = run_audit(AuditOptions(server_properties=str(empty), systemd_unit=str(unit), broker_state="stopped",
                                now_ms=NOW_MS, kafka_version="3.7.0", host="test"))  # fmt: skip
     (f,) = [f for f in r["findings"] if f["check"] == "SYSD002"]
     assert f["severity"] == "warning" and "SIGKILLs the rest of the cgroup" in f["message"]
     # with exec, or with the default KillMode, the JVM gets SIGTERM: nothing to say
     unit.write_text(base + f"ExecStart={wrapper}\n")
-    r = run_audit(AuditOptions(server_properties="/dev/null", systemd_unit=str(unit), broker_state="stopped",
+    r = run_audit(AuditOptions(server_properties=str(empty), systemd_unit=str(unit), broker_state="stopped",
                                now_ms=NOW_MS, kafka_version="3.7.0", host="test"))  # fmt: skip
     assert not [f for f in r["findings"] if f["check"] == "SYSD002"]
 
