@@ -39,7 +39,9 @@ import os
 from kafka_ops.lab.versions import selected
 
 # and seed 001's KAFKA-6854 pair, which CI runs besides (tests/lab/test_seed001.py)
-versions = tuple(dict.fromkeys(selected(os.environ.get("KAFKA_OPS_LAB_VERSIONS")) + ("1.1.0", "1.1.1")))
+env = os.environ.get("KAFKA_OPS_LAB_VERSIONS")
+seed = ("1.1.0", "1.1.1") + (("2.2.0", "2.2.1") if (env or "").strip() == "all" else ())
+versions = tuple(dict.fromkeys(selected(env) + seed))
 with ThreadPoolExecutor(3) as pool:
     for v, d in zip(versions, pool.map(jars.jar_dir, versions)):
         print(f"setup-lab: Kafka {v} jars in {d}")
