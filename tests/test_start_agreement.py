@@ -16,6 +16,7 @@ from kafka_ops.audit import run_audit
 from kafka_ops.facts.collect import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 from tests.checks.test_dir002 import CASES, edit_meta, read_meta, write_meta
+from tests.checks.test_dir002 import sim as host
 
 from .conftest import NOW_MS
 
@@ -25,17 +26,6 @@ SAYS_NO_START = re.compile(
     r"|so the broker does not start|(?<!if it is the KRaft metadata log dir )the broker does not start at all"
 )
 CONDITIONAL = re.compile(r"\bif it is the (?:KRaft )?metadata log dir\b|\bwhen no log dir is left\b")
-
-
-def host(root: Path, **failures: bool) -> SimulatedHost:
-    return simulate_host(
-        str(root),
-        HostSpec(
-            now_ms=NOW_MS,
-            topics=[TopicSpec("orders", partitions=2, records_per_partition=100)],
-            failures=Failures(**failures),
-        ),
-    )
 
 
 def audit(h: SimulatedHost, version: str = "3.7.0") -> dict:  # type: ignore[type-arg]
