@@ -31,6 +31,7 @@ _NEEDS = {
     "logs": "`--broker-log`",
     "systemd_unit": "the systemd unit",
     "cluster": "`--bootstrap-server`",
+    "topic_configs": "topic configs",
 }
 
 
@@ -63,7 +64,12 @@ def render() -> str:
         ids = [c for c in checks if _family(c) == fam]
         if not ids:
             continue
-        out += [f"## {FAMILIES.get(fam, fam)}", "", "| id | severity | what it finds | needs |", "|---|---|---|---|"]
+        out += [
+            f"## {FAMILIES.get(fam, fam)}",
+            "",
+            "| id | severity | what it finds | needs |",
+            "|---|---|---|---|",
+        ]
         for cid in ids:
             spec = checks[cid]
             needs = ", ".join(_NEEDS.get(n, n) for n in spec.needs) or "-"

@@ -67,7 +67,9 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]
     shim = bindir / "kafka-ops"
     shim.write_text(f'#!/bin/sh\nexec {sys.executable} -m kafka_ops "$@"\n')
     shim.chmod(0o755)
-    env = dict(os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT), COLUMNS="110")
+    env = dict(
+        os.environ, PATH=f"{bindir}{os.pathsep}{os.environ['PATH']}", PYTHONPATH=str(ROOT), COLUMNS="110"
+    )
     env.pop("KAFKA_OPS_DEBUG", None)
     subprocess.run(["kafka-ops", "simulate", "demo-host", "--fail", "all"], cwd=cwd, env=env, check=True,
                    capture_output=True)  # fmt: skip
@@ -97,9 +99,13 @@ def test_every_command_line_of_the_readme_runs_with_its_documented_exit_code(dem
     assert len(lines) >= 10 and any(line.startswith("kafka-ops audit") for line in lines)
     wrong = []
     for line in lines:
-        run = subprocess.run(["bash", "-c", on_demo_host(line)], cwd=cwd, env=env, capture_output=True, text=True)
+        run = subprocess.run(
+            ["bash", "-c", on_demo_host(line)], cwd=cwd, env=env, capture_output=True, text=True
+        )
         if run.returncode != expected_exit(line):
-            wrong.append(f"{line}\n  exit {run.returncode}, documented {expected_exit(line)}: {run.stderr[-500:]}")
+            wrong.append(
+                f"{line}\n  exit {run.returncode}, documented {expected_exit(line)}: {run.stderr[-500:]}"
+            )
         if run.returncode in (0, 1):
             assert "Traceback" not in run.stderr, line
     assert not wrong, "\n".join(wrong)
@@ -125,7 +131,9 @@ def test_the_ci_gate_recipe_runs_and_keeps_both_reports(demo) -> None:
     job_env = dict(env, **{k: on_demo_host(v) for k, v in job["variables"].items()})
     job_env["AUDIT"] += " --broker-state stopped"  # the demo host's broker has no .lock to tell
     # as GitLab's shell executor does: the lines in order, the job fails at the first that exits non-zero
-    run = subprocess.run(["bash", "-ec", "\n".join(script)], cwd=job_dir, env=job_env, capture_output=True, text=True)
+    run = subprocess.run(
+        ["bash", "-ec", "\n".join(script)], cwd=job_dir, env=job_env, capture_output=True, text=True
+    )
     assert run.returncode == 1, run.stderr  # the demo host fails the gate: the job fails ...
     report = json.loads((job_dir / "kafka-audit.json").read_text())  # ... and keeps both reports
     gate = report["gate"]
