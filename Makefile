@@ -40,14 +40,14 @@ lab: venv
 $(DEMO_VENV)/.installed: pyproject.toml
 	@echo "installing kafka-ops (runtime only) into $(DEMO_VENV)/ ..."
 	@$(PY) -m venv $(DEMO_VENV)
-	@$(DEMO_VENV)/bin/pip install -q --disable-pip-version-check -e .
+	@$(DEMO_VENV)/bin/pip install -q --disable-pip-version-check --no-compile -e .
 	@touch $@
 
 # exit 1 of the audit is the demo working (the planted incidents fail the gate); 2 or 3 stops make
 demo: $(DEMO_VENV)/.installed
 	@rm -rf $(DEMO)
 	@if [ "$$(id -u)" = 0 ]; then id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kafka; fi
-	$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all --broker-user $(DEMO_USER)
+	$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
 	@$(DEMO_VENV)/bin/kafka-ops audit $(DEMO_INPUTS); \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 	@echo
