@@ -47,7 +47,7 @@ $(DEMO_VENV)/.installed: pyproject.toml
 demo: $(DEMO_VENV)/.installed
 	@rm -rf $(DEMO)
 	@if [ "$$(id -u)" = 0 ]; then id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kafka; fi
-	$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
+	@$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
 	@$(DEMO_VENV)/bin/kafka-ops audit $(DEMO_INPUTS); \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 	@echo
