@@ -85,12 +85,21 @@ def test_readme_is_a_landing_page_under_15_kb() -> None:
         assert f"\n{section}\n" in text, section
 
 
-def test_readme_links_resolve() -> None:
-    text = README.read_text(encoding="utf-8")
-    links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", text)
-    assert len(links) > 20
-    missing = [t for t in links if not re.match(r"[a-z]+:", t) and not (ROOT / t).exists()]
-    assert not missing, f"README links to missing files: {missing}"
+def test_links_of_the_readme_and_docs_resolve() -> None:
+    """What moved from the README to docs/ kept its links working (relative to the page that holds them)."""
+    pages = [README, *sorted((ROOT / "docs").rglob("*.md"))]
+    assert len(pages) > 15
+    missing = []
+    for page in pages:
+        links = re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text(encoding="utf-8"))
+        if page == README:
+            assert len(links) > 20
+        missing += [
+            f"{page.relative_to(ROOT)}: {t}"
+            for t in links
+            if not re.match(r"[a-z]+:", t) and not (page.parent / t).exists()
+        ]
+    assert not missing, f"links to missing files: {missing}"
 
 
 def test_every_command_line_of_the_readme_runs_with_its_documented_exit_code(demo) -> None:
