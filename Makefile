@@ -1,8 +1,16 @@
-# Everything a fresh machine needs: `make demo` runs the main job on a simulated host, `make test` passes the tests.
+# Everything a fresh machine needs: `make demo` runs the main job on a simulated host (runtime only, .venv-demo),
+# `make test` passes the tests (.venv with .[dev], as CI: .ci/run).
 PY ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO ?= demo-host
+DEMO_VENV ?= .venv-demo
+DEMO_INPUTS = --server-properties $(DEMO)/etc/kafka/server.properties \
+  --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --topic-configs $(DEMO)/etc/kafka/topic-configs.json \
+  --broker-log $(DEMO)/var/log/kafka/server.log --broker-log $(DEMO)/var/log/kafka/log-cleaner.log \
+  --broker-state stopped --kafka-version 3.7.0 --broker-user $(DEMO_USER)
+# the broker user owns the simulated log dirs: as root a system user 'kafka' (created if missing), else you
+DEMO_USER := $(shell [ "$$(id -u)" = 0 ] && echo kafka || id -un)
 
 .PHONY: venv test lint lab demo bench clean
 
@@ -28,19 +36,30 @@ lab: venv
 	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} bash .ci/setup-lab.sh
 	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} $(BIN)/python -m pytest -q -m lab tests/lab
 
-demo: venv
-	rm -rf $(DEMO)
-	@# the broker user owns the simulated log dirs (as root: a system user 'kafka' is created if missing)
+# the demo needs the runtime only (no pyspark, playwright, molecule): a venv of its own, made once and reused
+$(DEMO_VENV)/.installed: pyproject.toml
+	@echo "installing kafka-ops (runtime only) into $(DEMO_VENV)/ ..."
+	@$(PY) -m venv $(DEMO_VENV)
+	@$(DEMO_VENV)/bin/pip install -q --disable-pip-version-check --no-compile -e .
+	@touch $@
+
+# exit 1 of the audit is the demo working (the planted incidents fail the gate); 2 or 3 stops make
+demo: $(DEMO_VENV)/.installed
+	@rm -rf $(DEMO)
 	@if [ "$$(id -u)" = 0 ]; then id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kafka; fi
-	$(BIN)/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
-	-$(BIN)/kafka-ops audit --server-properties $(DEMO)/etc/kafka/server.properties \
-	  --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --topic-configs $(DEMO)/etc/kafka/topic-configs.json \
-	  --broker-log $(DEMO)/var/log/kafka/server.log --broker-log $(DEMO)/var/log/kafka/log-cleaner.log \
-	  --broker-state stopped --kafka-version 3.7.0 --broker-user $$( [ "$$(id -u)" = 0 ] && echo kafka || id -un )
+	@$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
+	@$(DEMO_VENV)/bin/kafka-ops audit $(DEMO_INPUTS); \
+	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
+	@echo
+	@echo "The audit above is of $(DEMO)/, a broker host with every incident planted (exit 1: the gate failed)."
+	@echo "Next, try:"
+	@echo "  . $(DEMO_VENV)/bin/activate"
+	@echo "  kafka-ops audit -f brief $(DEMO_INPUTS)"
+	@echo "  kafka-ops checks RET001"
 
 bench: venv
 	$(BIN)/python benchmarks/bench_engine.py
 	$(BIN)/python benchmarks/bench_fix.py  # needs root: it chowns 100,000 files
 
 clean:
-	rm -rf $(VENV) $(DEMO) .pytest_cache .ruff_cache
+	rm -rf $(VENV) $(DEMO_VENV) $(DEMO) .pytest_cache .ruff_cache

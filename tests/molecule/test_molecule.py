@@ -3,7 +3,7 @@
 profile over roles/ and playbooks/.
 
 Needs root, podman and debootstrap (.ci/setup-molecule.sh installs them). In CI (CI=true) a missing one fails
-the test; elsewhere it is skipped. Every scenario takes one to a few minutes (README: Molecule).
+the test; elsewhere it is skipped. Every scenario takes one to a few minutes (docs/ansible.md: Molecule).
 """
 
 from __future__ import annotations
