@@ -82,7 +82,7 @@ class WaiverModel(BaseModel):
 
 
 class GateModel(BaseModel):
-    fail_on: Severity
+    fail_on: Severity | Literal["never"] = Field(description="--fail-on: a severity, or never (report only)")
     passed: bool
     exit_code: int
     waived: int = Field(0, description="Findings at or above fail_on that did not fail the gate: waived")

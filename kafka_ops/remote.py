@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from kafka_ops.checks.base import SEVERITIES
+from kafka_ops.checks.base import DEFAULT_FAIL_ON, GATE_LEVELS
 
 
 class _Usage(Exception):
@@ -48,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-as-user", action="store_true")
     p.add_argument("--deep", action="store_true")
     p.add_argument("--expect-mount", action="append", default=[])
-    p.add_argument("--fail-on", choices=SEVERITIES, default="critical")
+    p.add_argument("--fail-on", type=str.lower, choices=GATE_LEVELS, default=DEFAULT_FAIL_ON)
     p.add_argument(
         "--waive",
         action="append",

@@ -38,10 +38,13 @@ class BrokerState(StrEnum):
 
 
 class Severity(StrEnum):
+    """--fail-on's values (any case): a severity, or never (a report only)."""
+
     info = "info"
     warning = "warning"
     error = "error"
     critical = "critical"
+    never = "never"
 
 
 def build_options(check_paths: bool = True, **kw: Any) -> Any:
@@ -296,7 +299,12 @@ def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> lis
 
 FailOnOpt = Annotated[
     Severity,
-    typer.Option("--fail-on", help="Exit 1 when a finding that is not waived is at or above this severity."),
+    typer.Option(
+        "--fail-on",
+        case_sensitive=False,
+        help="Exit 1 when a finding that is not waived is at or above this severity (any case); never: report "
+        "only, exit 0 whatever is found. The default, error, fails a pre-deploy gate on a corrupt index too.",
+    ),
 ]
 
 
@@ -324,7 +332,7 @@ def audit(
             "message'), json (the report), junit, markdown, or html (a page: see `report`).",
         ),
     ] = AuditFormat.table,
-    fail_on: FailOnOpt = Severity.critical,
+    fail_on: FailOnOpt = Severity.error,
     waive: WaiveOpt = None,
     waive_file: WaiveFileOpt = None,
     bootstrap_server: BootstrapOpt = None,

@@ -190,7 +190,7 @@ def fleet_audit(
             "--format", "-f", help="table, brief, json (the report + fleet), junit, markdown or html."
         ),
     ] = AuditFormat.table,
-    fail_on: FailOnOpt = Severity.critical,
+    fail_on: FailOnOpt = Severity.error,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
