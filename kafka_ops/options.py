@@ -235,13 +235,53 @@ def check_broker_log(path: str, option: str = "--broker-log") -> None:
         raise OptionError(option, f"{path}: binary data, not a broker log (nor gzip, bzip2 or xz)")
 
 
+_SEGMENT_FILE = re.compile(r"^\d{20}\.(log|index|timeindex)$")
+_LOG_DIR_FILES = {"meta.properties", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint"}
+_PARTITION_FILES = {"partition.metadata", "leader-epoch-checkpoint"}
+
+
+def partition_dir_parent(path: str) -> str | None:
+    """The log dir a partition dir (TOPIC-N with segments or partition.metadata in it) belongs to, when ``path``
+    is one: an audit of it would find no partition and pass."""
+    from kafka_ops.engine.layout import parse_partition_dir
+
+    name = os.path.basename(os.path.abspath(path))
+    if parse_partition_dir(name) is None:
+        return None
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return None
+    if _LOG_DIR_FILES & set(names):
+        return None
+    if _PARTITION_FILES & set(names) or any(_SEGMENT_FILE.match(n) for n in names):
+        return os.path.dirname(os.path.abspath(path))
+    return None
+
+
+def check_broker_user(user: str, option: str = "--broker-user") -> None:
+    """A named broker user must exist here: PERM001-PERM003 judge access as that user, and are skipped without it."""
+    from kafka_ops.facts.identity import resolve
+
+    if resolve(user) is None:
+        raise OptionError(
+            option, f"no such user on this host: {user!r} (PERM001-PERM003 judge access as the broker user)"
+        )
+
+
 def check_log_dirs(paths: list[str], option: str = "--log-dir") -> list[str]:
-    """Absolute log dirs; a file, or the same dir twice (trailing slash, '..', a symlink), is refused."""
+    """Absolute log dirs; a file, a partition dir, or the same dir twice (trailing slash, '..', a symlink), is
+    refused."""
     seen: dict[str, str] = {}
     out = []
     for p in paths:
         if os.path.exists(p) and not os.path.isdir(p):
             raise OptionError(option, f"{p}: a file, not a directory (a log dir holds the partition dirs)")
+        parent = partition_dir_parent(p) if os.path.isdir(p) else None
+        if parent is not None:
+            raise OptionError(
+                option, f"{p}: a partition dir, not a log dir (a log dir holds the partition dirs): give {parent}"
+            )
         real = os.path.realpath(p)
         if real in seen:
             first = seen[real]
@@ -316,6 +356,8 @@ def audit_options(check_paths: bool = True, **kw: Any) -> AuditOptions:
     expected = parse_expected_mounts(kw.get("expect_mount") or [])
     if check_paths:
         log_dirs = check_log_dirs(log_dirs)
+        if kw.get("broker_user") is not None:
+            check_broker_user(str(kw["broker_user"]))
         if sp:
             check_server_properties(sp)
         if unit:

@@ -112,6 +112,7 @@ def test_audit_with_another_broker_on_the_host_runs_shut001_and_says_why_stopped
     elsewhere.mkdir()
     with process(str(elsewhere / ".lock"), "fcntl", "kafka.Kafka", "/etc/kafka/b2.properties"):
         code, report, err = audit(cli, host)
+    assert code == 0, err
     assert report["broker_state"] == "stopped"
     assert "nobody holds" in report["inputs"]["broker_state"]["source"]
     assert "SHUT001" in {f["check"] for f in report["findings"]}
@@ -121,6 +122,7 @@ def test_audit_with_another_broker_on_the_host_runs_shut001_and_says_why_stopped
 def test_audit_while_a_process_holds_the_lock_says_which_pid(cli: Cli, host: SimulatedHost) -> None:
     with process(str(Path(host.log_dirs[0], ".lock")), "fcntl") as p:
         code, report, err = audit(cli, host)
+    assert code == 0, err
     assert report["broker_state"] == "running"
     assert f"pid {p.pid}" in report["inputs"]["broker_state"]["source"]
     assert f"broker running: pid {p.pid}" in err

@@ -12,7 +12,7 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, show_notes
+from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, say, show_notes
 from kafka_ops.commands.cluster import (
     BootstrapOpt,
     ClusterTimeoutOpt,
@@ -382,7 +382,11 @@ def audit(
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
     if not report["log_dirs"] and not any(f["check"] == "CONF001" for f in report["findings"]):
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
-    from kafka_ops.audit import apply_gate, apply_waivers
+    from kafka_ops.audit import apply_gate, apply_waivers, run_summary, unusable
+
+    why = unusable(report)
+    if why is not None:
+        fail(why)
 
     matched = apply_waivers(report, waivers) if waivers else None
     code = apply_gate(report, fail_on.value, matched)
@@ -392,4 +396,11 @@ def audit(
     keep_exit_code(code)
     show_notes()
     emit(report, format.value, fail_on.value, output)
+    # on stderr in every format: what the audit decided for itself and skipped, and (when stdout does not show
+    # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
+    from kafka_ops.render import verdict
+
+    say(run_summary(report))
+    if output is not None or format in (AuditFormat.json, AuditFormat.junit, AuditFormat.html):
+        say(verdict(report))
     raise typer.Exit(code)

@@ -288,8 +288,8 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         )
 
     # broker logs (for the version and the cleaner's state: the kinds AUDIT_LOG_KINDS names, what CLN001's
-    # cleaner_deaths and CLN004 read); a file with no Kafka log line is said so, and when
-    # no file has one the checks that read logs are skipped, not passed
+    # cleaner_deaths and CLN004 read); a file the operator named with no Kafka log line in it cannot be used:
+    # the audit stops there (exit 2 naming it), it does not pass with the checks that read logs skipped
     from kafka_ops.facts.logs import NOTHING_RECOGNISED, read_log_file
 
     recognised = []
@@ -301,7 +301,7 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         if lines:
             recognised.append(path)
         else:
-            h.errors.append(EngineError(path, NOTHING_RECOGNISED))
+            raise EngineError(path, f"{NOTHING_RECOGNISED} (--broker-log)")
     if recognised:
         h.inputs["logs"] = Input(list(opts.logs), "--broker-log")
     elif opts.logs:
