@@ -37,7 +37,10 @@ sys.stdin.read()
 @contextmanager
 def process(path: str, how: str, *argv: str) -> Iterator[subprocess.Popen[str]]:
     proc = subprocess.Popen(
-        [sys.executable, "-c", _HOLDER, path, how, *argv], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", _HOLDER, path, how, *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert proc.stdout is not None and proc.stdout.readline().strip() == "ready"
@@ -54,7 +57,9 @@ def host(healthy_host: SimulatedHost, tmp_path: Path) -> SimulatedHost:
     root = tmp_path / "h"
     shutil.copytree(healthy_host.root, root, symlinks=True)
     copy = dataclasses.replace(
-        healthy_host, root=str(root), log_dirs=[d.replace(healthy_host.root, str(root), 1) for d in healthy_host.log_dirs]
+        healthy_host,
+        root=str(root),
+        log_dirs=[d.replace(healthy_host.root, str(root), 1) for d in healthy_host.log_dirs],
     )
     Path(copy.log_dirs[0], ".lock").touch()
     return copy

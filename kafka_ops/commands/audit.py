@@ -57,6 +57,11 @@ def build_options(check_paths: bool = True, **kw: Any) -> Any:
         fail(str(exc))
     if kw.get("now"):
         note_later(time_note("--now", str(kw["now"])))
+    horizon = str(kw.get("horizon") or "").strip()
+    if horizon.isdigit():  # the older spelling, still read as hours
+        note_later(
+            f"--horizon {horizon} read as {horizon} hours: write {horizon}h (a bare number is deprecated)"
+        )
     return opts
 
 
@@ -233,7 +238,8 @@ HorizonOpt = Annotated[
     typer.Option(
         "--horizon",
         metavar="DURATION",
-        help="How far the retention forecast looks: a number and ms, s, m, h, d or w (e.g. 24h, 7d).",
+        help="How far the retention forecast looks: a number and a unit, ms, s, m, h, d or w (e.g. 24h, 7d, "
+        "1h30m); a bare number is hours (deprecated) and refused when implausible (604800000).",
     ),
 ]
 LogsOpt = Annotated[

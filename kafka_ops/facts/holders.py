@@ -166,7 +166,9 @@ def kafka_processes(proc: str = PROC) -> list[int]:
 
 
 def _who(pids: list[int], proc: str) -> str:
-    named = [f"pid {p} ({process_name(p, proc)})" if p > 0 else "a process of another pid namespace" for p in pids]
+    named = [
+        f"pid {p} ({process_name(p, proc)})" if p > 0 else "a process of another pid namespace" for p in pids
+    ]
     return ", ".join(named)
 
 
