@@ -221,7 +221,9 @@ UnitOpt = Annotated[
 StateOpt = Annotated[
     BrokerState,
     typer.Option(
-        "--broker-state", help="Whether the broker runs (auto: from /proc/locks and the process list)."
+        "--broker-state",
+        help="Whether the broker runs (auto: from the audited log dirs: who holds their .lock per /proc/locks, "
+        "who has their files open; never from another broker's process).",
     ),
 ]
 NowOpt = Annotated[

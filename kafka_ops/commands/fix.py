@@ -45,7 +45,9 @@ JournalOpt = Annotated[
 StateOpt = Annotated[
     BrokerState,
     typer.Option(
-        "--broker-state", help="Whether the broker runs (auto: from /proc/locks and the process list)."
+        "--broker-state",
+        help="Whether the broker runs (auto: from the audited log dirs: who holds their .lock per /proc/locks, "
+        "who has their files open; never from another broker's process).",
     ),
 ]
 INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
