@@ -296,6 +296,9 @@ def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
         "total_bytes": m.total_bytes if m else None,
         "mount_point": m.mount_point if m else None,
         "retention_delete_bytes": a.retention_delete_bytes,
+        "lock_held": ldf.lock_held,
+        "lock_pids": ldf.lock_pids,
+        "open_pids": ldf.open_pids,
     }
 
 

@@ -65,6 +65,18 @@ class LogDirModel(BaseModel):
     mount_point: str | None
     retention_delete_bytes: int = Field(0, description="Bytes time/size retention deletes within the horizon")
     host: str | None = Field(None, description="The host of this log dir (fleet reports)")
+    lock_held: bool | None = Field(
+        None,
+        description="Whether a process holds <log dir>/.lock (/proc/locks); null when it could not be read",
+    )
+    lock_pids: list[int] = Field(
+        default_factory=list,
+        description="The pids holding <log dir>/.lock (0: a process of another pid namespace, e.g. a container)",
+    )
+    open_pids: list[int] = Field(
+        default_factory=list,
+        description="Pids with files of the log dir open, looked up when no process holds its .lock",
+    )
 
 
 class ErrorModel(BaseModel):

@@ -120,6 +120,7 @@ def test_audit_with_another_broker_on_the_host_runs_shut001_and_says_why_stopped
     assert code == 0, err
     assert report["broker_state"] == "stopped"
     assert "nobody holds" in report["inputs"]["broker_state"]["source"]
+    assert report["log_dirs"][0]["lock_held"] is False and report["log_dirs"][0]["lock_pids"] == []
     assert "SHUT001" in {f["check"] for f in report["findings"]}
     assert "broker stopped: nobody holds" in err
 
@@ -130,4 +131,5 @@ def test_audit_while_a_process_holds_the_lock_says_which_pid(cli: Cli, host: Sim
     assert code == 0, err
     assert report["broker_state"] == "running"
     assert f"pid {p.pid}" in report["inputs"]["broker_state"]["source"]
+    assert report["log_dirs"][0]["lock_held"] is True and report["log_dirs"][0]["lock_pids"] == [p.pid]
     assert f"broker running: pid {p.pid}" in err

@@ -129,6 +129,8 @@ class LogDirFacts:
     self_path: PathFacts | None = None
     mount: MountFacts | None = None
     lock_held: bool | None = None
+    lock_pids: list[int] = field(default_factory=list)  # who holds .lock (facts/holders.py)
+    open_pids: list[int] = field(default_factory=list)  # who has its files open, when nobody holds .lock
     agg: LogDirAggregate = field(default_factory=LogDirAggregate)
     acls: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # root files and the dir itself
     probe: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)  # path -> (read, write, traverse)
@@ -380,7 +382,8 @@ def determine_broker_state(h: HostFacts) -> None:
     by_path = {u.path: u for u in uses}
     for d in h.log_dirs:
         if d.path in by_path:
-            d.lock_held = by_path[d.path].lock_held
+            u = by_path[d.path]
+            d.lock_held, d.lock_pids, d.open_pids = u.lock_held, u.lock_pids, u.open_pids
     h.inputs["broker_state"] = Input(h.broker_state, src)
 
 
