@@ -226,6 +226,13 @@ def _version_from_install(unit: UnitFacts | None) -> tuple[str, str] | None:
 _VERSION_LINE = re.compile(r"Kafka version\s*:\s*(\S+)")
 
 
+def _is_empty(path: str) -> bool:
+    try:
+        return os.stat(path).st_size == 0
+    except OSError:
+        return False
+
+
 def gather_host(opts: AuditOptions) -> HostFacts:
     now = opts.now_ms if opts.now_ms is not None else int(time.time() * 1000)
     h = HostFacts(opts.host or socket.gethostname(), now, opts.horizon_ms, opts)
@@ -290,8 +297,9 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         )
 
     # broker logs (for the version and the cleaner's state: the kinds AUDIT_LOG_KINDS names, what CLN001's
-    # cleaner_deaths and CLN004 read); a file the operator named with no Kafka log line in it cannot be used:
-    # the audit stops there (exit 2 naming it), it does not pass with the checks that read logs skipped
+    # cleaner_deaths and CLN004 read); a file the operator named with text but no Kafka log line in it is not a
+    # broker log: the audit stops there (exit 2 naming it), it does not pass with the checks that read logs
+    # skipped. An empty one (a healthy broker's log-cleaner.log) is said in the report
     from kafka_ops.facts.logs import NOTHING_RECOGNISED, read_log_file
 
     recognised = []
@@ -302,6 +310,10 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         h.log_events.extend(events)
         if lines:
             recognised.append(path)
+        elif _is_empty(
+            path
+        ):  # a broker log nothing was written to yet (a quiet log-cleaner.log): said, not refused
+            h.errors.append(EngineError(path, NOTHING_RECOGNISED))
         else:
             raise EngineError(path, f"{NOTHING_RECOGNISED} (--broker-log)")
     if recognised:
