@@ -296,6 +296,9 @@ def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
         "total_bytes": m.total_bytes if m else None,
         "mount_point": m.mount_point if m else None,
         "retention_delete_bytes": a.retention_delete_bytes,
+        "lock_held": ldf.lock_held,
+        "lock_pids": ldf.lock_pids,
+        "open_pids": ldf.open_pids,
     }
 
 
@@ -320,6 +323,32 @@ def apply_gate(report: dict[str, Any], fail_on: str, waivers: list[dict[str, Any
         finding_line(f, f.get("host") or report.get("host")) for f in above if not f.get("waived")
     ]
     return code
+
+
+def unusable(report: dict[str, Any]) -> str | None:
+    """Why the audit cannot stand as a verdict (exit 2), or None: kafka-ops itself could not read files of the
+    log dirs (not root, nor the broker user), so the checks and the next-start plan did not see them."""
+    for s in report["skipped"]:
+        if s.get("input") == "files":
+            return str(s["reason"])
+    return None
+
+
+def run_summary(report: dict[str, Any]) -> str:
+    """One line on what the audit decided for itself and what it left out: the broker's state and why (which
+    pid holds which .lock), the inputs it did not find, the checks it skipped. Shown on stderr in every format,
+    with the verdict: a CI log says why a gate passed even when the report went to a file."""
+    src = (report.get("inputs") or {}).get("broker_state", {}).get("source")
+    parts = [f"broker {report['broker_state']}" + (f": {src}" if src else "")]
+    inputs = [str(s["input"]) for s in report["skipped"] if s.get("input")]
+    checks = [str(s["check"]) for s in report["skipped"] if s.get("check")]
+    if inputs:
+        parts.append(f"not found: {', '.join(inputs)}")
+    if checks:
+        parts.append(f"{len(checks)} check(s) skipped: {', '.join(checks)} (the report says why)")
+    else:
+        parts.append("no check skipped")
+    return "; ".join(parts)
 
 
 def finding_line(f: dict[str, Any], host: str | None = None) -> str:

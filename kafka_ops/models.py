@@ -65,6 +65,18 @@ class LogDirModel(BaseModel):
     mount_point: str | None
     retention_delete_bytes: int = Field(0, description="Bytes time/size retention deletes within the horizon")
     host: str | None = Field(None, description="The host of this log dir (fleet reports)")
+    lock_held: bool | None = Field(
+        None,
+        description="Whether a process holds <log dir>/.lock (/proc/locks); null when it could not be read",
+    )
+    lock_pids: list[int] = Field(
+        default_factory=list,
+        description="The pids holding <log dir>/.lock (0: a process of another pid namespace, e.g. a container)",
+    )
+    open_pids: list[int] = Field(
+        default_factory=list,
+        description="Pids with files of the log dir open, looked up when no process holds its .lock",
+    )
 
 
 class ErrorModel(BaseModel):
@@ -82,7 +94,7 @@ class WaiverModel(BaseModel):
 
 
 class GateModel(BaseModel):
-    fail_on: Severity
+    fail_on: Severity | Literal["never"] = Field(description="--fail-on: a severity, or never (report only)")
     passed: bool
     exit_code: int
     waived: int = Field(0, description="Findings at or above fail_on that did not fail the gate: waived")

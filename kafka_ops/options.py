@@ -8,30 +8,26 @@ given as the systemd unit, the same log dir twice, an --expect-mount that names 
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import re
 from collections.abc import Iterable
 from typing import Any
 
 from kafka_ops.facts.collect import DEFAULT_SERVER_PROPERTIES, AuditOptions
+from kafka_ops.units import (  # noqa: F401 (the older import path of the time and duration parsers)
+    DURATION_HELP,
+    MILLIS_BELOW,
+    SECONDS_BELOW,
+    iso,
+    parse_duration,
+    parse_now,
+    parse_now_ms,
+    parse_span,
+    read_time,
+    seconds_parser,
+    time_note,
+)
 
-_SPAN = re.compile(r"^(\d+)\s*(ms|s|m|min|h|d|w)?$")
-_SPAN_MS = {
-    "ms": 1,
-    "s": 1000,
-    "m": 60_000,
-    "min": 60_000,
-    "h": 3_600_000,
-    "d": 86_400_000,
-    "w": 604_800_000,
-    None: 3_600_000,
-}
-# Epoch numbers: below 10^11 they are seconds (up to the year 5138), from 10^11 on milliseconds (from 1973 on);
-# 10^14 and above would be microseconds or nanoseconds, which no option takes.
-SECONDS_BELOW = 100_000_000_000
-MILLIS_BELOW = 100_000_000_000_000
-_NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 # '3.7.0', '2.8', '0.10.2.1', '7.6.0-ccs', '3.8.0-SNAPSHOT', or a jar's name 'kafka_2.13-3.7.0'
 _VERSION = re.compile(r"^(?:kafka_\d+\.\d+-)?\d+(?:\.\d+){1,3}(?:[-+~][0-9A-Za-z][0-9A-Za-z.+~-]*)?$")
 _SNIFF = 65536
@@ -46,54 +42,12 @@ class OptionError(ValueError):
         super().__init__(f"{option}: {message}" if option else message)
 
 
-def parse_span(text: str) -> int:
-    """'24h', '7d', '90m', '3600s' -> milliseconds (a bare number is hours)."""
-    m = _SPAN.match(text.strip())
-    if not m:
-        raise ValueError(f"not a duration: {text!r} (expected e.g. 90m, 24h or 7d; a bare number is hours)")
-    return int(m.group(1)) * _SPAN_MS[m.group(2)]
-
-
-def read_time(text: str) -> tuple[int, str]:
-    """An ISO 8601 time, epoch seconds or epoch milliseconds -> (epoch ms, how it was read).
-
-    Digits alone are decided by magnitude (see SECONDS_BELOW); an ISO time without an offset is UTC."""
-    s = text.strip()
-    if _NUMBER.match(s):
-        n = float(s)
-        if n < SECONDS_BELOW:
-            return round(n * 1000), "epoch seconds"
-        if "." not in s and n < MILLIS_BELOW:
-            return int(s), "epoch milliseconds"
-        raise ValueError(
-            f"not a time: {text!r} (too large for epoch milliseconds: microseconds or nanoseconds? give "
-            "ISO 8601, epoch seconds or epoch milliseconds)"
-        )
+def parse_seconds(text: str, option: str) -> float:
+    """A --...-sec / --timeout value: seconds as a bare number (the unit is the option's) or any duration."""
     try:
-        t = dt.datetime.fromisoformat(s.replace("z", "Z").replace("Z", "+00:00"))
-    except ValueError:
-        raise ValueError(
-            f"not a time: {text!r} (expected ISO 8601, epoch seconds or epoch milliseconds)"
-        ) from None
-    if t.tzinfo is None:
-        return int(t.replace(tzinfo=dt.UTC).timestamp() * 1000), "ISO 8601 in UTC (it gives no offset)"
-    return int(t.timestamp() * 1000), "ISO 8601"
-
-
-def parse_now(text: str) -> int:
-    """Epoch milliseconds from an ISO 8601 time, epoch seconds or epoch milliseconds (see read_time)."""
-    return read_time(text)[0]
-
-
-def iso(ms: int) -> str:
-    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-    return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{ms % 1000:03d}" if ms % 1000 else "") + "Z"
-
-
-def time_note(option: str, text: str) -> str:
-    """What the run understood a time option to be: '--now 1790000000000 read as epoch milliseconds: ...'."""
-    ms, how = read_time(text)
-    return f"{option} {text} read as {how}: {iso(ms)}"
+        return parse_duration(text, bare="s") / 1000
+    except ValueError as exc:
+        raise OptionError(option, str(exc)) from None
 
 
 def parse_kafka_version(text: str) -> str:
@@ -235,13 +189,54 @@ def check_broker_log(path: str, option: str = "--broker-log") -> None:
         raise OptionError(option, f"{path}: binary data, not a broker log (nor gzip, bzip2 or xz)")
 
 
+_SEGMENT_FILE = re.compile(r"^\d{20}\.(log|index|timeindex)$")
+_LOG_DIR_FILES = {"meta.properties", "recovery-point-offset-checkpoint", "log-start-offset-checkpoint"}
+_PARTITION_FILES = {"partition.metadata", "leader-epoch-checkpoint"}
+
+
+def partition_dir_parent(path: str) -> str | None:
+    """The log dir a partition dir (TOPIC-N with segments or partition.metadata in it) belongs to, when ``path``
+    is one: an audit of it would find no partition and pass."""
+    from kafka_ops.engine.layout import parse_partition_dir
+
+    name = os.path.basename(os.path.abspath(path))
+    if parse_partition_dir(name) is None:
+        return None
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return None
+    if _LOG_DIR_FILES & set(names):
+        return None
+    if _PARTITION_FILES & set(names) or any(_SEGMENT_FILE.match(n) for n in names):
+        return os.path.dirname(os.path.abspath(path))
+    return None
+
+
+def check_broker_user(user: str, option: str = "--broker-user") -> None:
+    """A named broker user must exist here: PERM001-PERM003 judge access as that user, and are skipped without it."""
+    from kafka_ops.facts.identity import resolve
+
+    if resolve(user) is None:
+        raise OptionError(
+            option, f"no such user on this host: {user!r} (PERM001-PERM003 judge access as the broker user)"
+        )
+
+
 def check_log_dirs(paths: list[str], option: str = "--log-dir") -> list[str]:
-    """Absolute log dirs; a file, or the same dir twice (trailing slash, '..', a symlink), is refused."""
+    """Absolute log dirs; a file, a partition dir, or the same dir twice (trailing slash, '..', a symlink), is
+    refused."""
     seen: dict[str, str] = {}
     out = []
     for p in paths:
         if os.path.exists(p) and not os.path.isdir(p):
             raise OptionError(option, f"{p}: a file, not a directory (a log dir holds the partition dirs)")
+        parent = partition_dir_parent(p) if os.path.isdir(p) else None
+        if parent is not None:
+            raise OptionError(
+                option,
+                f"{p}: a partition dir, not a log dir (a log dir holds the partition dirs): give {parent}",
+            )
         real = os.path.realpath(p)
         if real in seen:
             first = seen[real]
@@ -316,6 +311,8 @@ def audit_options(check_paths: bool = True, **kw: Any) -> AuditOptions:
     expected = parse_expected_mounts(kw.get("expect_mount") or [])
     if check_paths:
         log_dirs = check_log_dirs(log_dirs)
+        if kw.get("broker_user") is not None:
+            check_broker_user(str(kw["broker_user"]))
         if sp:
             check_server_properties(sp)
         if unit:

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from kafka_ops.checks.base import SEVERITIES
+from kafka_ops.checks.base import DEFAULT_FAIL_ON, GATE_LEVELS
 
 
 class _Usage(Exception):
@@ -48,7 +48,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--probe-as-user", action="store_true")
     p.add_argument("--deep", action="store_true")
     p.add_argument("--expect-mount", action="append", default=[])
-    p.add_argument("--fail-on", choices=SEVERITIES, default="critical")
+    p.add_argument("--fail-on", type=str.lower, choices=GATE_LEVELS, default=DEFAULT_FAIL_ON)
     p.add_argument(
         "--waive",
         action="append",
@@ -90,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
         return _logs(a.broker_log, a.rotated, a.systemd_unit)
     if a.mode == "quorum":
         return _quorum(a.server_properties)
-    from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, waivers_from
+    from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, unusable, waivers_from
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
@@ -127,6 +127,10 @@ def main(argv: list[str] | None = None) -> int:
             "kafka-ops-collector: no log dirs to audit: give --log-dir or --server-properties",
             file=sys.stderr,
         )
+        return 2
+    why = unusable(report)
+    if why is not None:
+        print(f"kafka-ops-collector: {why}", file=sys.stderr)
         return 2
     code = apply_gate(report, a.fail_on, apply_waivers(report, waivers) if waivers else None)
     if a.mode == "stream":

@@ -69,7 +69,7 @@ def verdict(report: dict[str, Any]) -> str:
     """The gate's verdict in one line: PASS/FAIL, what decided it, and the counts of everything found."""
     gate = report.get("gate") or {}
     fail_on = gate.get("fail_on", "critical")
-    above = [f for f in report["findings"] if SEVERITY_RANK[f["severity"]] >= SEVERITY_RANK[fail_on]]
+    above = [f for f in report["findings"] if SEVERITY_RANK[f["severity"]] >= SEVERITY_RANK.get(fail_on, 99)]
     failing = [f for f in above if not f.get("waived")]
     waived = len(above) - len(failing)
     counts = ", ".join(f"{report['summary'].get(s, 0)} {s}" for s in ORDER)

@@ -31,6 +31,7 @@ SHIPPED = (
     "brokerlogs.py",
     "fixes.py",
     "options.py",
+    "units.py",
     "remote.py",
 )
 _ROLE_FILE = Path("roles") / "kafka_preflight" / "files" / "kafka_ops_collector.py"

@@ -41,7 +41,7 @@ def test_json_report_fields_and_gate(tmp_path) -> None:  # type: ignore[no-untyp
         str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(unclean_shutdown=True))
     )
     r = run(*base_args(host), "--format", "json")
-    assert r.returncode == 1, r.stderr  # SHUT001 is critical: the default --fail-on critical fails
+    assert r.returncode == 1, r.stderr  # SHUT001 is critical: the default --fail-on error fails
     report = json.loads(r.stdout)
     validate(report)
     for key in ("version", "host", "generated_at", "inputs", "skipped", "findings"):
@@ -53,9 +53,12 @@ def test_json_report_fields_and_gate(tmp_path) -> None:  # type: ignore[no-untyp
         for key in ("check", "severity", "path", "topic", "partition", "segment", "message", "remediation"):
             assert key in f
     failing = report["gate"].pop("failing")
-    assert report["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
-    # gate.failing: one line per failing finding, the line the Ansible role prints
-    assert [x.split(" ", 2)[:2] for x in failing] == [["SHUT001", "critical"]] * 2
+    assert report["gate"] == {"fail_on": "error", "passed": False, "exit_code": 1, "waived": 0}
+    # gate.failing: one line per failing finding (error and critical), the line the Ansible role prints
+    assert [x.split(" ", 2)[:2] for x in failing] == [
+        [f["check"], f["severity"]] for f in report["findings"] if f["severity"] in ("error", "critical")
+    ]
+    assert [x.split(" ", 2)[:2] for x in failing][:2] == [["SHUT001", "critical"]] * 2
     assert all(
         f" - {f['message'].split()[0]}" in x and " FIX: " in x for x, f in zip(failing, shut, strict=True)
     )

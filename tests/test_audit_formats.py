@@ -66,7 +66,7 @@ def test_brief_is_one_line_per_finding_then_the_verdict(
             one_line(f["message"]),
         )
         assert m["where"] == (f["path"] or f["log_dir"] or f["topic"])
-    assert VERDICT.match(lines[-1]) and lines[-1].startswith("FAIL (--fail-on critical): ")
+    assert VERDICT.match(lines[-1]) and lines[-1].startswith("FAIL (--fail-on error): ")
 
 
 @pytest.mark.parametrize("columns", ["60", "100", "200"])
@@ -129,7 +129,7 @@ def test_table_lists_a_few_paths_of_a_large_group(cli: Cli, report: dict[str, An
 
 def test_markdown_and_junit_show_the_verdict(cli: Cli, broken_host: SimulatedHost) -> None:
     code, out, _ = cli(*args(broken_host, "-f", "markdown"))
-    assert code == 1 and "- **FAIL (--fail-on critical): " in out
+    assert code == 1 and "- **FAIL (--fail-on error): " in out
     code, out, _ = cli(*args(broken_host, "-f", "junit"))
     suite = ET.fromstring(out)
     assert code == 1 and int(suite.get("failures") or 0) >= 1

@@ -17,6 +17,7 @@ import pytest
 import typer.main
 
 from kafka_ops.commands import Group, load_all
+from kafka_ops.units import DURATION_HELP
 
 BOXES = ("╭", "│", "Traceback", "Value error", "Input should", "pydantic", "Usage:", "Try '")
 
@@ -95,7 +96,7 @@ def test_help_shows_what_each_value_is(
         assert_reflowed(text, 99)
     _, out, _ = run_cli(capsys, "audit", "-h")
     for shown in ("--now TIME", "--horizon DURATION", "--log-dir DIR", "--kafka-version VERSION",
-                  "--fail-on info|warning|error|critical", "--expect-mount LOG_DIR=MOUNT"):  # fmt: skip
+                  "--fail-on info|warning|error|critical|never", "--expect-mount LOG_DIR=MOUNT"):  # fmt: skip
         assert shown in " ".join(out.split()), shown
 
 
@@ -152,7 +153,9 @@ def _typed_options() -> Iterator[tuple[str, str, str]]:
             ann = getattr(desc, "annotation", None)
             choices = getattr(desc, "choices", None)
             opt = max(p.opts, key=len)
-            if choices:
+            if p.metavar == "DURATION":  # one grammar for every duration (kafka_ops.units)
+                yield path, opt, f"not a duration: 'junk' (expected {DURATION_HELP})"
+            elif choices:
                 values = ", ".join(c.value if isinstance(c, Enum) else str(c) for c in choices)
                 yield path, opt, f"'junk' is not one of {values}"
             elif ann in (int, list[int]) or str(ann) == "int | None":
@@ -202,7 +205,17 @@ def test_out_of_range_missing_values_and_extra_arguments(
             "--log-dirs",
             "0",
         ): "kafka-ops simulate: --log-dirs: must be at least 1, not 0",
-        ("logs", "x", "--timeout", "-1"): "kafka-ops logs: --timeout: must be at least 0, not -1",
+        (
+            "logs",
+            "x",
+            "--timeout",
+            "-1",
+        ): f"kafka-ops logs: --timeout: not a duration: '-1' (expected {DURATION_HELP})",
+        (
+            "audit",
+            "--cluster-timeout",
+            "0.1",
+        ): "kafka-ops audit: --cluster-timeout: must be at least 0.5s, not 0.1",
         ("audit", "--now"): "kafka-ops audit: --now: needs a value",
         ("audit", "--deep=yes"): "kafka-ops audit: --deep: is a flag and takes no value",
         (
@@ -253,7 +266,10 @@ def test_the_installed_entry_point_keeps_the_contract(tmp_path: Path) -> None:
 
     r = run("audit", "--fail-on", "bogus")
     assert r.returncode == 2 and r.stdout == ""
-    assert r.stderr == "kafka-ops audit: --fail-on: 'bogus' is not one of info, warning, error, critical\n"
+    assert (
+        r.stderr
+        == "kafka-ops audit: --fail-on: 'bogus' is not one of info, warning, error, critical, never\n"
+    )
     r = run("audit", "-h")
     assert r.returncode == 0 and r.stdout.startswith("Usage: kafka-ops audit [OPTIONS]")
     assert max(len(line) for line in r.stdout.splitlines() if " " in line.strip()) < 50

@@ -114,16 +114,24 @@ def test_a_file_with_no_kafka_log_line_is_no_clean_bill(
     assert json.loads(out)["unrecognised"] == [{"file": str(path), "error": NOTHING}]
     code, out, err = cli("logs", path, broken_host.cleaner_log)
     assert f"nothing recognised in {path}" in out and "1 file(s) read" in out
-    # in the audit: said in the report, and the checks that read logs are skipped instead of passing
+    # in the audit: a named input it cannot use, refused (exit 2), never a pass with CLN001 skipped; an empty
+    # file (a quiet log-cleaner.log) is said in the report and the checks that read logs are skipped
+    if which == "empty":
+        code, out, err = cli(
+            "audit", "--log-dir", broken_host.log_dirs[0], "--expect-mount", f"{broken_host.log_dirs[0]}=/",
+            "--broker-state", "stopped", "--now", str(NOW_MS), "--broker-log", path, "-f", "json",
+        )  # fmt: skip
+        report = json.loads(out)
+        assert {"file": str(path), "position": None, "error": NOTHING} in report["errors"]
+        skipped = {s.get("check") or s.get("input"): s["reason"] for s in report["skipped"]}
+        assert skipped["CLN001"] == f"no Kafka broker log line in --broker-log {path}"
+        return
     code, out, err = cli(
         "audit", "--log-dir", broken_host.log_dirs[0], "--expect-mount", f"{broken_host.log_dirs[0]}=/",
         "--broker-state", "stopped", "--now", str(NOW_MS), "--broker-log", path, "-f", "json",
     )  # fmt: skip
-    report = json.loads(out)
-    assert {"file": str(path), "position": None, "error": NOTHING} in report["errors"]
-    skipped = {s.get("check") or s.get("input"): s["reason"] for s in report["skipped"]}
-    assert skipped["CLN001"] == f"no Kafka broker log line in --broker-log {path}"
-    assert "CLN001" not in report["checks_run"]
+    assert code == 2 and out == ""
+    assert err == f"kafka-ops audit: {path}: {NOTHING} (--broker-log)\n"
     assert tree(tmp_path) == before
 
 

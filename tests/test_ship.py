@@ -49,8 +49,8 @@ def test_collector_from_stdin_finds_what_the_library_finds(broken_host: Simulate
     assert {f["check"] for f in remote["findings"]} >= {"RET001", "SHUT001", "IDX002", "CLN003"}
     assert remote["forecast"] == local["forecast"]
     failing = remote["gate"].pop("failing")
-    assert remote["gate"] == {"fail_on": "critical", "passed": False, "exit_code": 1, "waived": 0}
-    assert len(failing) == sum(1 for f in remote["findings"] if f["severity"] == "critical") > 0
+    assert remote["gate"] == {"fail_on": "error", "passed": False, "exit_code": 1, "waived": 0}
+    assert len(failing) == sum(1 for f in remote["findings"] if f["severity"] in ("error", "critical")) > 0
 
 
 def test_stream_mode_sends_one_row_per_partition_then_the_report(healthy_host: SimulatedHost) -> None:
@@ -69,7 +69,8 @@ def test_bad_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
     proc = _run(ship.build(), "audit", "--horizon", "soon", "--log-dir", str(tmp_path))
     assert proc.returncode == 2
     assert proc.stderr.strip().splitlines() == [
-        "kafka-ops-collector: --horizon: not a duration: 'soon' (expected e.g. 90m, 24h or 7d; a bare number is hours)"
+        "kafka-ops-collector: --horizon: not a duration: 'soon' (expected a number and a unit: ms, s, m, h, d or w, "
+        "e.g. 420s, 5m, 168h, 7d or 1h30m)"
     ]
     assert proc.stdout == ""
 

@@ -24,6 +24,10 @@ from typing import Any
 
 SEVERITIES = ("info", "warning", "error", "critical")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
+# --fail-on's values: a severity, or "never" (a report only: nothing fails the gate). The default is "error": a
+# pre-deploy gate fails on a corrupt index (an error), not only on what is critical.
+GATE_LEVELS = (*SEVERITIES, "never")
+DEFAULT_FAIL_ON = "error"
 
 
 @dataclass(slots=True)
@@ -95,7 +99,8 @@ def check(
 
 
 def at_least(severity: str, threshold: str) -> bool:
-    return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
+    """Whether ``severity`` is at or above ``threshold`` (a --fail-on value: nothing is at or above "never")."""
+    return threshold != "never" and SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
 
 
 def human_bytes(n: float) -> str:

@@ -12,7 +12,7 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, show_notes
+from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, say, show_notes
 from kafka_ops.commands.cluster import (
     BootstrapOpt,
     ClusterTimeoutOpt,
@@ -38,10 +38,13 @@ class BrokerState(StrEnum):
 
 
 class Severity(StrEnum):
+    """--fail-on's values (any case): a severity, or never (a report only)."""
+
     info = "info"
     warning = "warning"
     error = "error"
     critical = "critical"
+    never = "never"
 
 
 def build_options(check_paths: bool = True, **kw: Any) -> Any:
@@ -54,6 +57,11 @@ def build_options(check_paths: bool = True, **kw: Any) -> Any:
         fail(str(exc))
     if kw.get("now"):
         note_later(time_note("--now", str(kw["now"])))
+    horizon = str(kw.get("horizon") or "").strip()
+    if horizon.isdigit():  # the older spelling, still read as hours
+        note_later(
+            f"--horizon {horizon} read as {horizon} hours: write {horizon}h (a bare number is deprecated)"
+        )
     return opts
 
 
@@ -213,7 +221,9 @@ UnitOpt = Annotated[
 StateOpt = Annotated[
     BrokerState,
     typer.Option(
-        "--broker-state", help="Whether the broker runs (auto: from /proc/locks and the process list)."
+        "--broker-state",
+        help="Whether the broker runs (auto: from the audited log dirs: who holds their .lock per /proc/locks, "
+        "who has their files open; never from another broker's process).",
     ),
 ]
 NowOpt = Annotated[
@@ -230,7 +240,8 @@ HorizonOpt = Annotated[
     typer.Option(
         "--horizon",
         metavar="DURATION",
-        help="How far the retention forecast looks: a number and ms, s, m, h, d or w (e.g. 24h, 7d).",
+        help="How far the retention forecast looks: a number and a unit, ms, s, m, h, d or w (e.g. 24h, 7d, "
+        "1h30m); a bare number is hours (deprecated) and refused when implausible (604800000).",
     ),
 ]
 LogsOpt = Annotated[
@@ -296,7 +307,12 @@ def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> lis
 
 FailOnOpt = Annotated[
     Severity,
-    typer.Option("--fail-on", help="Exit 1 when a finding that is not waived is at or above this severity."),
+    typer.Option(
+        "--fail-on",
+        case_sensitive=False,
+        help="Exit 1 when a finding that is not waived is at or above this severity (any case); never: report "
+        "only, exit 0 whatever is found. The default, error, fails a pre-deploy gate on a corrupt index too.",
+    ),
 ]
 
 
@@ -324,7 +340,7 @@ def audit(
             "message'), json (the report), junit, markdown, or html (a page: see `report`).",
         ),
     ] = AuditFormat.table,
-    fail_on: FailOnOpt = Severity.critical,
+    fail_on: FailOnOpt = Severity.error,
     waive: WaiveOpt = None,
     waive_file: WaiveFileOpt = None,
     bootstrap_server: BootstrapOpt = None,
@@ -374,7 +390,11 @@ def audit(
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
     if not report["log_dirs"] and not any(f["check"] == "CONF001" for f in report["findings"]):
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
-    from kafka_ops.audit import apply_gate, apply_waivers
+    from kafka_ops.audit import apply_gate, apply_waivers, run_summary, unusable
+
+    why = unusable(report)
+    if why is not None:
+        fail(why)
 
     matched = apply_waivers(report, waivers) if waivers else None
     code = apply_gate(report, fail_on.value, matched)
@@ -384,4 +404,11 @@ def audit(
     keep_exit_code(code)
     show_notes()
     emit(report, format.value, fail_on.value, output)
+    # on stderr in every format: what the audit decided for itself and skipped, and (when stdout does not show
+    # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
+    from kafka_ops.render import verdict
+
+    say(run_summary(report))
+    if output is not None or format in (AuditFormat.json, AuditFormat.junit, AuditFormat.html):
+        say(verdict(report))
     raise typer.Exit(code)

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say
+from kafka_ops.units import seconds_parser
 
 cluster_app = typer.Typer(
     cls=Group,
@@ -49,14 +50,20 @@ RequireClusterOpt = Annotated[
 ClusterTimeoutOpt = Annotated[
     float,
     typer.Option(
-        "--cluster-timeout", metavar="SECONDS", help="Bound on each request to the cluster.", min=0.5
+        "--cluster-timeout",
+        metavar="DURATION",
+        help="Bound on each request to the cluster: seconds (10) or a duration (10s, 1m).",
+        parser=seconds_parser(0.5),
     ),
 ]
 
 RetryDelayOpt = Annotated[
     float,
     typer.Option(
-        "--retry-delay", metavar="SECONDS", min=0.0, help="Wait before the first retry; doubled each time."
+        "--retry-delay",
+        metavar="DURATION",
+        parser=seconds_parser(0.0),
+        help="Wait before the first retry (seconds, or a duration: 500ms, 2s); doubled each time.",
     ),
 ]
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import shlex
 import sys
@@ -44,7 +45,9 @@ JournalOpt = Annotated[
 StateOpt = Annotated[
     BrokerState,
     typer.Option(
-        "--broker-state", help="Whether the broker runs (auto: from /proc/locks and the process list)."
+        "--broker-state",
+        help="Whether the broker runs (auto: from the audited log dirs: who holds their .lock per /proc/locks, "
+        "who has their files open; never from another broker's process).",
     ),
 ]
 INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
@@ -247,12 +250,11 @@ def systemd(
     server_properties: ServerPropsOpt = None,
     systemd_unit: UnitOpt = None,
     timeout_stop_sec: Annotated[
-        int | None,
+        str | None,
         typer.Option(
             "--timeout-stop-sec",
-            metavar="SECONDS",
-            min=1,
-            help="Use this stop timeout instead of the computed one.",
+            metavar="DURATION",
+            help="Use this stop timeout instead of the computed one: seconds (420), or a duration (420s, 7m).",
         ),
     ] = None,
     limit_nofile: Annotated[
@@ -272,7 +274,16 @@ def systemd(
     from kafka_ops.audit import run_audit
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.fixes import plan_systemd_dropin
+    from kafka_ops.options import OptionError, parse_seconds
 
+    stop_s = 0
+    if timeout_stop_sec is not None:
+        try:
+            stop_s = math.ceil(parse_seconds(timeout_stop_sec, "--timeout-stop-sec"))
+        except OptionError as exc:
+            fail(str(exc))
+        if stop_s < 1:
+            fail(f"--timeout-stop-sec: must be at least 1s, not {timeout_stop_sec!r}")
     opts = build_options(log_dir=log_dir, server_properties=server_properties, systemd_unit=systemd_unit)
     try:
         report = run_audit(opts)
@@ -292,7 +303,7 @@ def systemd(
         if f["check"] == "SYSD003" and d.get("recommended_nofile"):
             settings["LimitNOFILE"] = str(int(d["recommended_nofile"]))
     if timeout_stop_sec is not None:
-        settings["TimeoutStopSec"] = f"{timeout_stop_sec}s"
+        settings["TimeoutStopSec"] = f"{stop_s}s"
     if limit_nofile is not None:
         settings["LimitNOFILE"] = str(limit_nofile)
     if not settings:

@@ -37,6 +37,7 @@ from kafka_ops.commands.audit import (
     emit,
 )
 from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, RequireClusterOpt
+from kafka_ops.units import seconds_parser
 
 fleet_app = typer.Typer(
     cls=Group,
@@ -190,7 +191,7 @@ def fleet_audit(
             "--format", "-f", help="table, brief, json (the report + fleet), junit, markdown or html."
         ),
     ] = AuditFormat.table,
-    fail_on: FailOnOpt = Severity.critical,
+    fail_on: FailOnOpt = Severity.error,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
@@ -215,7 +216,13 @@ def fleet_audit(
         ),
     ] = None,
     connect_timeout: Annotated[
-        float, typer.Option("--connect-timeout", metavar="SECONDS", min=0.1, help="SSH timeout in seconds.")
+        float,
+        typer.Option(
+            "--connect-timeout",
+            metavar="DURATION",
+            parser=seconds_parser(0.1),
+            help="SSH timeout: seconds (10) or a duration (10s, 1m).",
+        ),
     ] = 10.0,
     tasks: Annotated[
         int | None,

@@ -12,6 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from kafka_ops.commands import Command, app, fail, say
+from kafka_ops.units import seconds_parser
 
 
 class LogsFormat(StrEnum):
@@ -186,9 +187,11 @@ def logs(
         ),
     ] = False,
     timeout: Annotated[
-        float | None,
+        str | None,
         typer.Option(
-            "--timeout", metavar="SECONDS", min=0, help="With --follow: give up after this many seconds."
+            "--timeout",
+            metavar="DURATION",
+            help="With --follow: give up after this long: seconds (90), or a duration (90s, 5m, 1h).",
         ),
     ] = None,
     log_dir: Annotated[
@@ -207,7 +210,12 @@ def logs(
     ] = None,
     poll: Annotated[
         float,
-        typer.Option("--poll", metavar="SECONDS", min=0.01, help="With --follow: seconds between reads."),
+        typer.Option(
+            "--poll",
+            metavar="DURATION",
+            parser=seconds_parser(0.01),
+            help="With --follow: the time between reads: seconds (0.5) or a duration (500ms, 2s).",
+        ),
     ] = 0.5,
 ) -> None:
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
@@ -220,8 +228,12 @@ def logs(
     Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
     before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
-    from kafka_ops.options import OptionError, check_broker_log, compression_of
+    from kafka_ops.options import OptionError, check_broker_log, compression_of, parse_seconds
 
+    try:
+        timeout_s = parse_seconds(timeout, "--timeout") if timeout is not None else None
+    except OptionError as exc:
+        fail(str(exc))
     if follow:
         if len(files) != 1:
             fail("--follow takes exactly one file (the broker's server.log)")
@@ -240,7 +252,7 @@ def logs(
             fail(
                 f"--follow: {files[0]}: {compression_of(head)}-compressed: a rotated log does not grow; follow server.log"
             )
-        _follow(files[0], format, timeout, total, log_dir, poll)
+        _follow(files[0], format, timeout_s, total, log_dir, poll)
     for f in files:
         try:
             check_broker_log(str(f), option="")

@@ -157,6 +157,11 @@ def qos(
     from kafka_ops.qos.identifiers import IdSpecError, parse_id_spec
     from kafka_ops.qos.logs import LogFormatError, read_logs
 
+    # the values first (one line naming the option), then what is missing
+    window_ms = _option("--window", parse_span, window)
+    tolerance_ms = _option("--rebalance-tolerance", parse_span, tolerance)
+    from_ms = _option("--from", parse_now, since) if since else None
+    to_ms = _option("--to", parse_now, until) if until else None
     if not source and not source_export and not logs:
         fail("give a source (--source segments or --source-export) and a --sink, or --logs to check")
     if source and source_export:
@@ -169,10 +174,6 @@ def qos(
         fail("--sink-topic reads the topic from the --source segments: give --source")
     if isolation not in ("read_committed", "read_uncommitted"):
         fail(f"--isolation must be read_committed or read_uncommitted, not {isolation!r}")
-    window_ms = _option("--window", parse_span, window)
-    tolerance_ms = _option("--rebalance-tolerance", parse_span, tolerance)
-    from_ms = _option("--from", parse_now, since) if since else None
-    to_ms = _option("--to", parse_now, until) if until else None
     if window_ms <= 0:
         fail("--window must be positive")
     specs = None

@@ -118,9 +118,13 @@ def simulate(
         typer.Option("--broker-user", metavar="USER", help="chown the log dirs to this user (needs root)."),
     ] = None,
     now_ms: Annotated[
-        int | None,
+        str | None,
         typer.Option(
-            "--now-ms", metavar="EPOCH_MS", min=0, help="Simulated current time, epoch ms (default: now)."
+            "--now-ms",
+            "--now",
+            metavar="TIME",
+            help="Simulated current time: epoch milliseconds, or ISO 8601 (UTC unless it gives an offset); "
+            "default: now.",
         ),
     ] = None,
     seed: Annotated[int, typer.Option("--seed", metavar="NUMBER", help="Seed of the simulated data.")] = 7,
@@ -162,8 +166,14 @@ def simulate(
     topics = default_topics()
     for t in topics:
         t.records_per_partition = max(1, int(t.records_per_partition * scale))
+    from kafka_ops.options import parse_now_ms
+
+    try:
+        now = parse_now_ms(now_ms) if now_ms is not None else int(time.time() * 1000)
+    except ValueError as exc:
+        fail(f"--now-ms: {exc}")
     spec = HostSpec(
-        now_ms=now_ms if now_ms is not None else int(time.time() * 1000),
+        now_ms=now,
         log_dirs=log_dirs,
         topics=topics,
         kafka_version=kafka_version,

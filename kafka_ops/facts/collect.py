@@ -36,6 +36,7 @@ from kafka_ops.facts.config import (
     read_server_properties,
     read_topic_configs,
 )
+from kafka_ops.facts.holders import decide, lock_use
 from kafka_ops.facts.identity import Identity, resolve
 from kafka_ops.facts.mounts import MountFacts, configured_mounts, mem_total_bytes, mount_of, read_mountinfo
 from kafka_ops.facts.systemd import JvmFacts, UnitFacts, find_unit, jvm_from_env, load_unit
@@ -128,6 +129,8 @@ class LogDirFacts:
     self_path: PathFacts | None = None
     mount: MountFacts | None = None
     lock_held: bool | None = None
+    lock_pids: list[int] = field(default_factory=list)  # who holds .lock (facts/holders.py)
+    open_pids: list[int] = field(default_factory=list)  # who has its files open, when nobody holds .lock
     agg: LogDirAggregate = field(default_factory=LogDirAggregate)
     acls: dict[str, list[tuple[int, int, int]]] = field(default_factory=dict)  # root files and the dir itself
     probe: dict[str, tuple[bool, bool, bool]] = field(default_factory=dict)  # path -> (read, write, traverse)
@@ -223,31 +226,11 @@ def _version_from_install(unit: UnitFacts | None) -> tuple[str, str] | None:
 _VERSION_LINE = re.compile(r"Kafka version\s*:\s*(\S+)")
 
 
-def _lock_held(log_dir: str) -> bool | None:
-    """Whether a process holds the POSIX lock on ``<log dir>/.lock`` (FileChannel.tryLock in LogManager):
-    read from /proc/locks, never by taking the lock."""
-    lock = os.path.join(log_dir, ".lock")
+def _is_empty(path: str) -> bool:
     try:
-        st = os.stat(lock)
-        with open("/proc/locks") as f:
-            locks = f.read()
+        return os.stat(path).st_size == 0
     except OSError:
-        return None if os.path.exists(lock) else False
-    dev = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
-    return any(line.split()[5] == dev for line in locks.splitlines() if len(line.split()) > 5)
-
-
-def _broker_process_running() -> bool:
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/cmdline", "rb") as f:
-                if b"kafka.Kafka" in f.read():
-                    return True
-        except OSError:
-            continue
-    return False
+        return False
 
 
 def gather_host(opts: AuditOptions) -> HostFacts:
@@ -314,8 +297,9 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         )
 
     # broker logs (for the version and the cleaner's state: the kinds AUDIT_LOG_KINDS names, what CLN001's
-    # cleaner_deaths and CLN004 read); a file with no Kafka log line is said so, and when
-    # no file has one the checks that read logs are skipped, not passed
+    # cleaner_deaths and CLN004 read); a file the operator named with text but no Kafka log line in it is not a
+    # broker log: the audit stops there (exit 2 naming it), it does not pass with the checks that read logs
+    # skipped. An empty one (a healthy broker's log-cleaner.log) is said in the report
     from kafka_ops.facts.logs import NOTHING_RECOGNISED, read_log_file
 
     recognised = []
@@ -326,8 +310,12 @@ def gather_host(opts: AuditOptions) -> HostFacts:
         h.log_events.extend(events)
         if lines:
             recognised.append(path)
-        else:
+        elif _is_empty(
+            path
+        ):  # a broker log nothing was written to yet (a quiet log-cleaner.log): said, not refused
             h.errors.append(EngineError(path, NOTHING_RECOGNISED))
+        else:
+            raise EngineError(path, f"{NOTHING_RECOGNISED} (--broker-log)")
     if recognised:
         h.inputs["logs"] = Input(list(opts.logs), "--broker-log")
     elif opts.logs:
@@ -373,7 +361,7 @@ def gather_log_dir(h: HostFacts, path: str, mounts: list[tuple[str, str, str]]) 
     ldf.self_path = path_facts(path) if scan.exists else None
     if scan.exists:
         ldf.mount = mount_of(path, mounts)
-        ldf.lock_held = _lock_held(path)
+        ldf.lock_held = lock_use(path).lock_held
     if h.identity is not None:
         for p in [ldf.self_path, *ldf.parents]:
             if p is not None and p.acl:
@@ -400,15 +388,14 @@ def determine_broker_state(h: HostFacts) -> None:
         h.broker_state = opt
         h.inputs["broker_state"] = Input(opt, "--broker-state")
         return
-    held = [d.lock_held for d in h.log_dirs if d.lock_held is not None]
-    if any(held):
-        h.broker_state, src = "running", "a process holds <log dir>/.lock (/proc/locks)"
-    elif _broker_process_running():
-        h.broker_state, src = "running", "a kafka.Kafka process is running"
-    elif held:
-        h.broker_state, src = "stopped", "no process holds <log dir>/.lock and no kafka.Kafka process runs"
-    else:
-        h.broker_state, src = "stopped", "no kafka.Kafka process runs on this host"
+    # from the audited dirs only: their .lock holders and open files (facts/holders.py), never "some
+    # kafka.Kafka process runs on this host"
+    h.broker_state, src, uses = decide([d.path for d in h.log_dirs if d.scan.exists])
+    by_path = {u.path: u for u in uses}
+    for d in h.log_dirs:
+        if d.path in by_path:
+            u = by_path[d.path]
+            d.lock_held, d.lock_pids, d.open_pids = u.lock_held, u.lock_pids, u.open_pids
     h.inputs["broker_state"] = Input(h.broker_state, src)
 
 

@@ -25,6 +25,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kafka_ops.checks.base import DEFAULT_FAIL_ON
 from kafka_ops.fleet.inventory import Target
 from kafka_ops.fleet.shipping import EXECUTOR_ERROR, HOW_TO_SHIP
 from kafka_ops.spark.session import spark_session  # noqa: F401  (the one builder: the fleet CLI gets it here)
@@ -190,7 +191,7 @@ def run_fleet(
         "hosts": {"value": [t.name for t in targets], "source": s.get("targets_source") or "--log-dir"},
     }
     rep = fleet_report.merge(
-        name, s["now_ms"], reports, all_findings, inputs, fleet, s.get("fail_on") or "critical"
+        name, s["now_ms"], reports, all_findings, inputs, fleet, s.get("fail_on") or DEFAULT_FAIL_ON
     )
     rep["checks_run"] = sorted(set(rep["checks_run"]) | {c for c in load_all() if c.startswith("FLEET")})
     t_view = time.monotonic()

@@ -17,6 +17,7 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
+from kafka_ops.checks.base import DEFAULT_FAIL_ON
 from kafka_ops.fleet.inventory import Target
 
 SSH_THREADS = 16  # hosts audited at once per task over SSH (they mostly wait on the network)
@@ -157,7 +158,7 @@ def audit_local(t: Target, s: dict[str, Any]) -> Iterator[Record]:
     except (EngineError, ValueError, OSError) as exc:
         yield from failure_records(t, "collector", str(exc), s, time.monotonic() - start)
         return
-    apply_gate(report, s.get("fail_on") or "critical")
+    apply_gate(report, s.get("fail_on") or DEFAULT_FAIL_ON)
     yield from rows
     meta, nodes = _local_metadata(t, [ld["path"] for ld in report["log_dirs"]])
     yield from meta
@@ -223,7 +224,7 @@ def add_cluster_findings(report: dict[str, Any], t: Target, s: dict[str, Any]) -
         "value": s["cluster"].get("bootstrap"),
         "source": "--bootstrap-server",
     }
-    apply_gate(report, s.get("fail_on") or "critical")
+    apply_gate(report, s.get("fail_on") or DEFAULT_FAIL_ON)
 
 
 def audit_hosts(targets: list[Target], s: dict[str, Any]) -> Iterator[Record]:
