@@ -113,8 +113,10 @@ _ROWS = (
         "another log dir and served them from offset 0 (seen in the lab with 3.5.2)",
     ),
     Behaviour(
-        "stray_dirs", (3, 7, 0), "KAFKA-15605", "core/src/main/scala/kafka/log/LocalLog.scala@3.7.0",
-        "-stray partition dirs are recognised",
+        "stray_dirs", (3, 6, 1), "KAFKA-15605 (backported to 3.6.1)",
+        "core/src/main/scala/kafka/log/LocalLog.scala@3.6.1 (StrayDirPattern; LogManager.loadLog: addStrayLog)",
+        "<tp>.<uuid>-stray partition dirs are parsed and loaded as stray logs; before, the name's partition "
+        "('<uuid>-stray') is not an int: parseTopicPartitionName throws a KafkaException and the broker exits",
     ),
     Behaviour(
         "initial_task_delay_config", (3, 9, 0), "KAFKA-16991",

@@ -76,3 +76,37 @@ def test_next_start_from_two_snapshots(tmp_path: Path) -> None:
     exited = next_start(before, snapshot([ldir]), "", exit_code=1)
     assert {s["load"] for s in exited.next_start["segments"]} == {"not_loaded"}
     assert exited.next_start["broker"] == "exits"
+
+
+LOG_37_DELETE_DIR = """\
+[2026-11-26 18:00:01,000] INFO [LogLoader partition=x-0, dir=/l/data-0] Recovering unflushed segment 0 (kafka.log.LogLoader)
+[2026-11-26 18:00:31,500] INFO Deleted log for partition x-0 in /l/data-0/x-0.0123456789abcdef0123456789abcdef-delete. (kafka.log.LogManager)
+"""
+
+
+def test_next_start_reads_delete_stray_and_future_dir_names(tmp_path: Path) -> None:
+    """Suffixed partition dirs (``<tp>.<uuid>-delete/-stray/-future``) are parsed as the broker parses them; a
+    ``-delete`` dir removed whole is deleted by ``delete_dir`` at its "Deleted log" line, and the live partition's
+    lines (same ``x-0`` prefix) are not taken for it."""
+    ldir = tmp_path / "data-0"
+    uuid = "0123456789abcdef0123456789abcdef"
+    live, gone = ldir / "x-0", ldir / f"x-0.{uuid}-delete"
+    stray, future = ldir / f"my-topic-12.{uuid}-stray", ldir / f"y-3.{uuid}-future"
+    for d in (live, gone, stray, future):
+        _segment(d, 0, 1000)
+    before = snapshot([ldir])
+    for f in list(gone.iterdir()):
+        f.unlink()
+    gone.rmdir()
+    log = LOG_37_DELETE_DIR.replace("/l/data-0", str(ldir))
+    obs = next_start(before, snapshot([ldir]), log)
+    got = {os.path.basename(os.path.dirname(s["log"])): s for s in obs.next_start["segments"]}
+    assert set(got) == {live.name, gone.name}
+    assert got[gone.name]["deleted_by"] == "delete_dir"
+    assert got[gone.name]["deleted_at"] == "2026-11-26T18:00:31.500+00:00"
+    assert (got[gone.name]["topic"], got[gone.name]["partition"], got[gone.name]["load"]) == ("x", 0, "as_is")
+    assert got[live.name]["load"] == "recovered" and got[live.name]["deleted_at"] is None
+    # nothing happened to the stray and future dirs: parsed, not listed
+    exited = next_start(before, snapshot([ldir]), "", exit_code=1)
+    parts = {(s["topic"], s["partition"]) for s in exited.next_start["segments"]}
+    assert parts == {("x", 0), ("my-topic", 12), ("y", 3)}
