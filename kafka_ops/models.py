@@ -115,12 +115,15 @@ class NextStartSegmentModel(BaseModel):
     )
     truncated_bytes: int = Field(description="Bytes the start cuts from the end of the .log")
     deleted_at: str | None = Field(
-        description="ISO time of the retention check that deletes it (or the start, for deleted_by=recovery), "
-        "within the horizon; null when kept"
+        description="ISO time of the retention check that deletes it (or the start, for deleted_by=recovery; "
+        "the kafka-delete-logs run, for deleted_by=delete_dir), within the horizon; null when kept"
     )
-    deleted_by: Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery"] | None = Field(
+    deleted_by: (
+        Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery", "delete_dir"] | None
+    ) = Field(
         description="What deletes it; recovery: LogLoader.recoverLog deletes every later unflushed segment after "
-        "a truncation"
+        "a truncation; delete_dir: its partition dir is named <tp>.<uuid>-delete and the kafka-delete-logs task "
+        "removes the whole dir (no recovery, no retention on it)"
     )
     reason: str | None = Field(None, description="Why, in one line")
     checks: list[str] = Field(
