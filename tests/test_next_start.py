@@ -332,3 +332,30 @@ def test_stray_dir_stops_a_broker_before_3_6_1_and_is_kept_without_retention_aft
         assert ns["broker"] == "starts"
         assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == copy], v
         assert [s for s in ns["segments"] if os.path.dirname(s["log"]) == live and s["deleted_at"]], v
+
+
+def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
+    """An interrupted cleaning's <base>.log.swap holding the first two segments' records: at load the broker
+    swaps it in at the first segment's base and deletes the second (LogLoader from 3.0, Log.completeSwapOperations
+    before); a .swap at or above the smallest .cleaned offset is an unfinished split, deleted instead (2.1+)."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    b0, b1, b2 = bases(part)[:3]
+    with open(seg_path(part, b0, ".log.swap"), "wb") as out:
+        for b in (b0, b1):
+            with open(seg_path(part, b, ".log"), "rb") as f:
+                out.write(f.read())
+    for v in ("2.8.2", "3.7.0"):
+        ns = plan(audit(host, kafka_version=v))
+        mine = {s["base_offset"]: s for s in ns["segments"] if os.path.dirname(s["log"]) == part}
+        assert mine[b0]["load"] == "swapped_in" and mine[b0]["deleted_at"] is None, v
+        assert (mine[b1]["deleted_by"], _ms(mine[b1]["deleted_at"])) == ("swap", NOW_MS), v
+        assert b2 not in mine, v
+        assert "completes 1 interrupted swap(s)" in "\n".join(plan_sentences(ns)), v
+    shutil.copy(seg_path(part, b0, ".log"), seg_path(part, b0, ".log.cleaned"))
+    ns = plan(audit(host, kafka_version="3.7.0"))
+    assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == part]
+    ns = plan(audit(host, kafka_version="2.0.0"))  # no KAFKA-6264 rule yet: swapped in
+    assert {s["load"] for s in ns["segments"] if s["base_offset"] == b0 and s["log"].startswith(part)} == {
+        "swapped_in"
+    }

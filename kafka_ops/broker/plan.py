@@ -37,7 +37,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, meta, reach, suffixed_dirs, versions
+from kafka_ops.broker import failure_channel, meta, reach, suffixed_dirs, swaps, versions
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -52,6 +52,7 @@ from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
+SWAPPED_IN = swaps.SWAPPED_IN  # its .log replaced at load by a .swap leftover's records (broker.swaps)
 DELETED_BY = {
     "retention_ms": "retention.ms",
     "retention_bytes": "retention.bytes",
@@ -60,6 +61,7 @@ DELETED_BY = {
 RECOVERY = "recovery"  # deleted at the start by LogLoader.recoverLog after a truncation
 # the whole <tp>.<uuid>-delete dir removed by the kafka-delete-logs task
 DELETE_DIR = suffixed_dirs.DELETE_DIR
+SWAP = swaps.SWAP  # deleted at the start: a .swap leftover that is swapped in covers it
 
 
 def iso(ms: int | None) -> str | None:
@@ -405,6 +407,7 @@ class NextStartPlan:
             self._delete_dir(pf)
             return online
         truncated_at: int | None = None
+        swapped = swaps.swap_fates(self.h, pf) if online and pf.part.leftovers else {}
         for seg in pf.part.segments:
             # a SegmentFate is made for the listed segments only: most are loaded as they are and not deleted
             if not online:
@@ -422,6 +425,15 @@ class NextStartPlan:
                     f"recovery truncated segment {truncated_at} of this partition, and LogLoader.recoverLog then "
                     "deletes every later unflushed segment"
                 )
+                self.segments.append(sf)
+                continue
+            if seg.base_offset in swapped:
+                sf = _segment_fate(pf, seg)
+                what, sf.reason = swapped[seg.base_offset]
+                if what == SWAP:
+                    sf.deleted_at, sf.deleted_by = self.h.now_ms, SWAP
+                else:
+                    sf.load = SWAPPED_IN
                 self.segments.append(sf)
                 continue
             load, why = segment_fate(ctx, pf, seg)
@@ -601,10 +613,19 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             n, t = counts[key]
             parts.append(words[key].format(n=n, t=f", truncating {t} bytes" if t else ""))
     by_recovery = [s for s in segs if s["deleted_by"] == RECOVERY]
-    by_retention = [s for s in segs if s["deleted_at"] and s["deleted_by"] not in (RECOVERY, DELETE_DIR)]
+    by_retention = [
+        s for s in segs if s["deleted_at"] and s["deleted_by"] not in (RECOVERY, DELETE_DIR, SWAP)
+    ]
+    by_swap = [s for s in segs if s["deleted_by"] == SWAP or s["load"] == SWAPPED_IN]
     by_delete_dir = [s for s in segs if s["deleted_by"] == DELETE_DIR]
     if by_recovery:
         parts.append(f"deletes {len(by_recovery)} segment(s) after a truncation (LogLoader.recoverLog)")
+    if by_swap:
+        parts.append(
+            f"completes {len({s['log'].rsplit('/', 1)[0] for s in by_swap})} interrupted swap(s) (.swap leftovers): "
+            f"{sum(s['load'] == SWAPPED_IN for s in by_swap)} segment(s) replaced, "
+            f"{sum(s['deleted_by'] == SWAP for s in by_swap)} deleted"
+        )
     if by_delete_dir:
         dirs = {s["log"].rsplit("/", 1)[0] for s in by_delete_dir}
         parts.append(

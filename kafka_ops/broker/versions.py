@@ -47,6 +47,11 @@ _ROWS = (
         "OffsetIndex.sanityCheck fails on lastOffset < baseOffset (was <=), so a zero-padded index passes",
     ),
     Behaviour(
+        "invalid_swap_after_cleaned", (2, 1, 0), "KAFKA-6264",
+        "core/src/main/scala/kafka/log/Log.scala@2.1.0 (removeTempFilesAndCollectSwapFiles)",
+        "a .swap at or above the smallest .cleaned offset is an unfinished segment split and is deleted at load",
+    ),
+    Behaviour(
         "no_index_sanity_at_load", (2, 3, 0), "KAFKA-7283",
         "core/src/main/scala/kafka/log/Log.scala@2.3.0 (loadSegmentFiles)",
         "offset and time indexes are no longer sanity-checked at load (only the .txnindex); they are opened lazily",

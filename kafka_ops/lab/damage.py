@@ -84,3 +84,23 @@ def delete_dir(source: Path, topic: str, name: str = "delete_dir") -> Fault:
         dst.chmod(fs.st_mode & 0o7777)
         os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
     return Fault(name, [target], {"source": str(source), "log_dir": str(source.parent)})
+
+
+def swap_leftover(partition_dir: Path, name: str = "swap_leftover") -> Fault:
+    """An interrupted cleaning: the first two segments' records written as ``<first base>.log.swap`` (a cleaning
+    that kept every record), the broker stopped before it renamed the swap in and the old segments away
+    (``Log.replaceSegments``). Owner and mode of the first ``.log``; no ``.index.swap``."""
+    from kafka_ops.lab.faults import segment_bases, segment_file
+
+    b0, b1, b2 = segment_bases(partition_dir)[:3]
+    first = segment_file(partition_dir, b0, ".log")
+    swap = segment_file(partition_dir, b0, ".log.swap")
+    swap.write_bytes(first.read_bytes() + segment_file(partition_dir, b1, ".log").read_bytes())
+    st = first.stat()
+    os.chown(swap, st.st_uid, st.st_gid)
+    swap.chmod(st.st_mode & 0o7777)
+    return Fault(
+        name,
+        [swap],
+        {"partition_dir": str(partition_dir), "swapped_in": b0, "deleted": [b1], "covers_to": b2},
+    )

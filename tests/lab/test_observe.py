@@ -110,3 +110,26 @@ def test_next_start_reads_delete_stray_and_future_dir_names(tmp_path: Path) -> N
     exited = next_start(before, snapshot([ldir]), "", exit_code=1)
     parts = {(s["topic"], s["partition"]) for s in exited.next_start["segments"]}
     assert parts == {("x", 0), ("my-topic", 12), ("y", 3)}
+
+
+def test_next_start_reads_a_completed_swap(tmp_path: Path) -> None:
+    """A .log.swap swapped in at load: the segment at its base is ``swapped_in`` (its .log is now the swap's
+    bytes), a segment it covered and the broker deleted is ``deleted_by: swap`` at the swap line's time."""
+    ldir = tmp_path / "data-0"
+    pdir = ldir / "x-0"
+    for base in (0, 60, 120):
+        _segment(pdir, base, 1000)
+    swap = F.segment_file(pdir, 0, ".log.swap")
+    swap.write_bytes(b"\2" * 2000)
+    before = snapshot([ldir])
+    F.segment_file(pdir, 60, ".log").unlink()
+    swap.rename(F.segment_file(pdir, 0, ".log"))
+    log = (
+        f"[2026-11-26 18:00:01,250] INFO [LogLoader partition=x-0, dir={ldir}] Found log file {swap} from "
+        "interrupted swap operation, which is recoverable from .swap files by renaming. (kafka.log.LogLoader)\n"
+    )
+    obs = next_start(before, snapshot([ldir]), log)
+    got = {s["base_offset"]: s for s in obs.next_start["segments"]}
+    assert set(got) == {0, 60}
+    assert got[0]["load"] == "swapped_in" and got[0]["truncated_bytes"] == 0
+    assert (got[60]["deleted_by"], got[60]["deleted_at"]) == ("swap", "2026-11-26T18:00:01.250+00:00")
