@@ -359,3 +359,18 @@ def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     assert {s["load"] for s in ns["segments"] if s["base_offset"] == b0 and s["log"].startswith(part)} == {
         "swapped_in"
     }
+
+
+def test_delete_dir_after_an_unclean_stop_is_not_counted_as_recovery(tmp_path: Path) -> None:
+    """SHUT001's recovery estimate and the plan agree: a -delete dir is not re-read after an unclean stop."""
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+    before = audit(host)
+    live, _ = _with_retention(host)
+    shutil.copytree(live, os.path.join(os.path.dirname(live), f"gone-0.{UUID}-delete"))
+    after = audit(host)
+    assert [d["recover_segments"] for d in after["log_dirs"]] == [
+        d["recover_segments"] for d in before["log_dirs"]
+    ]
+    assert len([s for s in after["next_start"]["segments"] if s["load"] == "recovered"]) == sum(
+        d["recover_segments"] for d in after["log_dirs"]
+    )

@@ -458,6 +458,8 @@ class NextStartPlan:
         for seg in pf.part.segments:
             sf = _segment_fate(pf, seg)
             sf.deleted_at, sf.deleted_by, sf.reason = at, DELETE_DIR, why
+            if seg.base_offset in pf.will_recover:  # only a missing .index: rebuilt by loadSegmentFiles
+                sf.load = INDEXES_REBUILT
             self.segments.append(sf)
 
     def _unload(self, log_dir: str) -> None:
