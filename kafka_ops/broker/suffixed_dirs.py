@@ -6,7 +6,8 @@ Kafka source (apache/kafka, at the tags named):
   because its name ends with ``DeleteDirSuffix`` queues it with ``addLogToBeDeleted`` (``logsToBeDeleted.add((log,
   time.milliseconds()))``) instead of putting it in ``currentLogs`` (LogManager.scala@1.1.0:267-268, @2.8.2:275,
   @3.7.1:353). The loader skips ``recoverLog`` for it (``if (!dir.getAbsolutePath.endsWith(DeleteDirSuffix))``:
-  Log.scala@1.1.0:420, @2.8.2:822, LogLoader.scala@3.7.1:154). Retention never sees it (``cleanupLogs`` walks
+  Log.scala@1.1.0:420, @2.8.2:822, LogLoader.scala@3.7.1:154; LogLoader.java:207 at the 4.0 trunk snapshot
+  1eb7644, whose LogManager.scala:357 still queues it). Retention never sees it (``cleanupLogs`` walks
   ``allLogs`` / ``currentLogs`` and their futures). The ``kafka-delete-logs`` task, first scheduled
   ``InitialTaskDelayMs`` (30 s; ``log.initial.task.delay.ms`` from 3.9) after start-up, deletes every queued
   log whose queue time plus the broker's ``file.delete.delay.ms`` (``log.segment.delete.delay.ms``,

@@ -8,10 +8,12 @@ Kafka source (apache/kafka, at the tags named):
   (Log.scala@2.8.2:673-676, LogLoader.scala@3.7.1:241-248). Only ``.log.swap`` files define a swap segment.
 * Up to 2.8 (``Log.completeSwapOperations``, Log.scala@1.1.0:379-392, @2.8.2:766-791): for each swap segment,
   "Found log file <f> from interrupted swap operation, repairing.", ``recoverSegment`` (its indexes rebuilt), then
-  ``replaceSegments`` with ``logSegments(swap.baseOffset, swap.readNextOffset)`` (from 2.x filtered to those
-  whose next offset is above the swap's base): the old segment at the swap's base is replaced by the swap, the
+  ``replaceSegments`` with ``logSegments(swap.baseOffset, swap.readNextOffset)`` (from 2.1 filtered to those
+  whose next offset is above the swap's base, Log.scala@2.1.0:504; 1.1 keeps the floor segment unfiltered, which
+  the model does not follow): the old segment at the swap's base is replaced by the swap, the
   others are deleted (``asyncDeleteSegment``: renamed ``.deleted`` at once).
-* From 3.0 (KAFKA-12520, LogLoader.scala@3.0.0:103-135, @3.7.1 the same): the smallest base and the largest
+* From 3.0 (KAFKA-12520, LogLoader.scala@3.0.0:103-139, @3.7.1 the same; LogLoader.java:136-170 in 4.x, read at
+  the trunk snapshot 1eb7644): the smallest base and the largest
   ``readNextOffset`` over all swap segments make one range; every non-swap file whose name's offset falls in it
   is deleted ("Deleting segment files ... that is compacted but has not been deleted yet."), then every swap is
   renamed into place ("Recovering file ... by renaming from .swap files."). A segment whose ``.index`` went
