@@ -120,19 +120,24 @@ class NextStartSegmentModel(BaseModel):
     topic: str
     partition: int
     base_offset: int
-    load: Literal["as_is", "indexes_rebuilt", "recovered", "not_loaded"] = Field(
+    load: Literal["as_is", "indexes_rebuilt", "recovered", "not_loaded", "swapped_in"] = Field(
         description="What the start does to it: load as is; rebuild its indexes from the records (a missing "
         ".index, a corrupt .txnindex, or an index check of brokers before 2.3); recover it (unclean stop); "
-        "not load it (its log dir goes offline or the broker exits)"
+        "not load it (its log dir goes offline or the broker exits); swapped_in: a .swap leftover of an "
+        "interrupted cleaning or split replaces its .log at load"
     )
     truncated_bytes: int = Field(description="Bytes the start cuts from the end of the .log")
     deleted_at: str | None = Field(
-        description="ISO time of the retention check that deletes it (or the start, for deleted_by=recovery), "
-        "within the horizon; null when kept"
+        description="ISO time of the retention check that deletes it (or the start, for deleted_by=recovery; "
+        "the kafka-delete-logs run, for deleted_by=delete_dir), within the horizon; null when kept"
     )
-    deleted_by: Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery"] | None = Field(
+    deleted_by: (
+        Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery", "delete_dir", "swap"]
+        | None
+    ) = Field(
         description="What deletes it; recovery: LogLoader.recoverLog deletes every later unflushed segment after "
-        "a truncation"
+        "a truncation; delete_dir: its partition dir is named <tp>.<uuid>-delete and the kafka-delete-logs task "
+        "removes the whole dir (no recovery, no retention on it); swap: a .swap leftover swapped in at load covers it"
     )
     reason: str | None = Field(None, description="Why, in one line")
     checks: list[str] = Field(

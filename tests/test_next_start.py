@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.models import validate
 
 from .checks.index_hosts import NOW_MS, Failures, audit, bases, seg_path, simulate
@@ -261,3 +262,115 @@ def test_a_partition_in_two_log_dirs_makes_the_broker_exit(tmp_path: Path) -> No
     shutil.copytree(os.path.join(a, name), os.path.join(b, name))
     ns = plan(audit(host))
     assert (ns["broker"], ns["check"]) == ("exits", "DIR003") and "Duplicate log directories" in ns["reason"]
+
+
+UUID = "5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11"
+
+
+def _with_retention(host: Any) -> tuple[str, list[int]]:
+    """A partition dir of the simulated host with segments that time retention deletes within 10 days."""
+    ns = plan(audit(host, horizon_ms=10 * 24 * 3600 * 1000))
+    gone: dict[str, list[int]] = {}
+    for s in ns["segments"]:
+        if s["deleted_by"] == "retention.ms":
+            gone.setdefault(os.path.dirname(s["log"]), []).append(s["base_offset"])
+    assert gone, "the simulated host has no retention deletion to start from"
+    return max(gone.items(), key=lambda kv: len(kv[1]))
+
+
+def test_delete_dir_is_removed_whole_without_recovery_or_retention(tmp_path: Path) -> None:
+    """A <tp>.<uuid>-delete dir (a deleted topic's partition the broker had not removed before it stopped) is
+    queued at load and removed whole by kafka-delete-logs: max(initial task delay 30 s, file.delete.delay.ms
+    60 s) after the start. The plan does not forecast retention on it, and does not recover it after an unclean
+    stop (LogLoader skips recoverLog for a -delete dir)."""
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+    live, _ = _with_retention(host)
+    copy = os.path.join(os.path.dirname(live), f"gone-0.{UUID}-delete")
+    shutil.copytree(live, copy)
+    report = audit(host, horizon_ms=10 * 24 * 3600 * 1000)
+    ns = plan(report)
+    mine = [s for s in ns["segments"] if os.path.dirname(s["log"]) == copy]
+    assert sorted(s["base_offset"] for s in mine) == bases(copy)
+    assert {(s["deleted_by"], s["load"], s["topic"], s["partition"]) for s in mine} == {
+        ("delete_dir", "as_is", "gone", 0)
+    }
+    assert {_ms(s["deleted_at"]) for s in mine} == {NOW_MS + 60_000}
+    # the live partition's own fates are unchanged: recovered above its recovery point, retention as before
+    assert [s for s in ns["segments"] if os.path.dirname(s["log"]) == live]
+    assert not [f for f in report["findings"] if f["check"].startswith("RET") and copy in str(f.get("path"))]
+    assert "removes 1 -delete dir(s) whole" in "\n".join(plan_sentences(ns))
+
+
+def test_delete_dir_waits_for_log_initial_task_delay_from_3_9(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    live, _ = _with_retention(host)
+    copy = os.path.join(os.path.dirname(live), f"gone-0.{UUID}-delete")
+    shutil.copytree(live, copy)
+    with open(host.server_properties, "a") as f:
+        f.write("\nlog.initial.task.delay.ms=90000\nlog.segment.delete.delay.ms=1000\n")
+    ns = plan(audit(host, kafka_version="3.9.0"))
+    assert {_ms(s["deleted_at"]) for s in ns["segments"] if s["deleted_by"] == "delete_dir"} == {
+        NOW_MS + 90_000
+    }
+    ns = plan(audit(host, kafka_version="3.8.0"))  # fixed 30 s, the 1 s delay already passed
+    assert {_ms(s["deleted_at"]) for s in ns["segments"] if s["deleted_by"] == "delete_dir"} == {
+        NOW_MS + 30_000
+    }
+
+
+def test_stray_dir_stops_a_broker_before_3_6_1_and_is_kept_without_retention_after(tmp_path: Path) -> None:
+    """-stray is parsed from 3.6.1 (KAFKA-15605): loaded as a stray log, no retention, never deleted. Before, the
+    name's partition '<uuid>-stray' is not an int and the broker exits (as for lost+found)."""
+    host = simulate(tmp_path)
+    live, _ = _with_retention(host)
+    copy = os.path.join(os.path.dirname(live), f"gone-0.{UUID}-stray")
+    shutil.copytree(live, copy)
+    ns = plan(audit(host, kafka_version="3.5.2"))
+    assert (ns["broker"], ns["check"]) == ("exits", "DIR003") and copy in ns["reason"]
+    for v in ("3.6.1", "3.7.0"):
+        ns = plan(audit(host, kafka_version=v, horizon_ms=10 * 24 * 3600 * 1000))
+        assert ns["broker"] == "starts"
+        assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == copy], v
+        assert [s for s in ns["segments"] if os.path.dirname(s["log"]) == live and s["deleted_at"]], v
+
+
+def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
+    """An interrupted cleaning's <base>.log.swap holding the first two segments' records: at load the broker
+    swaps it in at the first segment's base and deletes the second (LogLoader from 3.0, Log.completeSwapOperations
+    before); a .swap at or above the smallest .cleaned offset is an unfinished split, deleted instead (2.1+)."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    b0, b1, b2 = bases(part)[:3]
+    with open(seg_path(part, b0, ".log.swap"), "wb") as out:
+        for b in (b0, b1):
+            with open(seg_path(part, b, ".log"), "rb") as f:
+                out.write(f.read())
+    for v in ("2.8.2", "3.7.0"):
+        ns = plan(audit(host, kafka_version=v))
+        mine = {s["base_offset"]: s for s in ns["segments"] if os.path.dirname(s["log"]) == part}
+        assert mine[b0]["load"] == "swapped_in" and mine[b0]["deleted_at"] is None, v
+        assert (mine[b1]["deleted_by"], _ms(mine[b1]["deleted_at"])) == ("swap", NOW_MS), v
+        assert b2 not in mine, v
+        assert "completes 1 interrupted swap(s)" in "\n".join(plan_sentences(ns)), v
+    shutil.copy(seg_path(part, b0, ".log"), seg_path(part, b0, ".log.cleaned"))
+    ns = plan(audit(host, kafka_version="3.7.0"))
+    assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == part]
+    ns = plan(audit(host, kafka_version="2.0.0"))  # no KAFKA-6264 rule yet: swapped in
+    assert {s["load"] for s in ns["segments"] if s["base_offset"] == b0 and s["log"].startswith(part)} == {
+        "swapped_in"
+    }
+
+
+def test_delete_dir_after_an_unclean_stop_is_not_counted_as_recovery(tmp_path: Path) -> None:
+    """SHUT001's recovery estimate and the plan agree: a -delete dir is not re-read after an unclean stop."""
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+    before = audit(host)
+    live, _ = _with_retention(host)
+    shutil.copytree(live, os.path.join(os.path.dirname(live), f"gone-0.{UUID}-delete"))
+    after = audit(host)
+    assert [d["recover_segments"] for d in after["log_dirs"]] == [
+        d["recover_segments"] for d in before["log_dirs"]
+    ]
+    assert len([s for s in after["next_start"]["segments"] if s["load"] == "recovered"]) == sum(
+        d["recover_segments"] for d in after["log_dirs"]
+    )

@@ -47,6 +47,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.arrivals import arrival_rate
 from kafka_ops.broker.plan import not_loaded
 from kafka_ops.broker.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
+from kafka_ops.broker.suffixed_dirs import no_retention
 from kafka_ops.broker.timestamps import TS_ACTIVE, iso, predicted_timestamp, real_timestamp
 from kafka_ops.engine.logdir import (
     TS_LOG,
@@ -306,6 +307,8 @@ def forecast_partition(
         # lab's 2.8.2 broker deleted a compact,delete topic's expired segments 15.1 s after "Loaded 25 logs".
         sched = Schedule(sched.interval_ms, sched.runs, sched.thread, sched.note, sched.interval_ms)
     blocked = not_loaded(host, pf)
+    if blocked is None:
+        blocked = no_retention(host, pf)
     if blocked is not None:  # the next start serves nothing of this partition, so it deletes nothing of it
         sched = Schedule(
             sched.interval_ms, False, sched.thread, f"nothing is deleted: {blocked}", sched.first_delay_ms

@@ -37,7 +37,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, meta, reach, versions
+from kafka_ops.broker import failure_channel, meta, reach, suffixed_dirs, swaps, versions
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -52,12 +52,16 @@ from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
+SWAPPED_IN = swaps.SWAPPED_IN  # its .log replaced at load by a .swap leftover's records (broker.swaps)
 DELETED_BY = {
     "retention_ms": "retention.ms",
     "retention_bytes": "retention.bytes",
     "log_start": "log_start_offset",
 }
 RECOVERY = "recovery"  # deleted at the start by LogLoader.recoverLog after a truncation
+# the whole <tp>.<uuid>-delete dir removed by the kafka-delete-logs task
+DELETE_DIR = suffixed_dirs.DELETE_DIR
+SWAP = swaps.SWAP  # deleted at the start: a .swap leftover that is swapped in covers it
 
 
 def iso(ms: int | None) -> str | None:
@@ -276,6 +280,14 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
                 "exits instead of taking the log dir offline",
                 "DIR003",
             )
+    for ldf in h.log_dirs:
+        for path in suffixed_dirs.fatal_stray_dirs(h, ldf):
+            return (
+                f"{path} is named -stray, which a broker before 3.6.1 does not know: LocalLog."
+                "parseTopicPartitionName takes '<uuid>-stray' as the partition, not an int, and throws a "
+                "KafkaException ('... is not in the form of topic-partition ...'): the broker exits",
+                "DIR003",
+            )
     for name, prev, path in duplicate_partition_dirs(h):
         return (
             f"{name.topic}-{name.partition} is in two log dirs ({prev} and {path}): LogManager.loadLog throws "
@@ -391,7 +403,11 @@ class NextStartPlan:
                 fate.state, fate.reason, fate.check = "offline", why[0], why[1]
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
+        if online and pf.part.name.kind == "delete":
+            self._delete_dir(pf)
+            return online
         truncated_at: int | None = None
+        swapped = swaps.swap_fates(self.h, pf) if online and pf.part.leftovers else {}
         for seg in pf.part.segments:
             # a SegmentFate is made for the listed segments only: most are loaded as they are and not deleted
             if not online:
@@ -411,6 +427,15 @@ class NextStartPlan:
                 )
                 self.segments.append(sf)
                 continue
+            if seg.base_offset in swapped:
+                sf = _segment_fate(pf, seg)
+                what, sf.reason = swapped[seg.base_offset]
+                if what == SWAP:
+                    sf.deleted_at, sf.deleted_by = self.h.now_ms, SWAP
+                else:
+                    sf.load = SWAPPED_IN
+                self.segments.append(sf)
+                continue
             load, why = segment_fate(ctx, pf, seg)
             d = deletions.get(seg.base_offset)
             if load == AS_IS and d is None:
@@ -426,6 +451,16 @@ class NextStartPlan:
                 sf.deleted_at, sf.deleted_by = d[0], DELETED_BY.get(d[1], d[1])
             self.segments.append(sf)
         return online
+
+    def _delete_dir(self, pf: PartitionFacts) -> None:
+        """Every segment of a -delete dir: loaded without recovery, then removed with the dir (suffixed_dirs)."""
+        at, why = suffixed_dirs.delete_dir_at(self.h), suffixed_dirs.delete_dir_reason(self.h)
+        for seg in pf.part.segments:
+            sf = _segment_fate(pf, seg)
+            sf.deleted_at, sf.deleted_by, sf.reason = at, DELETE_DIR, why
+            if seg.base_offset in pf.will_recover:  # only a missing .index: rebuilt by loadSegmentFiles
+                sf.load = INDEXES_REBUILT
+            self.segments.append(sf)
 
     def _unload(self, log_dir: str) -> None:
         """A log dir went offline after some of its partitions were planned: none of them is loaded."""
@@ -580,9 +615,25 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             n, t = counts[key]
             parts.append(words[key].format(n=n, t=f", truncating {t} bytes" if t else ""))
     by_recovery = [s for s in segs if s["deleted_by"] == RECOVERY]
-    by_retention = [s for s in segs if s["deleted_at"] and s["deleted_by"] != RECOVERY]
+    by_retention = [
+        s for s in segs if s["deleted_at"] and s["deleted_by"] not in (RECOVERY, DELETE_DIR, SWAP)
+    ]
+    by_swap = [s for s in segs if s["deleted_by"] == SWAP or s["load"] == SWAPPED_IN]
+    by_delete_dir = [s for s in segs if s["deleted_by"] == DELETE_DIR]
     if by_recovery:
         parts.append(f"deletes {len(by_recovery)} segment(s) after a truncation (LogLoader.recoverLog)")
+    if by_swap:
+        parts.append(
+            f"completes {len({s['log'].rsplit('/', 1)[0] for s in by_swap})} interrupted swap(s) (.swap leftovers): "
+            f"{sum(s['load'] == SWAPPED_IN for s in by_swap)} segment(s) replaced, "
+            f"{sum(s['deleted_by'] == SWAP for s in by_swap)} deleted"
+        )
+    if by_delete_dir:
+        dirs = {s["log"].rsplit("/", 1)[0] for s in by_delete_dir}
+        parts.append(
+            f"removes {len(dirs)} -delete dir(s) whole ({len(by_delete_dir)} segment(s)) at "
+            f"{min(s['deleted_at'] for s in by_delete_dir)} (kafka-delete-logs)"
+        )
     if by_retention:
         first = min(s["deleted_at"] for s in by_retention)
         parts.append(

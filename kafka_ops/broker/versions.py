@@ -47,6 +47,11 @@ _ROWS = (
         "OffsetIndex.sanityCheck fails on lastOffset < baseOffset (was <=), so a zero-padded index passes",
     ),
     Behaviour(
+        "invalid_swap_after_cleaned", (2, 1, 0), "KAFKA-6264",
+        "core/src/main/scala/kafka/log/Log.scala@2.1.0 (removeTempFilesAndCollectSwapFiles)",
+        "a .swap at or above the smallest .cleaned offset is an unfinished segment split and is deleted at load",
+    ),
+    Behaviour(
         "no_index_sanity_at_load", (2, 3, 0), "KAFKA-7283",
         "core/src/main/scala/kafka/log/Log.scala@2.3.0 (loadSegmentFiles)",
         "offset and time indexes are no longer sanity-checked at load (only the .txnindex); they are opened lazily",
@@ -113,8 +118,10 @@ _ROWS = (
         "another log dir and served them from offset 0 (seen in the lab with 3.5.2)",
     ),
     Behaviour(
-        "stray_dirs", (3, 7, 0), "KAFKA-15605", "core/src/main/scala/kafka/log/LocalLog.scala@3.7.0",
-        "-stray partition dirs are recognised",
+        "stray_dirs", (3, 6, 1), "KAFKA-15605 (backported to 3.6.1)",
+        "core/src/main/scala/kafka/log/LocalLog.scala@3.6.1 (StrayDirPattern; LogManager.loadLog: addStrayLog)",
+        "<tp>.<uuid>-stray partition dirs are parsed and loaded as stray logs; before, the name's partition "
+        "('<uuid>-stray') is not an int: parseTopicPartitionName throws a KafkaException and the broker exits",
     ),
     Behaviour(
         "initial_task_delay_config", (3, 9, 0), "KAFKA-16991",

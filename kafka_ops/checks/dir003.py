@@ -16,11 +16,15 @@ Fatal (apache/kafka snapshot 1eb7644):
 
 Leftovers (info), with what the next start does with them:
 * ``<tp>.<uuid>-delete`` dir: a partition deleted asynchronously; loaded without recovery (LogLoader skips
-  ``recoverLog`` for it), queued by ``LogManager.loadLog`` -> ``addLogToBeDeleted`` and removed by the
-  ``kafka-delete-logs`` task once ``file.delete.delay.ms`` (60 s) has passed.
+  ``recoverLog`` for it), queued by ``LogManager.loadLog`` -> ``addLogToBeDeleted`` and removed whole by the
+  ``kafka-delete-logs`` task, first run 30 s after the start (``log.initial.task.delay.ms`` from 3.9), once
+  the broker's ``file.delete.delay.ms`` (60 s) has passed; no retention runs on it (the plan lists its
+  segments ``deleted_by: delete_dir``; kafka_ops.broker.suffixed_dirs cites the source per release).
 * ``<tp>.<uuid>-future`` dir: the destination of an unfinished intra-broker move (``alterReplicaLogDirs``); loaded
   as a future log, the move resumes and the future replica replaces the current one when it has caught up.
-* ``<tp>.<uuid>-stray`` dir (KRaft, 3.7+): a replica the broker found it no longer hosts; loaded as a stray log
+* ``<tp>.<uuid>-stray`` dir (KRaft, 3.6.1+, KAFKA-15605): a replica the broker found it no longer hosts; before
+  3.6.1 the name does not parse ('<uuid>-stray' is not an int partition) and the broker exits (critical);
+  from 3.6.1 loaded as a stray log
   ("Loaded stray log: ...") and never deleted by the broker ("Move aside stray partitions, don't delete them",
   ``LogManager.asyncDelete``): it holds disk space until an operator removes it.
 * in a partition dir, ``LogLoader.removeTempFilesAndCollectSwapFiles``: ``*.deleted`` files are deleted
@@ -39,6 +43,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kafka_ops.broker import versions
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check, human_bytes
 from kafka_ops.engine.shell import q, qs
@@ -50,10 +55,12 @@ _KIND_TEXT = {
     "delete": (
         "partition dir(s) pending asynchronous deletion (a deleted topic or a moved replica, renamed "
         "<tp>.<uuid>-delete by LogManager.asyncDelete)",
-        "At the next start the broker loads them without recovery (LogLoader skips recoverLog for a -delete dir), "
-        "queues them (LogManager.loadLog -> addLogToBeDeleted) and removes them once file.delete.delay.ms (60 s "
-        "by default) has passed ('Deleted log for partition ...'). Their files must still be readable by the broker "
-        "(LogLoader checks canRead, PERM001).",
+        "At the next start the broker loads them without recovery (LogLoader skips recoverLog for a -delete dir) "
+        "and without retention, queues them (LogManager.loadLog -> addLogToBeDeleted) and the kafka-delete-logs "
+        "task removes each dir whole at its first run (30 s after the start; log.initial.task.delay.ms from 3.9) "
+        "or once the broker's file.delete.delay.ms (60 s by default) has passed, whichever is later ('Deleted log "
+        "for partition ...'; the next_start plan lists their segments as deleted_by delete_dir). Their files must still be readable by the broker (LogLoader checks "
+        "canRead, PERM001).",
         "Nothing to do: the broker deletes them. If disk space is needed before the broker starts, they can be "
         "removed by hand with the broker stopped: rm -rf {paths}.",
     ),
@@ -67,7 +74,7 @@ _KIND_TEXT = {
         "reassign with the original log_dirs) before the start. Never delete the partition's current dir.",
     ),
     "stray": (
-        "stray replica dir(s) (KRaft, 3.7+: replicas this broker no longer hosts, renamed <tp>.<uuid>-stray)",
+        "stray replica dir(s) (KRaft, 3.6.1+: replicas this broker no longer hosts, renamed <tp>.<uuid>-stray)",
         "At the next start the broker loads them as stray logs ('Loaded stray log: ...', LogManager.loadLog -> "
         "addStrayLog) and never deletes them ('Move aside stray partitions, don't delete them', "
         "LogManager.asyncDelete): they hold disk space until an operator removes them.",
@@ -138,6 +145,18 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
             by_kind.setdefault(name.kind, []).append(path)
     for kind, paths in sorted(by_kind.items()):
         what, does, fix = _KIND_TEXT[kind]
+        if kind == "stray" and versions.since("stray_dirs", ctx.host.kafka_version) is False:
+            yield run.finding(
+                f"{ldf.path} holds {len(paths)} -stray dir(s) ({', '.join(os.path.basename(p) for p in paths[:5])}),"
+                " a name Kafka knows from 3.6.1 (KAFKA-15605): this broker's LocalLog.parseTopicPartitionName "
+                "takes '<uuid>-stray' as the partition number, which is not an int, and throws KafkaException "
+                "'... is not in the form of topic-partition ...': the broker does not start.",
+                f"With the broker stopped, move them out of the log dir (mv {qs(paths[:5])} /var/tmp/) after checking "
+                "that each partition is fully replicated elsewhere.",
+                path=paths[0],
+                details={"kind": kind, "count": len(paths), "paths": paths[:MAX_LISTED]},
+            )
+            continue
         yield run.finding(
             f"{ldf.path} holds {len(paths)} {what}: {', '.join(os.path.basename(p) for p in paths[:5])}"
             + (f" and {len(paths) - 5} more" if len(paths) > 5 else "")

@@ -422,7 +422,9 @@ def recovered_segments(
     (kafka_ops.broker.versions: missing_index_rebuilt).
     """
     out = [s for s in part.segments if s.index is None] if missing_index_recovers else []
-    if clean_shutdown or not part.segments:
+    if clean_shutdown or not part.segments or part.name.kind == "delete":
+        # a <tp>.<uuid>-delete dir is never recovered: the loader skips recoverLog for it (Log.scala@1.1.0:420,
+        # @2.8.2:822, LogLoader.scala@3.7.1:154); loadSegmentFiles still rebuilds a missing index
         return out
     rp = recovery_point or 0
     floor = None

@@ -57,3 +57,50 @@ def leader_epoch_checkpoint(partition_dir: Path, how: Damager, name: str) -> Fau
     f.detail["partition_dir"] = str(partition_dir)
     f.detail["log_dir"] = str(partition_dir.parent)
     return f
+
+
+DELETE_DIR_UUID = (
+    "5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11"  # LocalLog.logDeleteDirName: <tp>.<uuid without dashes>-delete
+)
+
+
+def delete_dir(source: Path, topic: str, name: str = "delete_dir") -> Fault:
+    """A partition dir pending deletion, as ``LogManager.asyncDelete`` leaves it when the broker stops before the
+    kafka-delete-logs task ran (topic deleted, ``file.delete.delay.ms`` not yet passed): a copy of ``source``'s
+    files (owner and mode kept) in ``<topic>-<p>.<uuid>-delete`` next to it."""
+    partition = source.name.rsplit("-", 1)[1]
+    target = source.parent / f"{topic}-{partition}.{DELETE_DIR_UUID}-delete"
+    target.mkdir()
+    st = source.stat()
+    os.chown(target, st.st_uid, st.st_gid)
+    target.chmod(st.st_mode & 0o7777)
+    for f in sorted(source.iterdir()):
+        if not f.is_file() or f.is_symlink():
+            continue
+        dst = target / f.name
+        dst.write_bytes(f.read_bytes())
+        fs = f.stat()
+        os.chown(dst, fs.st_uid, fs.st_gid)
+        dst.chmod(fs.st_mode & 0o7777)
+        os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
+    return Fault(name, [target], {"source": str(source), "log_dir": str(source.parent)})
+
+
+def swap_leftover(partition_dir: Path, name: str = "swap_leftover") -> Fault:
+    """An interrupted cleaning: the first two segments' records written as ``<first base>.log.swap`` (a cleaning
+    that kept every record), the broker stopped before it renamed the swap in and the old segments away
+    (``Log.replaceSegments``). Owner and mode of the first ``.log``; no ``.index.swap``."""
+    from kafka_ops.lab.faults import segment_bases, segment_file
+
+    b0, b1, b2 = segment_bases(partition_dir)[:3]
+    first = segment_file(partition_dir, b0, ".log")
+    swap = segment_file(partition_dir, b0, ".log.swap")
+    swap.write_bytes(first.read_bytes() + segment_file(partition_dir, b1, ".log").read_bytes())
+    st = first.stat()
+    os.chown(swap, st.st_uid, st.st_gid)
+    swap.chmod(st.st_mode & 0o7777)
+    return Fault(
+        name,
+        [swap],
+        {"partition_dir": str(partition_dir), "swapped_in": b0, "deleted": [b1], "covers_to": b2},
+    )

@@ -33,6 +33,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kafka_ops.engine.layout import parse_partition_dir
+
 HASH_LIMIT = 64 * 1024 * 1024
 _ENTRY = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*?)(?: \(([\w.$]+)\))?$"
@@ -165,6 +167,11 @@ _DELETING = re.compile(r"Deleting segments? .*?baseOffset=(\d+)")
 _RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
 _FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
 _SCHEDULING = re.compile(r"Scheduling log segment \[?baseOffset (\d+)")
+# LogManager.deleteLogs (every release): "Deleted log for partition t-0 in /d/t-0.<uuid>-delete." -- the whole dir
+_DELETED_DIR = re.compile(r"Deleted log for partition \S+ in (\S+?)\.?$")
+# an interrupted swap completed at load: "Found log file <d>/<base>.log.swap from interrupted swap operation, ..."
+# (Log.completeSwapOperations up to 2.8, LogLoader from 3.0)
+_SWAP_FOUND = re.compile(r"Found (?:log )?file (\S+\.swap) from interrupted swap operation")
 _TRUNCATING = re.compile(r"Corruption found in segment (\d+), truncating to offset (\d+)")
 
 
@@ -287,18 +294,28 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
             # up to 2.6 every segment deletion (retention, recovery) logs this as it renames the files .deleted
             # (Log.deleteSegment @1.1.1, asyncDeleteSegment @2.2.1); the reason, if any, came before
             deleted.setdefault((e.partition, int(m[1])), (_iso(e.time), None))
+    dirs_deleted = {
+        os.path.normpath(m[1]): _iso(e.time) for e in entries if (m := _DELETED_DIR.search(e.message))
+    }
+    swapped: dict[str, str] = {}  # partition dir -> time of its first swap line
+    for e in entries:
+        if m := _SWAP_FOUND.search(e.message):
+            swapped.setdefault(os.path.normpath(os.path.dirname(m[1])), _iso(e.time))
     segments = []
     changes: dict[str, dict[str, list[Any]]] = {}
     for log_path in before.segment_logs():
         pdir = os.path.dirname(log_path)
         ldir = os.path.dirname(pdir)
-        tp = os.path.basename(pdir)
+        name = parse_partition_dir(os.path.basename(pdir))
+        if name is None:
+            continue  # not a partition dir (the broker refuses to start with it)
+        tp = f"{name.topic}-{name.partition}"
         base = int(os.path.basename(log_path)[:20])
         prefix = log_path[:-4]
         seg: dict[str, Any] = {
             "log": log_path,
-            "topic": tp.rsplit("-", 1)[0],
-            "partition": int(tp.rsplit("-", 1)[1]),
+            "topic": name.topic,
+            "partition": name.partition,
             "base_offset": base,
             "load": "as_is",
             "truncated_bytes": 0,
@@ -314,11 +331,22 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         changed = _changes(before, after, prefix)
         if changed:
             changes[log_path] = changed
-        if base in recovering.get(tp, set()):
+        if name.kind != "delete" and base in recovering.get(tp, set()):
             seg["load"] = "recovered"
         elif log_path in rebuilt or _recreated_with_entries(changed):
             seg["load"] = "indexes_rebuilt"
-        if now is None:
+        swap_was = before.files.get(log_path + ".swap")
+        if now is not None and swap_was is not None and now.sha1 is not None and now.sha1 == swap_was.sha1:
+            seg["load"] = "swapped_in"  # the .log is now the swap's records
+        if now is None and os.path.normpath(pdir) in swapped:
+            seg["deleted_at"], seg["deleted_by"] = swapped[os.path.normpath(pdir)], "swap"
+            seg["deleted"] = True
+        elif now is None and name.kind == "delete":
+            # a -delete dir's lines carry the live partition's prefix: only its own "Deleted log" line counts
+            at = dirs_deleted.get(os.path.normpath(pdir))
+            seg["deleted_at"], seg["deleted_by"] = at, "delete_dir" if at else None
+            seg["deleted"] = True
+        elif now is None:
             at, by = deleted.get((tp, base), (None, None))
             seg["deleted_at"], seg["deleted_by"] = at, by
             if at is None and (log_path + ".deleted") not in after.files:
@@ -367,6 +395,7 @@ _RELEVANT = re.compile(
     r"Recovering|recovery|Found a corrupted|Could not find offset index|Corruption found|invalid offset"
     r"|Deleting segment|Incremented log start offset|Stopping serving logs|Shutdown broker|Halting broker"
     r"|Error while loading log dir|Failed to create or validate|Could not read file|lost\+found|not in the form"
+    r"|Deleted log for partition|stray log|interrupted swap|compacted but has not been deleted"
     r"|clean shutdown|cleanshutdown|Completed load of|Loaded \d+ logs|meta\.properties|cluster\.id|offline"
     r"|Created log for partition|Found deletable segments|Scheduling log segment"
 )

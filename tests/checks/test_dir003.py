@@ -29,11 +29,11 @@ def sim(root: Path, **failures: bool) -> SimulatedHost:
     )
 
 
-def dir003(h: SimulatedHost) -> list[dict]:  # type: ignore[type-arg]
+def dir003(h: SimulatedHost, version: str = "3.7.0") -> list[dict]:  # type: ignore[type-arg]
     report = run_audit(
         AuditOptions(
             server_properties=h.server_properties, topic_configs=h.topic_configs, broker_state="stopped",
-            now_ms=NOW_MS, kafka_version="3.7.0",
+            now_ms=NOW_MS, kafka_version=version,
         )
     )  # fmt: skip
     return [f for f in report["findings"] if f["check"] == "DIR003"]
@@ -105,7 +105,8 @@ def test_dir003_leftovers_are_info(tmp_path: Path) -> None:
     by_kind = {f["details"].get("kind"): f for f in found if f["details"].get("kind")}
     assert set(by_kind) == {"delete", "future", "stray"}
     assert by_kind["delete"]["path"] == os.path.join(log_dir, f"orders-1.{UUID}-delete")
-    assert "removes them once file.delete.delay.ms" in by_kind["delete"]["message"]
+    assert "removes each dir whole at its first run" in by_kind["delete"]["message"]
+    assert "without retention" in by_kind["delete"]["message"]
     assert "never deletes them" in by_kind["stray"]["message"]
     assert "the move resumes" in by_kind["future"]["message"]
     [left] = [f for f in found if f["path"].startswith(part + "/")]
@@ -175,3 +176,17 @@ def test_dir003_lost_found_at_the_root_of_a_real_filesystem(tmp_path: Path) -> N
         assert audit(mnt / "kafka") == []
     finally:
         subprocess.run(["umount", str(mnt)], capture_output=True)
+
+
+def test_dir003_a_stray_dir_stops_a_broker_before_3_6_1(tmp_path: Path) -> None:
+    """-stray is a name Kafka parses from 3.6.1 (KAFKA-15605): before, '<uuid>-stray' is taken as the partition
+    number, not an int, and the broker does not start (LocalLog.parseTopicPartitionName@3.5.2)."""
+    h = sim(tmp_path / "h")
+    part = h.partitions["orders-1"]
+    stray = os.path.join(os.path.dirname(part), f"orders-1.{UUID}-stray")
+    shutil.copytree(part, stray)
+    [old] = dir003(h, "3.5.2")
+    assert (old["severity"], old["path"]) == ("critical", stray) and "does not start" in old["message"]
+    for v in ("3.6.1", "3.9.0"):
+        [new] = dir003(h, v)
+        assert new["severity"] == "info" and "never deletes them" in new["message"], v

@@ -1,7 +1,9 @@
 """The lab's trials per version: which fault goes where, run once per version and shared by the tests.
 
 * ``clean``: every per-partition fault, each in its own target topic, after a clean stop (markers kept), with
-  ``log.retention.ms`` one day so that the first retention check runs on the ``retention`` topic;
+  ``log.retention.ms`` one day so that the first retention check runs on the ``retention`` topic; plus a
+  ``gone-0.<uuid>-delete`` dir (a deleted topic's partition, a copy of ``retention-0``) next to ``retention-0``
+  (clean and unclean), and a ``.log.swap`` of an interrupted cleaning in ``SWAP_TARGET`` (clean only);
 * ``unclean``: the same faults with both ``.kafka_cleanshutdown`` markers removed (as after SIGKILL);
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
@@ -35,7 +37,15 @@ from kafka_ops.lab import faults as F
 from kafka_ops.lab.broker import LabBroker
 from kafka_ops.lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
 from kafka_ops.lab.trial import Trial, TrialResult, run_trials
-from tests.lab.dataset import OLD_MS, RETENTION_MS, SEGMENT_BYTES, TARGETS, TIMINGS, Dataset
+from tests.lab.dataset import (
+    OLD_MS,
+    RETENTION_MS,
+    RETENTION_TOPIC,
+    SEGMENT_BYTES,
+    TARGETS,
+    TIMINGS,
+    Dataset,
+)
 
 PartitionFault = Callable[[Path], F.Fault]
 
@@ -54,6 +64,11 @@ PARTITION_FAULTS: dict[str, PartitionFault] = {
 }
 CONTROL = TARGETS[len(PARTITION_FAULTS)]  # a target left alone
 TARGET_OF = dict(zip(PARTITION_FAULTS, TARGETS, strict=False))
+# the clean and unclean trials' <tp>.<uuid>-delete dir (a copy of the retention topic's)
+DELETED_TOPIC = "gone"
+SWAP_TARGET = TARGETS[
+    len(PARTITION_FAULTS) + 1
+]  # the clean trial's .swap leftover (sigkill's topic elsewhere)
 
 OFFLINE_FAULTS: dict[str, PartitionFault] = {
     "unreadable_timeindex": F.unreadable_time_index,
@@ -97,6 +112,11 @@ def plant_partition_faults(ds: Dataset, *, unclean: bool) -> Callable[[LabBroker
             fault = fn(partition_dir(ds, b, TARGET_OF[name]))
             fault.name = name
             out.append(fault)
+        # a deleted topic's partition dir the broker had not removed yet, a copy of the retention topic's (records
+        # two days old): removed whole by the kafka-delete-logs task, no recovery, no retention (suffixed_dirs)
+        out.append(D.delete_dir(partition_dir(ds, b, RETENTION_TOPIC), DELETED_TOPIC))
+        if not unclean:  # an interrupted cleaning's .swap in a target no other fault of this trial touches
+            out.append(D.swap_leftover(partition_dir(ds, b, SWAP_TARGET)))
         if unclean:
             out += [F.remove_clean_shutdown(d) for d in b.log_dirs]
         return out

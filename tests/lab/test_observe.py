@@ -76,3 +76,60 @@ def test_next_start_from_two_snapshots(tmp_path: Path) -> None:
     exited = next_start(before, snapshot([ldir]), "", exit_code=1)
     assert {s["load"] for s in exited.next_start["segments"]} == {"not_loaded"}
     assert exited.next_start["broker"] == "exits"
+
+
+LOG_37_DELETE_DIR = """\
+[2026-11-26 18:00:01,000] INFO [LogLoader partition=x-0, dir=/l/data-0] Recovering unflushed segment 0 (kafka.log.LogLoader)
+[2026-11-26 18:00:31,500] INFO Deleted log for partition x-0 in /l/data-0/x-0.0123456789abcdef0123456789abcdef-delete. (kafka.log.LogManager)
+"""
+
+
+def test_next_start_reads_delete_stray_and_future_dir_names(tmp_path: Path) -> None:
+    """Suffixed partition dirs (``<tp>.<uuid>-delete/-stray/-future``) are parsed as the broker parses them; a
+    ``-delete`` dir removed whole is deleted by ``delete_dir`` at its "Deleted log" line, and the live partition's
+    lines (same ``x-0`` prefix) are not taken for it."""
+    ldir = tmp_path / "data-0"
+    uuid = "0123456789abcdef0123456789abcdef"
+    live, gone = ldir / "x-0", ldir / f"x-0.{uuid}-delete"
+    stray, future = ldir / f"my-topic-12.{uuid}-stray", ldir / f"y-3.{uuid}-future"
+    for d in (live, gone, stray, future):
+        _segment(d, 0, 1000)
+    before = snapshot([ldir])
+    for f in list(gone.iterdir()):
+        f.unlink()
+    gone.rmdir()
+    log = LOG_37_DELETE_DIR.replace("/l/data-0", str(ldir))
+    obs = next_start(before, snapshot([ldir]), log)
+    got = {os.path.basename(os.path.dirname(s["log"])): s for s in obs.next_start["segments"]}
+    assert set(got) == {live.name, gone.name}
+    assert got[gone.name]["deleted_by"] == "delete_dir"
+    assert got[gone.name]["deleted_at"] == "2026-11-26T18:00:31.500+00:00"
+    assert (got[gone.name]["topic"], got[gone.name]["partition"], got[gone.name]["load"]) == ("x", 0, "as_is")
+    assert got[live.name]["load"] == "recovered" and got[live.name]["deleted_at"] is None
+    # nothing happened to the stray and future dirs: parsed, not listed
+    exited = next_start(before, snapshot([ldir]), "", exit_code=1)
+    parts = {(s["topic"], s["partition"]) for s in exited.next_start["segments"]}
+    assert parts == {("x", 0), ("my-topic", 12), ("y", 3)}
+
+
+def test_next_start_reads_a_completed_swap(tmp_path: Path) -> None:
+    """A .log.swap swapped in at load: the segment at its base is ``swapped_in`` (its .log is now the swap's
+    bytes), a segment it covered and the broker deleted is ``deleted_by: swap`` at the swap line's time."""
+    ldir = tmp_path / "data-0"
+    pdir = ldir / "x-0"
+    for base in (0, 60, 120):
+        _segment(pdir, base, 1000)
+    swap = F.segment_file(pdir, 0, ".log.swap")
+    swap.write_bytes(b"\2" * 2000)
+    before = snapshot([ldir])
+    F.segment_file(pdir, 60, ".log").unlink()
+    swap.rename(F.segment_file(pdir, 0, ".log"))
+    log = (
+        f"[2026-11-26 18:00:01,250] INFO [LogLoader partition=x-0, dir={ldir}] Found log file {swap} from "
+        "interrupted swap operation, which is recoverable from .swap files by renaming. (kafka.log.LogLoader)\n"
+    )
+    obs = next_start(before, snapshot([ldir]), log)
+    got = {s["base_offset"]: s for s in obs.next_start["segments"]}
+    assert set(got) == {0, 60}
+    assert got[0]["load"] == "swapped_in" and got[0]["truncated_bytes"] == 0
+    assert (got[60]["deleted_by"], got[60]["deleted_at"]) == ("swap", "2026-11-26T18:00:01.250+00:00")
