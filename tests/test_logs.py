@@ -92,7 +92,11 @@ def test_report_on_seed_001s_cleaner_death(broken_host) -> None:  # type: ignore
     assert rep["cleaner_dead_now"] == ["kafka-log-cleaner-thread-0"]
     (d,) = rep["cleaner_deaths"]
     # the simulated 3.7.0 broker's cleaner died of an Error (an exception marks the partition uncleanable there)
-    assert d["exception"] == "java.lang.OutOfMemoryError" and d["log"] == "__consumer_offsets-7" and d["dead_now"]
+    assert (
+        d["exception"] == "java.lang.OutOfMemoryError"
+        and d["log"] == "__consumer_offsets-7"
+        and d["dead_now"]
+    )
     table = run(broken_host.cleaner_log)
     assert table.returncode == 1 and "DEAD now" in table.stdout
 
