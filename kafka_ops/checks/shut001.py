@@ -37,12 +37,13 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
     secs = ctx.recovery_seconds(a.recover_bytes, a.partitions, a.largest_recover_bytes)
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
     severity = severity_for(secs)
+    took = "under a second" if secs < 1 else f"about {human_ms(secs * 1000)}"
     yield run.finding(
         f"log dir {ldf.path} has no .kafka_cleanshutdown and the broker is stopped: its last stop was not clean "
         f"(SIGKILL, OOM kill or a stop timeout). At the next start LogLoader.recoverLog re-reads, CRC-checks and "
         f"re-indexes every segment from the recovery point on: {a.recover_segments} segments, "
         f"{human_bytes(a.recover_bytes)} in {a.partitions} partitions (the largest {human_bytes(a.largest_recover_bytes)}), "
-        f"about {human_ms(secs * 1000)} with num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the "
+        f"{took} with num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the "
         "rate of seed 002's broker log; one thread recovers a partition from end to end, LogManager.loadLogs, so "
         "the largest partition sets the floor whatever the threads).",
         "Expect the start to take that long and do not kill the broker while it recovers (`kafka-ops logs --follow "
