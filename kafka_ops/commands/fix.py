@@ -504,7 +504,7 @@ def journals(
 def undo(
     journal: Annotated[
         Path | None,
-        typer.Argument(metavar="[JOURNAL]", help="A journal written by `fix ... --apply` (or give --last)."),
+        typer.Argument(metavar="JOURNAL", help="A journal written by `fix ... --apply` (or give --last)."),
     ] = None,
     last: Annotated[
         bool,

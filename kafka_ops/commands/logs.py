@@ -253,7 +253,8 @@ def logs(
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
     unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
 
-    Files are read as a stream in constant memory. A compressed file is read only up to 4 GiB decompressed, or
+    A directory (/var/log/kafka) stands for the server.log and log-cleaner.log in it and all their rotations,
+    oldest first; with --follow, for its server.log. Files are read as a stream in constant memory. A compressed file is read only up to 4 GiB decompressed, or
     up to where (past 64 MiB) it has grown more than 500 times its compressed size (a compression bomb): what
     was read counts, and a warning names the file. Symlinks, FIFOs and devices are not read.
 
