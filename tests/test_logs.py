@@ -243,6 +243,9 @@ def test_follow_returns_at_once_when_the_last_load_completed_and_ignores_older_o
     log.write_text("\n".join(older + newer) + "\n")
     r = run("--follow", str(log), "--timeout", "5")
     assert r.returncode == 0 and r.stdout.strip() == "loading complete: 4/4 logs in 9.0 s"
+    # --follow DIR follows DIR/server.log
+    d = run("--follow", str(tmp_path), "--timeout", "5")
+    assert d.returncode == 0 and d.stdout == r.stdout
     # the same file with the newer start still under way: it is followed, not the completed older one
     log.write_text("\n".join(older + newer[:-1]) + "\n")
     r = run("--follow", str(log), "--timeout", "0.5", "--poll", "0.05")
