@@ -356,6 +356,18 @@ def dump_path(path: str, opts: DumpOptions) -> Iterator[Event]:
 
 # ---------------------------------------------------------------- text rendering
 
+_RECORD_CONTENT = ("type", "file", "key", "value", "headers", "decoded", "skip_record_metadata")
+
+
+def without_record_metadata(ev: Event, keep_offset: bool = False) -> Event:
+    """A record event as kafka-dump-log.sh --skip-record-metadata prints it (DumpLogSegments.dumpLog): its key,
+    payload and decoded content, none of offset, timestamp, sizes, sequence, header keys, control type."""
+    out: Event = {k: v for k, v in ev.items() if k in _RECORD_CONTENT}
+    if keep_offset:
+        out["offset"] = ev["offset"]
+    out["skip_record_metadata"] = True
+    return out
+
 
 def _b(v: object) -> str:
     return str(v).lower() if isinstance(v, bool) else str(v)
@@ -384,6 +396,13 @@ def render_text(ev: Event) -> str | None:
                 s += f" coordinatorEpoch: {ev['coordinator_epoch']}"
         if ev.get("aborted"):
             s += " aborted: true"
+        return s
+    if t == "record" and ev.get("skip_record_metadata"):
+        s = "|"
+        if "decoded" in ev:
+            s += f" decoded: {json.dumps(ev['decoded'], separators=(',', ':'))}"
+        if "key" in ev:
+            s += f" key: {ev['key']} payload: {ev['value']}"
         return s
     if t == "record":
         s = (

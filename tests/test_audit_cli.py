@@ -38,32 +38,37 @@ def test_published_schema_is_the_models_schema() -> None:
 
 def test_json_report_fields_and_gate(tmp_path) -> None:  # type: ignore[no-untyped-def]
     host = simulate_host(
-        str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(unclean_shutdown=True))
+        str(tmp_path / "h"),
+        HostSpec(now_ms=NOW_MS, failures=Failures(unclean_shutdown=True, meta_mismatch=True)),
     )
     r = run(*base_args(host), "--format", "json")
-    assert r.returncode == 1, r.stderr  # SHUT001 is critical: the default --fail-on error fails
+    assert r.returncode == 1, r.stderr  # DIR002 is critical: the default --fail-on error fails
     report = json.loads(r.stdout)
     validate(report)
     for key in ("version", "host", "generated_at", "inputs", "skipped", "findings"):
         assert key in report
     assert report["generated_at"].startswith("2026-09-21T14:13:20")
+    # SHUT001's severity follows the recovery estimate: these dirs recover in seconds
     shut = [f for f in report["findings"] if f["check"] == "SHUT001"]
-    assert len(shut) == 2 and all(f["severity"] == "critical" for f in shut)
+    assert len(shut) == 2 and all(f["severity"] == "info" for f in shut)
+    assert all(f["details"]["recover_estimate_s"] < 60 for f in shut)
+    dir2 = [f for f in report["findings"] if f["check"] == "DIR002"]
+    assert len(dir2) == 1 and dir2[0]["severity"] == "critical"
     for f in report["findings"]:
         for key in ("check", "severity", "path", "topic", "partition", "segment", "message", "remediation"):
             assert key in f
     failing = report["gate"].pop("failing")
     assert report["gate"] == {"fail_on": "error", "passed": False, "exit_code": 1, "waived": 0}
     # gate.failing: one line per failing finding (error and critical), the line the Ansible role prints
-    assert [x.split(" ", 2)[:2] for x in failing] == [
-        [f["check"], f["severity"]] for f in report["findings"] if f["severity"] in ("error", "critical")
-    ]
-    assert [x.split(" ", 2)[:2] for x in failing][:2] == [["SHUT001", "critical"]] * 2
+    failing_findings = [f for f in report["findings"] if f["severity"] in ("error", "critical")]
+    assert [x.split(" ", 2)[:2] for x in failing] == [[f["check"], f["severity"]] for f in failing_findings]
+    assert ["DIR002", "critical"] in [x.split(" ", 2)[:2] for x in failing]
     assert all(
-        f" - {f['message'].split()[0]}" in x and " FIX: " in x for x, f in zip(failing, shut, strict=True)
+        f" - {f['message'].split()[0]}" in x and " FIX: " in x
+        for x, f in zip(failing, failing_findings, strict=True)
     )
     assert report["inputs"]["log_dirs"]["source"].startswith("log.dirs in")
-    # the same host passes a gate that only fails on... nothing above critical exists, so use the broker state
+    # with the broker running SHUT001 is not judged at all (DIR002 still fails the gate)
     r2 = run(
         *base_args(host)[:-6],
         "--broker-state",
@@ -75,9 +80,11 @@ def test_json_report_fields_and_gate(tmp_path) -> None:  # type: ignore[no-untyp
         "-f",
         "json",
     )
-    assert r2.returncode == 0, r2.stdout[-2000:]
-    skipped = {s.get("check"): s["reason"] for s in json.loads(r2.stdout)["skipped"]}
+    assert r2.returncode == 1, r2.stdout[-2000:]
+    running = json.loads(r2.stdout)
+    skipped = {s.get("check"): s["reason"] for s in running["skipped"]}
     assert "SHUT001" in skipped and "running" in skipped["SHUT001"]
+    assert {f["check"] for f in running["findings"]} & {"SHUT001"} == set()
 
 
 def test_healthy_host_passes_and_missing_inputs_are_reported(healthy_host) -> None:  # type: ignore[no-untyped-def]
@@ -104,14 +111,15 @@ def test_healthy_host_passes_and_missing_inputs_are_reported(healthy_host) -> No
 
 def test_junit_and_markdown(tmp_path) -> None:  # type: ignore[no-untyped-def]
     host = simulate_host(
-        str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(unclean_shutdown=True))
+        str(tmp_path / "h"),
+        HostSpec(now_ms=NOW_MS, failures=Failures(unclean_shutdown=True, meta_mismatch=True)),
     )
     r = run(*base_args(host), "--format", "junit", "--fail-on", "critical")
     assert r.returncode == 1
     suite = ET.fromstring(r.stdout)
     assert suite.tag == "testsuite" and int(suite.get("failures")) >= 1
     failed = [c.get("name") for c in suite if c.find("failure") is not None]
-    assert "SHUT001" in failed
+    assert "DIR002" in failed and "SHUT001" not in failed  # SHUT001 of seconds is info
     md = run(*base_args(host), "--format", "markdown", "-o", str(tmp_path / "r.md"))
     assert md.returncode == 1 and "## critical" in (tmp_path / "r.md").read_text()
 

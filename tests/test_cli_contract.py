@@ -223,7 +223,7 @@ def test_out_of_range_missing_values_and_extra_arguments(
             "somewhere",
         ): "kafka-ops audit: unexpected argument(s): somewhere (see kafka-ops audit --help)",
         ("dump",): "kafka-ops dump: give files or dirs, as arguments or with --files a,b,c",
-        ("fix", "undo"): "kafka-ops fix undo: missing argument JOURNAL (see kafka-ops fix undo --help)",
+        ("fix", "undo"): "kafka-ops fix undo: give a JOURNAL or --last (`kafka-ops fix journals` lists them)",
         ("audi",): "kafka-ops: no such command: 'audi' (did you mean audit?)",
         ("fleet", "audti"): "kafka-ops fleet: no such command: 'audti' (did you mean audit?)",
     }

@@ -185,3 +185,55 @@ def test_fix_ownership_gives_the_mode_asked_for_and_refuses_a_bad_one(tmp_path, 
     st = os.lstat(f)
     assert (st.st_uid, st.st_mode & 0o7777) == (pw.pw_uid, 0o640)  # setuid/setgid removed
     assert os.lstat(part).st_mode & 0o777 == 0o755
+
+
+def test_fix_journals_lists_states_and_undo_last_undoes_the_newest(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+    pw = pwd.getpwnam(broker_user)
+    host = simulate_host(
+        str(tmp_path / "h"),
+        HostSpec(
+            now_ms=NOW_MS,
+            broker_uid=pw.pw_uid,
+            broker_gid=pw.pw_gid,
+            failures=Failures(unreadable_timeindex=True),
+        ),
+    )
+    bad = host.planted["unreadable_timeindex"][0]
+    jdir = tmp_path / "journal"
+    assert "no fix journals in" in run("fix", "journals", "--journal-dir", str(jdir.parent)).stdout
+    args = ["fix", "ownership", "--server-properties", host.server_properties, "--broker-user", broker_user]
+    assert run(*args, "--apply", "--journal-dir", str(jdir)).returncode == 0
+    (applied,) = jdir.iterdir()
+    # an apply killed after its first intent: the intent is durable, its completion is not
+    lines = applied.read_text().splitlines()
+    killed = jdir / "20000101T000000.000000Z-ownership.jsonl"
+    killed.write_text(
+        "\n".join(lines[:2]).replace(
+            lines[0].split('"created":"')[1].split('"')[0], "20000101T000000.000000Z"
+        )
+        + "\n"
+    )
+    (jdir / "notes.jsonl").write_text("not a journal\n")  # not listed, not undone
+    listed = run("fix", "journals", "--journal-dir", str(jdir), "--format", "json")
+    assert listed.returncode == 0, listed.stderr
+    doc = json.loads(listed.stdout)
+    assert [(j["path"], j["fix"], j["state"]) for j in doc] == [
+        (str(killed), "ownership", "partial"),
+        (str(applied), "ownership", "applied"),
+    ]
+    text = run("fix", "journals", "--journal-dir", str(jdir)).stdout
+    assert "2000-01-01 00:00:00 UTC  ownership" in text and "partial" in text and "applied" in text
+    u = run("fix", "undo", "--last", "--journal-dir", str(jdir))
+    assert u.returncode == 0, u.stderr
+    assert f"undoing {applied}" in u.stdout and os.stat(bad).st_uid == 0  # the newest one, not the killed one
+    states = {
+        j["path"]: j["state"]
+        for j in json.loads(run("fix", "journals", "--journal-dir", str(jdir), "-f", "json").stdout)
+    }
+    assert states == {str(killed): "partial", str(applied): "undone"}
+    again = run("fix", "undo", "--last", "--journal-dir", str(jdir))
+    assert again.returncode == 0 and "already undone" in again.stdout  # never walks back to an older fix
+    both = run("fix", "undo", str(applied), "--last")
+    assert both.returncode == 2 and "give a JOURNAL or --last" in both.stderr
+    empty = run("fix", "undo", "--last", "--journal-dir", str(tmp_path / "h"))
+    assert empty.returncode == 2 and "no fix journals in" in empty.stderr

@@ -172,3 +172,33 @@ def test_table_and_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
     assert "2026-10-21" in r.stdout  # segment 20's timestamp, 30 days in the future
     r = cli("forecast", "--log-dir", str(tmp_path / "nope"), "--now", "yesterday")
     assert r.returncode == 2 and "--now: not a time" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_topic_filters_the_forecast_to_those_topics(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(
+        tmp_path,
+        [
+            TopicSpec(
+                "events", partitions=2, records_per_partition=300, span_ms=9 * DAY, retention_ms=7 * DAY
+            ),
+            TopicSpec(
+                "audit", partitions=1, records_per_partition=300, span_ms=9 * DAY, retention_ms=7 * DAY
+            ),
+        ],
+    )
+    whole = _json(host)
+    assert {"events", "audit"} <= {p["topic"] for p in whole["partitions"]}
+    doc = _json(host, "--topic", "audit")
+    assert {(p["topic"], p["partition"]) for p in doc["partitions"]} == {("audit", 0)}
+    assert [t["topic"] for t in doc["topics"]] == ["audit"]
+    [a] = [t for t in whole["topics"] if t["topic"] == "audit"]
+    assert doc["topics"][0] == a  # the same numbers as in the whole forecast
+    doc = _json(host, "--topic", "audit", "-t", "events")
+    assert {p["topic"] for p in doc["partitions"]} == {"audit", "events"}
+    r = cli("forecast", *cli_inputs(host, "--format", "csv", "--topic", "events"))
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert rows and {x["topic"] for x in rows} == {"events"}
+    r = cli("forecast", *cli_inputs(host, "--topic", "audit", "--topic", "nosuch"))
+    assert r.returncode == 0 and "Topic size over the horizon" in r.stdout and "audit" in r.stdout
+    assert "events-0" not in r.stdout
+    assert "no partition of topic(s) 'nosuch' in the log dirs" in r.stderr

@@ -642,7 +642,11 @@ def test_decode_internal_dispatch() -> None:
     assert decode_internal("__transaction_state", TXN_KEY, None)["type"] == "transaction_metadata"  # type: ignore[index]
     assert decode_internal("orders", offset_key(), None) is None
     assert decode_internal("__consumer_offsets-0", offset_key(), None) is None
-    assert decode_internal("__cluster_metadata", None, b"\x01") is None
+    # KRaft's metadata log is decoded too (engine.metadata_records): a frame cut after its version is an error
+    cut = decode_internal("__cluster_metadata", None, b"\x01")
+    assert cut is not None and cut["type"] is None and "runs past the end" in cut["error"]
+    noop = decode_internal("__cluster_metadata", None, b"\x01\x14\x00\x00")  # NoOpRecord v0
+    assert noop == {"type": "NO_OP_RECORD", "version": 0, "data": {}}
 
 
 def test_bytes_like_inputs_and_wrong_types() -> None:

@@ -91,7 +91,12 @@ def test_report_on_seed_001s_cleaner_death(broken_host) -> None:  # type: ignore
     rep = json.loads(r.stdout)
     assert rep["cleaner_dead_now"] == ["kafka-log-cleaner-thread-0"]
     (d,) = rep["cleaner_deaths"]
-    assert d["max_size"] == 1000012 and d["log"] == "__consumer_offsets-7" and d["dead_now"]
+    # the simulated 3.7.0 broker's cleaner died of an Error (an exception marks the partition uncleanable there)
+    assert (
+        d["exception"] == "java.lang.OutOfMemoryError"
+        and d["log"] == "__consumer_offsets-7"
+        and d["dead_now"]
+    )
     table = run(broken_host.cleaner_log)
     assert table.returncode == 1 and "DEAD now" in table.stdout
 
@@ -238,6 +243,9 @@ def test_follow_returns_at_once_when_the_last_load_completed_and_ignores_older_o
     log.write_text("\n".join(older + newer) + "\n")
     r = run("--follow", str(log), "--timeout", "5")
     assert r.returncode == 0 and r.stdout.strip() == "loading complete: 4/4 logs in 9.0 s"
+    # --follow DIR follows DIR/server.log
+    d = run("--follow", str(tmp_path), "--timeout", "5")
+    assert d.returncode == 0 and d.stdout == r.stdout
     # the same file with the newer start still under way: it is followed, not the completed older one
     log.write_text("\n".join(older + newer[:-1]) + "\n")
     r = run("--follow", str(log), "--timeout", "0.5", "--poll", "0.05")
@@ -284,3 +292,33 @@ def test_follow_survives_rotation(tmp_path: Path) -> None:
 
     res = brokerlogs.follow(str(log), lambda ld: seen.append(ld.done), timeout_s=30, sleep=sleep)
     assert res.status == "completed" and res.load is not None and res.load.done == 5 and seen[0] == 1
+
+
+def test_a_directory_of_logs_reads_server_log_cleaner_log_and_their_rotations(
+    broken_host, tmp_path: Path
+) -> None:  # type: ignore[no-untyped-def]
+    import gzip
+
+    logs = tmp_path / "kafka"
+    logs.mkdir()
+    (logs / "server.log.2023-08-02-19").write_text(SEED_002)  # log4j's hourly rotation: the index rebuild
+    os.utime(logs / "server.log.2023-08-02-19", (1_690_000_000, 1_690_000_000))
+    (logs / "server.log").write_text("")
+    cleaner = Path(broken_host.cleaner_log).read_bytes()
+    (logs / "log-cleaner.log-20261101.gz").write_bytes(gzip.compress(cleaner))  # logrotate's dateext
+    (logs / "controller.log").write_text(SEED_002)  # not a log this reads
+    (logs / "server.log.9").symlink_to("/etc/shadow")
+    r = run("--format", "json", str(logs))
+    assert r.returncode == 1, r.stderr  # the cleaner thread of seed 001 is dead
+    rep = json.loads(r.stdout)
+    assert rep["files"] == [
+        str(logs / "server.log.2023-08-02-19"), str(logs / "server.log"), str(logs / "log-cleaner.log-20261101.gz")
+    ]  # fmt: skip
+    assert rep["cleaner_dead_now"] == ["kafka-log-cleaner-thread-0"] and len(rep["index_rebuilds"]) == 1
+    assert f"{logs / 'server.log.9'}: not a regular file: not read" in r.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    (empty / "controller.log").write_text(SEED_002)
+    r = run(str(empty))
+    assert r.returncode == 2 and "no server.log or log-cleaner.log (nor a rotation of one)" in r.stderr
+    assert len(r.stderr.splitlines()) == 1

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 
+import pytest
+
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.indexes import read_offset_index, read_time_index, read_txn_index
 from kafka_ops.engine.logdir import scan_log_dir
@@ -126,3 +128,28 @@ def test_txn_marker_flood_is_a_long_run_of_consecutive_markers(broken_host) -> N
                 run = run + b.size if b.is_control else 0
                 best = max(best, run)
     assert best > 1_000_012  # longer than the largest cleaner buffer of seed 001
+
+
+@pytest.mark.parametrize(
+    ("version", "died_of"),
+    [
+        (
+            "1.1.0",
+            "java.lang.IllegalStateException: This log contains a message larger than maximum allowable size",
+        ),
+        ("2.0.1", "java.lang.IllegalStateException"),
+        ("2.1.0", "java.lang.OutOfMemoryError: Java heap space"),
+        ("3.7.0", "java.lang.OutOfMemoryError: Java heap space"),
+    ],
+)
+def test_the_cleaner_dies_as_the_simulated_version_can(tmp_path, version: str, died_of: str) -> None:  # type: ignore[no-untyped-def]
+    """Before 2.1.0 any exception while cleaning kills the thread (KAFKA-6854's among them); from 2.1.0 (KIP-346)
+    an exception marks the partition uncleanable, and only an Error still kills it."""
+    from kafka_ops.simulator.host import Failures, HostSpec, simulate_host
+
+    host = simulate_host(
+        str(tmp_path / "h"), HostSpec(kafka_version=version, topics=[], failures=Failures(cleaner_died=True))
+    )
+    text = open(host.cleaner_log).read()
+    assert died_of in text and "Error due to" in text and "Stopped" in text
+    assert ("maximum allowable size" in text) == (version < "2.1")

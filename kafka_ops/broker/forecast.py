@@ -36,7 +36,7 @@ from __future__ import annotations
 import csv
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import add, mul, sub
@@ -59,7 +59,7 @@ from kafka_ops.engine.logdir import (
 )
 from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.facts.access import access_for
-from kafka_ops.facts.collect import HostFacts, PartitionFacts, iter_partitions
+from kafka_ops.facts.collect import HostFacts, PartitionFacts, gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
 
 FORECAST_VERSION = 1
@@ -826,16 +826,23 @@ class HostForecast:
 
 
 def iter_forecasts(
-    host: HostFacts, progress: Callable[[str, int, int], None] | None = None
+    host: HostFacts,
+    progress: Callable[[str, int, int], None] | None = None,
+    topics: Collection[str] | None = None,
 ) -> Iterator[PartitionForecast]:
-    """Forecast every partition of every log dir, one at a time (``progress(log_dir, done, total)``). A log dir
-    that the next start takes offline (broker.plan) deletes nothing: decided by a stat-only pass first."""
+    """Forecast every partition of every log dir, one at a time (``progress(log_dir, done, total)``); with
+    ``topics``, only those topics' partitions (the others are not read). A log dir that the next start takes
+    offline (broker.plan) deletes nothing: decided by a stat-only pass first (of the whole dir)."""
     from kafka_ops.broker.plan import dir_offline_prescan
 
     for ldf in host.log_dirs:
-        total = len(ldf.scan.partition_names)
+        names = ldf.scan.partition_names
+        if topics is not None:
+            names = [(path, n) for path, n in names if n.topic in topics]
+        total = len(names)
         offline = dir_offline_prescan(host, ldf)
-        for i, pf in enumerate(iter_partitions(host, ldf), start=1):
+        pfs = (gather_partition(host, ldf, path, n) for path, n in names)
+        for i, pf in enumerate(pfs if topics is not None else iter_partitions(host, ldf), start=1):
             fc = forecast_partition(host, pf)
             if offline is not None and fc.schedule.runs:
                 fc.block(offline[0])

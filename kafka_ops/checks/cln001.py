@@ -54,13 +54,49 @@ def _cause(h: HostFacts, d: CleanerDeath) -> str:
                 "reached max.message.bytes (LogCleaner.growBuffers @1.1.0); CLN003 names the partition and the "
                 "run of markers that kill it."
             )
-        else:
+        elif h.kafka_version is None:
             why = (
                 " The buffers reached max(max.message.bytes, message.max.bytes) and a read still held no complete "
                 "batch (LogCleaner.growBuffers): a batch larger than the limit, or KAFKA-6854 on a version before "
-                "1.0.2/1.1.1/2.0.0 (give --kafka-version)."
+                "1.0.2/1.1.1/2.0.0 (the Kafka version is not known: give --kafka-version)."
+            )
+        else:
+            why = (
+                " The buffers reached max(max.message.bytes, message.max.bytes) and a read still held no complete "
+                f"batch (LogCleaner.growBuffers): a batch larger than the limit. Not KAFKA-6854: Kafka "
+                f"{versions.text(h.kafka_version)} has its fix (1.0.2, 1.1.1, 2.0.0)"
+                + (
+                    "; and since 2.1.0 (KIP-346) this exception marks the partition uncleanable instead of "
+                    "killing the thread, so a thread that died of it ran an older version when it died."
+                    if versions.norm(h.kafka_version) >= (2, 1, 0)
+                    else "."
+                )
             )
     return f"{exc}{doing}.{why}"
+
+
+def _remove_cause(h: HostFacts, d: CleanerDeath) -> str:
+    """The first step of the remediation, for the cause and the version at hand."""
+    first = "Remove the cause first, or the thread dies again on the same segment (seed 001's cleaner died three times after restarts)"
+    six_eight_five_four = bool(d.detail and KAFKA_6854_TEXT in d.detail)
+    if six_eight_five_four and (h.kafka_version is None or affected_by_6854(h.kafka_version)):
+        return (
+            f"{first}: for KAFKA-6854 upgrade to 1.1.1 / 2.0.0 or later (2.2.1 / 2.3.0 also stop KAFKA-8335's "
+            "marker build-up); see CLN003."
+        )
+    if d.exception == "java.lang.OutOfMemoryError":
+        return (
+            f"{first}: the broker's heap ran out while the cleaner allocated its buffers: it takes "
+            "log.cleaner.dedupe.buffer.size (default 128 MiB, shared by the threads) and per thread two I/O buffers "
+            "that grow up to max(max.message.bytes, message.max.bytes); give the broker more heap (KAFKA_HEAP_OPTS "
+            "-Xmx) or lower log.cleaner.dedupe.buffer.size."
+        )
+    if six_eight_five_four:
+        return (
+            f"{first}: find the batch larger than max.message.bytes (kafka-ops dump --records on the segment) and "
+            "raise the topic's max.message.bytes above it."
+        )
+    return f"{first}: the exception above says what it is."
 
 
 def _finding(ctx, h: HostFacts, d: CleanerDeath, deaths: int, threads: int, dead: int) -> Finding:  # type: ignore[no-untyped-def]
@@ -90,9 +126,7 @@ def _finding(ctx, h: HostFacts, d: CleanerDeath, deaths: int, threads: int, dead
             "__consumer_offsets partition when it moves, so failovers get slower."
         )
         remediation = (
-            "Remove the cause first, or the thread dies again on the same segment (seed 001's cleaner died three "
-            "times after restarts): for KAFKA-6854 upgrade to 1.1.1 / 2.0.0 or later (2.2.1 / 2.3.0 also stop "
-            "KAFKA-8335's marker build-up); see CLN003. Then restart the cleaner: restart the broker (rolling, one at "
+            f"{_remove_cause(h, d)} Then restart the cleaner: restart the broker (rolling, one at "
             "a time), or on 1.1+ change a dynamic cleaner setting, which restarts the threads (LogCleaner.reconfigure: "
             f"shutdown() then startup()): kafka-configs --bootstrap-server <broker:9092> --entity-type brokers "
             f"--entity-name <broker id> --alter --add-config log.cleaner.threads={threads}. Check it runs: "

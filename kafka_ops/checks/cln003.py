@@ -22,7 +22,8 @@ from kafka_ops.facts.collect import PartitionFacts
     "CLN003",
     severity="error",
     scope="partition",
-    title="Run of transaction markers longer than the cleaner's largest buffer: the cleaner dies (KAFKA-6854)",
+    title="Run of transaction markers longer than the cleaner's largest buffer: fatal to the cleaner on versions "
+    "with KAFKA-6854 (before 1.0.2/1.1.1/2.0.0), a build-up on versions with KAFKA-8335",
     incident="seed 001: __consumer_offsets-20 held little but consecutive COMMIT markers; Kafka 1.1.0's cleaner "
     "grew its buffers 262144 -> 524288 -> 1000012 bytes and died",
     needs=("kafka_version",),

@@ -7,12 +7,24 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
 from kafka_ops.facts.collect import LogDirFacts
 
+# The severity follows the estimated recovery: what the operator waits for at the next start. Under a minute the
+# start is barely slower than a clean one; ten minutes and more hold up a rolling restart and keep the broker's
+# partitions under-replicated that long (seed 002: hours).
+WARNING_AFTER_S = 60
+CRITICAL_AFTER_S = 600
+
+
+def severity_for(recover_seconds: float) -> str:
+    if recover_seconds >= CRITICAL_AFTER_S:
+        return "critical"
+    return "warning" if recover_seconds >= WARNING_AFTER_S else "info"
+
 
 @check(
     "SHUT001",
     severity="critical",
     scope="logdir",
-    title="Stopped broker without .kafka_cleanshutdown: long recovery at next start",
+    title="Stopped broker without .kafka_cleanshutdown: recovery at the next start (critical when 10 min or more)",
     incident="seed 002: an OOM kill / systemd SIGKILL left no marker; the broker spent hours rebuilding indexes",
     needs=("broker_stopped",),
 )
@@ -24,21 +36,25 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
     a = ldf.agg
     secs = ctx.recovery_seconds(a.recover_bytes, a.partitions, a.largest_recover_bytes)
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
+    severity = severity_for(secs)
+    took = "under a second" if secs < 1 else f"about {human_ms(secs * 1000)}"
     yield run.finding(
         f"log dir {ldf.path} has no .kafka_cleanshutdown and the broker is stopped: its last stop was not clean "
         f"(SIGKILL, OOM kill or a stop timeout). At the next start LogLoader.recoverLog re-reads, CRC-checks and "
         f"re-indexes every segment from the recovery point on: {a.recover_segments} segments, "
         f"{human_bytes(a.recover_bytes)} in {a.partitions} partitions (the largest {human_bytes(a.largest_recover_bytes)}), "
-        f"about {human_ms(secs * 1000)} with num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the "
+        f"{took} with num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the "
         "rate of seed 002's broker log; one thread recovers a partition from end to end, LogManager.loadLogs, so "
         "the largest partition sets the floor whatever the threads).",
         "Expect the start to take that long and do not kill the broker while it recovers (`kafka-ops logs --follow "
         "server.log` shows the progress). Raise num.recovery.threads.per.data.dir (e.g. to the number of cores) "
         "before starting to shorten it, and fix the stop path so it does not happen again: SYSD001, SYSD004.",
+        severity=severity,
         path=ldf.path,
         details={
             "recover_segments": a.recover_segments, "recover_bytes": a.recover_bytes,
             "recover_estimate_s": round(secs, 1), "recovery_threads": threads,
             "partitions": a.partitions, "largest_recover_bytes": a.largest_recover_bytes,
+            "severity_thresholds_s": {"warning": WARNING_AFTER_S, "critical": CRITICAL_AFTER_S},
         },
     )  # fmt: skip

@@ -85,22 +85,48 @@ def dump(
             help="Decode every record as a __transaction_state record (implies --print-data-log).",
         ),
     ] = False,
+    cluster_metadata_decoder: Annotated[
+        bool,
+        typer.Option(
+            "--cluster-metadata-decoder",
+            help="Decode every record as a KRaft __cluster_metadata record: its type, version and fields "
+            "(implies --print-data-log; records of __cluster_metadata-0 are decoded without it).",
+        ),
+    ] = False,
+    skip_record_metadata: Annotated[
+        bool,
+        typer.Option(
+            "--skip-record-metadata",
+            help="Print records without their metadata (offset, timestamp, sizes, sequence, headers): only the "
+            "key and payload with --print-data-log, and what a decoder decoded. JSON keeps the offset.",
+        ),
+    ] = False,
 ) -> None:
     """Print what kafka-dump-log.sh prints, and what it misses: verified index entries, zero padding,
     torn or CRC-invalid tails with what recovery truncates, decoded internal topics, aborted transactions.
 
     Exit code 1 when any file could not be read or holds an error; the other files are still dumped.
     """
-    from kafka_ops.dump import DumpOptions, dump_path, render_text
+    from kafka_ops.dump import DumpOptions, dump_path, render_text, without_record_metadata
     from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
+    from kafka_ops.engine.metadata_records import CLUSTER_METADATA
     from kafka_ops.engine.shell import printable
 
     targets = [str(p) for p in paths or []] + [f for arg in files or [] for f in arg.split(",") if f]
     if not targets:
         raise typer.BadParameter("give files or dirs, as arguments or with --files a,b,c")
-    if offsets_decoder and transaction_log_decoder:
-        raise typer.BadParameter("--offsets-decoder and --transaction-log-decoder exclude each other")
-    decoder = CONSUMER_OFFSETS if offsets_decoder else TRANSACTION_STATE if transaction_log_decoder else None
+    chosen = [
+        (name, topic)
+        for name, topic, given in (
+            ("--offsets-decoder", CONSUMER_OFFSETS, offsets_decoder),
+            ("--transaction-log-decoder", TRANSACTION_STATE, transaction_log_decoder),
+            ("--cluster-metadata-decoder", CLUSTER_METADATA, cluster_metadata_decoder),
+        )
+        if given
+    ]
+    if len(chosen) > 1:
+        raise typer.BadParameter(f"{' and '.join(n for n, _ in chosen)} exclude each other")
+    decoder = chosen[0][1] if chosen else None
     # kafka-dump-log.sh: a decoder implies --print-data-log, which implies --deep-iteration
     payloads = payloads or decoder is not None
     opts = DumpOptions(
@@ -131,6 +157,8 @@ def dump(
                 ev["type"] == "sanity_check" and not ev["passed"]
             ):
                 errors += 1
+            if skip_record_metadata and ev["type"] == "record":
+                ev = without_record_metadata(ev, format is OutputFormat.json)
             if format is OutputFormat.json:
                 out.write(json.dumps(ev, default=str) + "\n")
             else:

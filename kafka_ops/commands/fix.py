@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, Group, app, fail, show_notes
+from kafka_ops.commands import Command, Group, OutputFormat, app, fail, show_notes
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
@@ -401,16 +401,148 @@ def journal_problem(path: Path) -> str | None:
     return None
 
 
+def _journal_dirs(journal_dir: Path | None) -> list[Path]:
+    from kafka_ops.fixes import JOURNAL_DIRS
+
+    return [journal_dir] if journal_dir else [Path(d) for d in JOURNAL_DIRS]
+
+
+def journal_summary(path: Path) -> dict[str, Any] | None:
+    """What a journal did: {path, fix, created, host, changes, state}; None when ``path`` is not a journal.
+    state: applied (every change made or skipped), undone (undo completed), partial (the apply stopped before
+    its end, or an undo left some changes: `fix undo` finishes either)."""
+    import json
+
+    if journal_problem(path):
+        return None
+    try:
+        with path.open(encoding="utf-8") as f:
+            first = f.readline()
+            if not first.startswith(
+                '{"kafka_ops_journal"'
+            ):  # version 1: one JSON document, written at the end
+                doc = json.loads(first + f.read())
+                return {
+                    "path": str(path), "fix": doc.get("fix"), "created": doc.get("created"),
+                    "host": doc.get("host"), "changes": len(doc["done"]),
+                    "state": "undone" if doc.get("undone") else "applied",
+                }  # fmt: skip
+            head = json.loads(first)
+            intents = ended = undone = 0
+            complete = False
+            for line in f:  # a few strings per line: a journal of millions of changes is read in seconds
+                if line.startswith('{"n":'):
+                    intents += 1
+                elif line.startswith(('{"done":', '{"skipped":')):
+                    ended += 1
+                elif line.startswith('{"undone":'):
+                    undone += 1
+                elif line.startswith('{"undo_complete":'):
+                    complete = True
+    except (OSError, UnicodeDecodeError, ValueError):
+        return None
+    state = "undone" if complete else "partial" if undone or ended < intents else "applied"
+    return {
+        "path": str(path), "fix": head.get("fix"), "created": head.get("created"), "host": head.get("host"),
+        "changes": intents, "state": state,
+    }  # fmt: skip
+
+
+def find_journals(journal_dir: Path | None) -> list[dict[str, Any]]:
+    """Every journal in the journal dir(s), oldest first (by the time in its name, then its header)."""
+    found = []
+    for d in _journal_dirs(journal_dir):
+        try:
+            names = sorted(e.name for e in os.scandir(d) if e.name.endswith(".jsonl") and e.is_file())
+        except FileNotFoundError:
+            continue
+        except OSError as exc:
+            fail(f"{d}: cannot list the journals ({exc.strerror})")
+        for name in names:
+            s = journal_summary(d / name)
+            if s:
+                found.append(s)
+    return sorted(found, key=lambda s: (str(s["created"] or ""), s["path"]))
+
+
+def _when(created: str | None) -> str:
+    import datetime as dt
+
+    for fmt in ("%Y%m%dT%H%M%S.%fZ", "%Y%m%dT%H%M%SZ"):
+        try:
+            return dt.datetime.strptime(created or "", fmt).strftime("%Y-%m-%d %H:%M:%S UTC")
+        except ValueError:
+            continue
+    return str(created or "?")
+
+
+@fix_app.command("journals", cls=Command)
+def journals(
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--journal-dir",
+            metavar="DIR",
+            help="The dir to list (default: /var/lib/kafka-ops/journal and ~/.local/state/kafka-ops/journal).",
+        ),
+    ] = None,
+    format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
+) -> None:
+    """List the fix journals, oldest first: when, which fix, how many changes, and the state (applied; undone;
+    partial: the apply stopped early or an undo left changes, `fix undo` finishes it)."""
+    import json
+
+    if journal_dir is not None and not journal_dir.is_dir():
+        fail(f"{journal_dir}: {'not a directory' if journal_dir.exists() else 'no such directory'}")
+    found = find_journals(journal_dir)
+    if format is OutputFormat.json:
+        typer.echo(json.dumps(found, indent=2))
+        return
+    if not found:
+        where = journal_dir or " or ".join(str(d) for d in _journal_dirs(None))
+        typer.echo(f"no fix journals in {where}.")
+        return
+    rows = [(_when(s["created"]), str(s["fix"]), str(s["changes"]), s["state"], s["path"]) for s in found]
+    head = ("TIME", "FIX", "CHANGES", "STATE", "JOURNAL")
+    widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
+    for r in [head, *rows]:
+        typer.echo(
+            "  ".join(c.ljust(w) for c, w in zip(r[:4], widths, strict=True)) + "  " + shlex.quote(r[4])
+        )
+
+
 @fix_app.command("undo", cls=Command)
 def undo(
     journal: Annotated[
-        Path, typer.Argument(metavar="JOURNAL", help="A journal written by `fix ... --apply`.")
-    ],
+        Path | None,
+        typer.Argument(metavar="JOURNAL", help="A journal written by `fix ... --apply` (or give --last)."),
+    ] = None,
+    last: Annotated[
+        bool,
+        typer.Option(
+            "--last", help="Undo the newest journal (see `fix journals`); --journal-dir says where."
+        ),
+    ] = False,
+    journal_dir: Annotated[
+        Path | None,
+        typer.Option("--journal-dir", metavar="DIR", help="With --last: the journal dir (default as `fix`)."),
+    ] = None,
 ) -> None:
     """Put back everything a fix changed, last change first."""
     from kafka_ops.fixes import FixError
     from kafka_ops.fixes import undo as do_undo
 
+    if last == (journal is not None):
+        fail("give a JOURNAL or --last (`kafka-ops fix journals` lists them)")
+    if journal is None:
+        if journal_dir is not None and not journal_dir.is_dir():
+            fail(f"{journal_dir}: {'not a directory' if journal_dir.exists() else 'no such directory'}")
+        found = find_journals(journal_dir)
+        if not found:
+            fail(f"no fix journals in {journal_dir or ' or '.join(str(d) for d in _journal_dirs(None))}")
+        newest = found[-1]
+        journal = Path(newest["path"])
+        typer.echo(f"undoing {shlex.quote(str(journal))} (fix {newest['fix']}, {_when(newest['created'])})")
     problem = journal_problem(journal)
     if problem:
         fail(problem)

@@ -33,8 +33,11 @@ from kafka_ops.commands.audit import (
     StateOpt,
     TopicConfigsOpt,
     UnitOpt,
+    WaiveFileOpt,
+    WaiveOpt,
     add_cluster,
     emit,
+    read_waiver_options,
 )
 from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, RequireClusterOpt
 from kafka_ops.units import seconds_parser
@@ -47,14 +50,26 @@ fleet_app = typer.Typer(
 )
 app.add_typer(fleet_app, name="fleet")
 
-DEFAULT_RESULTS = "~/.local/state/kafka-ops/fleet"
+
+def default_results() -> str:
+    """This user's own results dir: $XDG_STATE_HOME/kafka-ops/fleet, or ~/.local/state/kafka-ops/fleet (XDG Base
+    Directory spec: a relative XDG_STATE_HOME is ignored). Never a dir shared by everyone who runs as root with
+    their own XDG_STATE_HOME (sudo keeps it only when told to)."""
+    state = os.environ.get("XDG_STATE_HOME", "")
+    if not os.path.isabs(state):
+        state = os.path.join(os.path.expanduser("~"), ".local", "state")
+    return os.path.join(state, "kafka-ops", "fleet")
+
+
 ResultsOpt = Annotated[
-    str,
+    str | None,
     typer.Option(
         "--results",
         metavar="DIR|URI",
         help="Parquet results: a dir, or any URI Spark writes (file://, s3a://, hdfs://...): facts, findings, "
-        "hosts, partitioned by run_date.",
+        "hosts, partitioned by run_date. Default: your own $XDG_STATE_HOME/kafka-ops/fleet "
+        "(~/.local/state/kafka-ops/fleet).",
+        show_default=False,
     ),
 ]
 ConfOpt = Annotated[
@@ -192,6 +207,8 @@ def fleet_audit(
         ),
     ] = AuditFormat.table,
     fail_on: FailOnOpt = Severity.error,
+    waive: WaiveOpt = None,
+    waive_file: WaiveFileOpt = None,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
@@ -201,7 +218,7 @@ def fleet_audit(
             "--master", metavar="URL", help="Spark master URL (default local[*], or spark-submit's)."
         ),
     ] = None,
-    results: ResultsOpt = DEFAULT_RESULTS,
+    results: ResultsOpt = None,
     no_results: Annotated[bool, typer.Option("--no-results", help="Do not write Parquet results.")] = False,
     leaders: Annotated[
         Path | None,
@@ -252,10 +269,14 @@ def fleet_audit(
     environment (--conf spark.archives=env.tar.gz#env).
     With --bootstrap-server the cluster is asked once, by the driver, and CLU001-CLU004 judge each broker from
     that one answer (its node id from its meta.properties).
-    Exit codes: 0 nothing at or above --fail-on; 1 something is; 2 bad usage or input.
+    Waivers (--waive, --waive-file) are the audit's: waived findings stay in the report, marked waived, and do
+    not fail the gate (the Parquet results keep every finding as found).
+    Exit codes: 0 nothing at or above --fail-on but what is waived; 1 something is; 2 bad usage or input.
     """
     from kafka_ops.commands.audit import build_options
     from kafka_ops.fleet.inventory import InventoryError, local_target, override, read_inventory
+
+    waivers = read_waiver_options(waive, waive_file)  # before Spark starts: a bad waiver is one line, at once
 
     opts = build_options(
         check_paths=inventory is None,  # an inventory's paths are on its hosts: the collector checks them there
@@ -329,7 +350,7 @@ def fleet_audit(
     }  # fmt: skip
     from kafka_ops.fleet.results import is_uri, local_or_uri
 
-    out = None if no_results else local_or_uri(results)
+    out = None if no_results else local_or_uri(results or default_results())
     spark = _spark(master, spark_conf, executor_python)
     from kafka_ops.fleet.job import run_fleet
 
@@ -351,6 +372,14 @@ def fleet_audit(
         fail(f"the Spark job failed: {_first_line(exc)}")
     report = run.report
     code = report["gate"]["exit_code"]
+    if waivers:
+        from kafka_ops.audit import apply_gate, apply_waivers
+
+        matched = apply_waivers(report, waivers)
+        code = apply_gate(report, fail_on.value, matched)
+        for w in matched:
+            if not w["matched"]:
+                say(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
     show_notes()
     t = run.timings
     say(
@@ -369,7 +398,7 @@ def fleet_audit(
 
 @fleet_app.command("diff", cls=Command)
 def fleet_diff(
-    results: ResultsOpt = DEFAULT_RESULTS,
+    results: ResultsOpt = None,
     base: Annotated[
         str | None,
         typer.Option(
@@ -387,23 +416,63 @@ def fleet_diff(
     conf: ConfOpt = None,
 ) -> None:
     """What changed between two fleet runs (default: the last two): new and resolved findings, partitions that
-    appeared or vanished, hosts whose status changed. Exit 1 when there are new findings."""
-    from kafka_ops.fleet.results import is_uri, local_or_uri
+    appeared or vanished, hosts whose status changed. Results in a local dir are read directly (pyarrow), without
+    starting Spark; a URI (s3a://, hdfs://) is read by Spark. With only one run there is nothing to compare: it
+    says so (exit 0). Exit 1 when there are new findings; 2 when the results or a run id are not there."""
+    from kafka_ops.fleet.localdiff import local_dir, local_or_uri
 
-    path = local_or_uri(results)
-    if not is_uri(path) and not os.path.isdir(os.path.join(path, "hosts")):
-        fail(f"{path}: no fleet results here (run `kafka-ops fleet audit --results {results}` first)")
-    spark = _spark(master, _conf(conf))
-    from kafka_ops.fleet.results import ResultsError, diff
+    path = local_or_uri(results or default_results())
+    local = local_dir(path)
+    if local is not None and not os.path.isdir(os.path.join(local, "hosts")):
+        again = f" --results {results}" if results else ""
+        fail(f"{local}: no fleet results here (run `kafka-ops fleet audit{again}` first)")
+    d = _diff_local(local, base, head) if local is not None and master is None else None
+    if d is None:
+        spark = _spark(master, _conf(conf))
+        from kafka_ops.fleet.results import ResultsError, diff
 
-    try:
-        d = diff(spark, path, base, head)
-    except ResultsError as exc:
-        fail(str(exc))
+        try:
+            d = diff(spark, path, base, head)
+        except ResultsError as exc:
+            if "only one run (" not in str(exc):
+                fail(str(exc))
+            d = _one_run(str(exc))
     if format is OutputFormat.json:
         sys.stdout.write(json.dumps(d, indent=2, default=str) + "\n")
+    elif d.get("note"):
+        sys.stdout.write(d["note"] + "\n")
     else:
         from kafka_ops.fleet.render import diff_text
 
         sys.stdout.write(diff_text(d) + "\n")
     raise typer.Exit(1 if d["new_findings"] else 0)
+
+
+def _one_run(note: str, head: str | None = None) -> dict[str, Any]:
+    return {
+        "base": None, "head": head, "note": note, "new_findings": [], "resolved_findings": [],
+        "partitions_added": [], "partitions_removed": [], "host_status_changes": [],
+    }  # fmt: skip
+
+
+def _diff_local(local: str, base: str | None, head: str | None) -> dict[str, Any] | None:
+    """The diff of a local results dir without Spark (fleet.localdiff); None when pyarrow is missing."""
+    try:
+        from kafka_ops.fleet import localdiff
+    except ImportError:
+        return None
+    try:
+        ids = localdiff.runs(local)
+        b, h = localdiff.pick(ids, local, base, head)
+    except ImportError:
+        return None
+    except localdiff.RunNotFound as exc:
+        fail(str(exc))
+    except (OSError, ValueError) as exc:  # pyarrow: ArrowInvalid is a ValueError, a missing file an OSError
+        fail(f"{local}: cannot read the fleet results ({_first_line(exc)})")
+    if b is None:
+        return _one_run(f"{local}: only one run ({h}): nothing to compare it with yet", h)
+    try:
+        return localdiff.diff(local, b, h)
+    except (OSError, ValueError) as exc:
+        fail(f"{local}: cannot read the fleet results ({_first_line(exc)})")

@@ -9,7 +9,7 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from kafka_ops.commands import Command, app, fail, show_notes
+from kafka_ops.commands import Command, app, fail, note_later, show_notes
 from kafka_ops.commands.audit import (
     BrokerState,
     BrokerUserOpt,
@@ -62,6 +62,15 @@ def forecast(
     output: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write to this file.")
     ] = None,
+    topic: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--topic",
+            "-t",
+            metavar="TOPIC",
+            help="Forecast only this topic (repeat for more); the other partitions are not read.",
+        ),
+    ] = None,
 ) -> None:
     """Forecast retention: for every segment the timestamp the broker will compare and where it comes from,
     when retention deletes it and why (log start, retention.bytes, retention.ms), and each topic's size at the
@@ -84,6 +93,7 @@ def forecast(
         host = gather(opts)
         if not host.log_dirs:
             fail("no log dirs to forecast: log.dirs is empty and no --log-dir was given")
+        topics = _topics(host, topic)
         show_notes()
         out: TextIO = sys.stdout
         if output is not None:
@@ -93,11 +103,11 @@ def forecast(
                 fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
         try:
             if format is ForecastFormat.json:
-                write_json(out, host, iter_forecasts(host), every_check)
+                write_json(out, host, iter_forecasts(host, topics=topics), every_check)
             elif format is ForecastFormat.csv:
-                write_csv(out, host, iter_forecasts(host), every_check)
+                write_csv(out, host, iter_forecasts(host, topics=topics), every_check)
             else:
-                _table(host, out, every_check, progress=out is sys.stdout and sys.stderr.isatty())
+                _table(host, out, every_check, out is sys.stdout and sys.stderr.isatty(), topics)
         finally:
             if out is not sys.stdout:
                 out.close()
@@ -105,7 +115,22 @@ def forecast(
         fail(str(exc))
 
 
-def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
+def _topics(host: Any, wanted: list[str] | None) -> frozenset[str] | None:
+    """The --topic filter. A topic with no partition in the log dirs (a typo, or not a replica on this broker)
+    is named in a note: the forecast of the others goes on."""
+    if not wanted:
+        return None
+    present = {n.topic for ldf in host.log_dirs for _, n in ldf.scan.partition_names}
+    missing = sorted(set(wanted) - present)
+    if missing:
+        dirs = ", ".join(ldf.path for ldf in host.log_dirs)
+        note_later(f"no partition of topic(s) {', '.join(map(repr, missing))} in the log dirs ({dirs})")
+    return frozenset(wanted)
+
+
+def _table(
+    host: Any, out: TextIO, every_check: bool, progress: bool, topics: frozenset[str] | None = None
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -171,9 +196,9 @@ def _table(host: Any, out: TextIO, every_check: bool, progress: bool) -> None:
                     tasks[log_dir] = bar.add_task(esc(log_dir), total=total)
                 bar.update(tasks[log_dir], completed=done)
 
-            consume(iter_forecasts(host, tick))
+            consume(iter_forecasts(host, tick, topics))
     else:
-        consume(iter_forecasts(host))
+        consume(iter_forecasts(host, topics=topics))
 
     console.print(
         f"[bold]kafka-ops forecast[/bold] of {esc(host.host)} at {iso(host.now_ms)}, horizon {human_ms(host.horizon_ms)}"

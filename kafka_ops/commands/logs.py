@@ -4,6 +4,7 @@ unclean-shutdown recoveries), and `--follow` for a recovery under way."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -167,14 +168,53 @@ def _table(report: dict[str, Any]) -> None:
     )
 
 
+LOG_FAMILIES = ("server.log", "log-cleaner.log")  # log4j.properties of Kafka: kafkaAppender, cleanerAppender
+
+
+def _logs_in(d: Path) -> list[Path]:
+    """The broker logs of a log directory: server.log and log-cleaner.log with their rotations (log4j's
+    server.log.2026-11-01-10, logrotate's server.log.1, server.log-20261101.gz), each family oldest first (by
+    mtime, the live file last). Only regular files: a link or FIFO named like a log is named in a warning."""
+    import re
+    import stat
+
+    from kafka_ops.engine.shell import q
+
+    families = "|".join(re.escape(n) for n in LOG_FAMILIES)
+    pattern = re.compile(rf"({families})(?:[.-].+)?")
+    found: dict[str, list[tuple[bool, float, str]]] = {n: [] for n in LOG_FAMILIES}
+    try:
+        names = sorted(os.listdir(d))
+    except OSError as exc:
+        fail(f"{d}: cannot list the directory ({(exc.strerror or str(exc)).lower()})")
+    for name in names:
+        m = pattern.fullmatch(name)
+        if not m:
+            continue
+        p = d / name
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if stat.S_ISREG(st.st_mode):
+            found[m.group(1)].append((name == m.group(1), st.st_mtime, name))
+        elif not stat.S_ISDIR(st.st_mode):
+            say(f"warning: {q(str(p))}: not a regular file: not read")
+    out = [d / name for family in found.values() for _live, _mtime, name in sorted(family)]
+    if not out:
+        fail(f"{d}: no {' or '.join(LOG_FAMILIES)} (nor a rotation of one) in this directory")
+    return out
+
+
 @app.command(cls=Command)
 def logs(
     files: Annotated[
         list[Path],
         typer.Argument(
-            metavar="FILE",
+            metavar="FILE|DIR",
             help="server.log / log-cleaner.log files, rotated ones too: server.log.1, server.log.2026-11-01-10, "
-            "gzip, bzip2 or xz compressed (told by their content).",
+            "gzip, bzip2 or xz compressed (told by their content); or a directory of logs (/var/log/kafka): "
+            "the server.log and log-cleaner.log in it and all their rotations.",
         ),
     ],
     format: Annotated[LogsFormat, typer.Option("--format", "-f", help="table or json.")] = LogsFormat.table,
@@ -221,7 +261,8 @@ def logs(
     """Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero timestamp and
     unclean-shutdown recoveries; or, with --follow, watch a recovering broker load its logs.
 
-    Files are read as a stream in constant memory. A compressed file is read only up to 4 GiB decompressed, or
+    A directory (/var/log/kafka) stands for the server.log and log-cleaner.log in it and all their rotations,
+    oldest first; with --follow, for its server.log. Files are read as a stream in constant memory. A compressed file is read only up to 4 GiB decompressed, or
     up to where (past 64 MiB) it has grown more than 500 times its compressed size (a compression bomb): what
     was read counts, and a warning names the file. Symlinks, FIFOs and devices are not read.
 
@@ -234,6 +275,10 @@ def logs(
         timeout_s = parse_seconds(timeout, "--timeout") if timeout is not None else None
     except OptionError as exc:
         fail(str(exc))
+    if follow and len(files) == 1 and files[0].is_dir() and not files[0].is_symlink():
+        files = [files[0] / "server.log"]
+    elif not follow:
+        files = [p for f in files for p in (_logs_in(f) if f.is_dir() and not f.is_symlink() else [f])]
     if follow:
         if len(files) != 1:
             fail("--follow takes exactly one file (the broker's server.log)")

@@ -57,7 +57,7 @@ def _in(rng: tuple[int, int] | None, version: int) -> bool:
 @dataclass(frozen=True, slots=True)
 class _Field:
     name: str  # JSON name (camelCase of the spec's name)
-    kind: str  # int8 | int16 | int32 | int64 | uuid | string | bytes | struct
+    kind: str  # int8 | int16 | int32 | int64 | uint16 | float64 | bool | uuid | string | bytes | struct
     versions: tuple[int, int] | None
     array: bool = False
     nullable: tuple[int, int] | None = None
@@ -290,7 +290,10 @@ class _Malformed(Exception):
 
 
 _UUID = struct.Struct(">16s")
-_FIXED = {"int8": I8, "int16": I16, "int32": I32, "int64": I64}
+_FIXED = {
+    "int8": I8, "int16": I16, "int32": I32, "int64": I64,
+    "uint16": struct.Struct(">H"), "float64": struct.Struct(">d"), "bool": struct.Struct("?"),
+}  # fmt: skip
 
 
 class _Reader:
@@ -401,11 +404,12 @@ def _read_value(r: _Reader, f: _Field, version: int, flexible: bool, tagged: boo
     return _read_scalar(r, f)
 
 
-def _read_scalar(r: _Reader, f: _Field) -> int | str:
+def _read_scalar(r: _Reader, f: _Field) -> int | float | bool | str:
     if f.kind == "uuid":
         # org.apache.kafka.common.Uuid.toString: URL-safe base64 without padding
         return base64.urlsafe_b64encode(r.fixed(_UUID, f.name)).rstrip(b"=").decode("ascii")
-    return int(r.fixed(_FIXED[f.kind], f.name))
+    v = r.fixed(_FIXED[f.kind], f.name)
+    return v if f.kind in ("bool", "float64") else int(v)  # bool: readByte() != 0 (any non-zero byte)
 
 
 def _read_struct(r: _Reader, fields: tuple[_Field, ...], version: int, flexible: bool) -> dict[str, Any]:
@@ -613,11 +617,16 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
 
 
 def decode_internal(topic: str, key: bytes | None, value: bytes | None) -> dict[str, Any] | None:
-    """Decode a record of ``__consumer_offsets`` or ``__transaction_state``; None for any other topic."""
+    """Decode a record of ``__consumer_offsets``, ``__transaction_state`` or ``__cluster_metadata`` (KRaft's
+    metadata log: engine.metadata_records); None for any other topic."""
     if topic == CONSUMER_OFFSETS:
         return decode_consumer_offsets(key, value)
     if topic == TRANSACTION_STATE:
         return decode_transaction_state(key, value)
+    if topic == "__cluster_metadata":
+        from kafka_ops.engine.metadata_records import decode_metadata_record  # it imports this module
+
+        return decode_metadata_record(value)
     return None
 
 

@@ -9,26 +9,24 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
+from kafka_ops.fleet.localdiff import FINDING_KEY, PARTITION_KEY, is_uri, local_or_uri, pick
+
 HOST_SCHEMA_DDL = "host STRING, address STRING, status STRING, reason STRING, node_id INT, elapsed_s DOUBLE"
-
-FINDING_KEY = ["host", "check", "log_dir", "path", "topic", "partition", "segment"]
-PARTITION_KEY = ["host", "log_dir", "topic", "partition"]
-
-
-def is_uri(location: str) -> bool:
-    """``s3a://bucket/x``, ``file:///x``, ``hdfs://nn/x``: a scheme (two letters at least: not ``C:\\``)."""
-    return re.match(r"[A-Za-z][A-Za-z0-9+.-]+://", location) is not None
-
-
-def local_or_uri(location: str) -> str:
-    """A URI as it is; a path made absolute (``~`` expanded) on this machine, the driver."""
-    return location if is_uri(location) else os.path.abspath(os.path.expanduser(location))
+__all__ = [
+    "FINDING_KEY",
+    "PARTITION_KEY",
+    "ResultsError",
+    "diff",
+    "is_uri",
+    "local_or_uri",
+    "runs",
+    "write_run",
+]
 
 
 def table(out: str, name: str) -> str:
@@ -112,14 +110,15 @@ def runs(spark: SparkSession, out: str) -> list[str]:
 def diff(spark: SparkSession, out: str, base: str | None = None, head: str | None = None) -> dict[str, Any]:
     """New and resolved findings, appeared and vanished partitions, and host status changes from base to head
     (default: the two latest runs)."""
+    from kafka_ops.fleet.localdiff import RunNotFound
+
     ids = runs(spark, out)
-    head = head or (ids[-1] if ids else None)
+    try:
+        base, head = pick(ids, out, base, head)
+    except RunNotFound as exc:
+        raise ResultsError(str(exc)) from None
     if base is None:
-        before = [r for r in ids if r != head]
-        base = before[-1] if before else None
-    for r in (base, head):
-        if r is None or r not in ids:
-            raise ResultsError(f"{out}: run {r!r} not found (runs: {', '.join(ids) or 'none'})")
+        raise ResultsError(f"{out}: only one run ({head}): nothing to compare it with yet")
     findings = spark.read.parquet(table(out, "findings"))
     facts = spark.read.parquet(table(out, "facts"))
     hosts = spark.read.parquet(table(out, "hosts"))

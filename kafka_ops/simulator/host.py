@@ -585,14 +585,7 @@ class _Host:
             f.write("\n".join(lines) + "\n")
         cl = list(self.cleaner_lines)
         if self.spec.failures.cleaner_died:
-            cl += [
-                "[2026-11-01 11:52:48,105] INFO Cleaner 0: Cleaning segment 0 in log __consumer_offsets-7 "
-                "(largest timestamp Sun Nov 01 10:46:21 UTC 2026) into 0, discarding deletes. (kafka.log.LogCleaner)",
-                "[2026-11-01 11:52:48,923] ERROR [kafka-log-cleaner-thread-0]: Error due to (kafka.log.LogCleaner)",
-                "java.lang.IllegalStateException: This log contains a message larger than maximum allowable size of 1000012.",
-                "\tat kafka.log.Cleaner.growBuffers(LogCleaner.scala:675)",
-                "[2026-11-01 11:52:48,924] INFO [kafka-log-cleaner-thread-0]: Stopped (kafka.log.LogCleaner)",
-            ]
+            cl += cleaner_death_lines(self.spec.kafka_version)
             self.plant("cleaner_died", self.host.cleaner_log)
         with open(self.host.cleaner_log, "w") as f:
             f.write("\n".join(cl) + ("\n" if cl else ""))
@@ -600,6 +593,46 @@ class _Host:
     def write_manifest(self) -> None:
         with open(os.path.join(self.root, "host.json"), "w") as f:
             json.dump(self.host.to_dict(), f, indent=2, sort_keys=True)
+
+
+def cleaner_death_lines(kafka_version: str) -> list[str]:
+    """log-cleaner.log of a cleaner thread that died, as it can die on ``kafka_version``.
+
+    Before 2.1.0 (KIP-346) any exception while cleaning kills the thread: seed 001's, KAFKA-6854's
+    IllegalStateException from growBuffers (on a version with the bug the run of markers throws it; on a fixed
+    one only a batch larger than max.message.bytes does). From 2.1.0 such an exception marks the partition
+    uncleanable and the thread goes on (LogCleaner.CleanerThread.tryCleanFilthiestLog @3.7.0: cleanLog wraps
+    every Exception in a LogCleaningException); only an Error still ends doWork, and ShutdownableThread logs
+    'Error due to' and 'Stopped': an OutOfMemoryError while cleaning (a heap too small for the dedupe buffer
+    and the I/O buffers), the death simulated there."""
+    from kafka_ops.broker.versions import norm
+
+    try:
+        version = norm(tuple(int(x) for x in kafka_version.split("-")[0].split(".")))
+    except ValueError:
+        version = (3, 7, 0)
+    cleaning = (
+        "[2026-11-01 11:52:48,105] INFO Cleaner 0: Cleaning segment 0 in log __consumer_offsets-7 "
+        "(largest timestamp Sun Nov 01 10:46:21 UTC 2026) into 0, discarding deletes. (kafka.log.LogCleaner)"
+    )
+    if version < (2, 1, 0):
+        exception = [
+            "java.lang.IllegalStateException: This log contains a message larger than maximum allowable size of 1000012.",
+            "\tat kafka.log.Cleaner.growBuffers(LogCleaner.scala:675)",
+        ]
+    else:
+        exception = [
+            "java.lang.OutOfMemoryError: Java heap space",
+            "\tat java.base/java.nio.HeapByteBuffer.<init>(HeapByteBuffer.java:64)",
+            "\tat java.base/java.nio.ByteBuffer.allocate(ByteBuffer.java:360)",
+            "\tat kafka.log.Cleaner.growBuffers(LogCleaner.scala:938)",
+        ]
+    return [
+        cleaning,
+        "[2026-11-01 11:52:48,923] ERROR [kafka-log-cleaner-thread-0]: Error due to (kafka.log.LogCleaner)",
+        *exception,
+        "[2026-11-01 11:52:48,924] INFO [kafka-log-cleaner-thread-0]: Stopped (kafka.log.LogCleaner)",
+    ]
 
 
 def simulate_host(root: str, spec: HostSpec | None = None) -> SimulatedHost:

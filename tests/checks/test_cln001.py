@@ -9,6 +9,7 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.simulator.host import cleaner_death_lines
 
 from ..conftest import NOW_MS
 
@@ -41,18 +42,45 @@ def audit(logs: list[str], version: str = "1.1.0") -> list[dict]:  # type: ignor
     return [f for f in r["findings"] if f["check"] == "CLN001"]
 
 
-def test_dead_cleaner_thread_is_critical_and_names_kafka_6854(broken_host) -> None:  # type: ignore[no-untyped-def]
-    found = audit([broken_host.server_log, broken_host.cleaner_log])
+def test_dead_cleaner_thread_is_critical_and_names_kafka_6854(tmp_path: Path, broken_host) -> None:  # type: ignore[no-untyped-def]
+    # the simulator plants the death as Kafka 1.1.0 logs it (seed 001's KAFKA-6854)
+    cleaner = tmp_path / "log-cleaner.log"
+    cleaner.write_text("\n".join(cleaner_death_lines("1.1.0")) + "\n")
+    found = audit([broken_host.server_log, str(cleaner)])
     assert len(found) == 1
     f = found[0]
     assert f["severity"] == "critical"
-    assert f["path"] == broken_host.cleaner_log
+    assert f["path"] == str(cleaner)
     d = f["details"]
     assert d["thread"] == "kafka-log-cleaner-thread-0" and d["dead_now"] and d["stopped"]
     assert d["max_size"] == 1000012 and d["kafka_6854"] is True
     assert d["log"] == "__consumer_offsets-7" and d["segment"] == 0 and d["deletes"] == "discarding"
     assert d["died_at"] == "2026-11-01 11:52:48,923"
     assert "KAFKA-6854" in f["message"] and "1000012" in f["message"]
+    assert "for KAFKA-6854 upgrade to 1.1.1" in f["remediation"]
+
+
+def test_texts_use_the_version_given(tmp_path: Path, broken_host) -> None:  # type: ignore[no-untyped-def]
+    """The 1.1.0 death read with another version: never 'give --kafka-version' when it was given."""
+    cleaner = tmp_path / "log-cleaner.log"
+    cleaner.write_text("\n".join(DEATH) + "\n")
+    (f,) = audit([str(cleaner)], version="3.7.0")
+    assert "give --kafka-version" not in f["message"] and not f["details"]["kafka_6854"]
+    assert "Not KAFKA-6854: Kafka 3.7.0 has its fix" in f["message"] and "uncleanable" in f["message"]
+    assert "KAFKA-6854 upgrade" not in f["remediation"] and "max.message.bytes" in f["remediation"]
+    (f,) = audit([str(cleaner)], version="2.0.0")
+    assert "Not KAFKA-6854: Kafka 2.0.0 has its fix" in f["message"] and "uncleanable" not in f["message"]
+    r = run_audit(AuditOptions(broker_state="stopped", now_ms=NOW_MS, logs=[str(cleaner)], host="test"))
+    (f,) = [f for f in r["findings"] if f["check"] == "CLN001"]
+    assert "the Kafka version is not known: give --kafka-version" in f["message"]
+
+
+def test_the_simulated_3_7_0_host_dies_as_3_7_0_can(broken_host) -> None:  # type: ignore[no-untyped-def]
+    """On 3.7.0 the cleaner survives exceptions (KIP-346): the simulator's dead thread died of an Error."""
+    (f,) = audit([broken_host.server_log, broken_host.cleaner_log], version="3.7.0")
+    assert f["severity"] == "critical" and f["details"]["exception"] == "java.lang.OutOfMemoryError"
+    assert "KAFKA-6854" not in f["message"] and "give --kafka-version" not in f["message"]
+    assert "heap" in f["remediation"] and "KAFKA-6854" not in f["remediation"]
 
 
 def test_thread_restart_after_the_death_makes_it_history(tmp_path: Path, broken_host) -> None:  # type: ignore[no-untyped-def]

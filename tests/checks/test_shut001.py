@@ -48,3 +48,16 @@ def test_shut001_estimate_on_a_host_with_one_big_partition_and_many_threads(tmp_
     # the floor is the big partition's own time, not the total over 7 or more threads
     assert d["recover_estimate_s"] == round(d["largest_recover_bytes"] / RECOVERY_BYTES_PER_S, 1)
     assert "the largest partition sets the floor" in f["message"]
+    # a recovery of a fraction of a second is no emergency: info (SHUT001.md: the severity follows the estimate)
+    assert d["recover_estimate_s"] < 60 and f["severity"] == "info"
+    assert d["severity_thresholds_s"] == {"warning": 60, "critical": 600}
+
+
+@pytest.mark.parametrize(
+    ("seconds", "severity"),
+    [(0.0, "info"), (59.9, "info"), (60, "warning"), (599, "warning"), (600, "critical"), (7200, "critical")],
+)
+def test_shut001_severity_follows_the_recovery_estimate(seconds: float, severity: str) -> None:
+    from kafka_ops.checks.shut001 import severity_for
+
+    assert severity_for(seconds) == severity

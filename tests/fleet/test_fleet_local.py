@@ -189,7 +189,14 @@ def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
     assert [(p["topic"], p["partition"]) for p in d["partitions_removed"]] == [(topic, int(part))]
     assert d["partitions_added"] == [] and d["host_status_changes"] == []
     text = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(results)])
-    assert f"new findings: 1\n  critical SHUT001 broker-2 {moved.log_dirs[0]}" in text.stdout
+    # SHUT001 of a recovery of seconds is info (its severity follows the estimate)
+    assert f"new findings: 1\n  info SHUT001 broker-2 {moved.log_dirs[0]}" in text.stdout
+    # the diff above read the local results without Spark; Spark's diff (--master) says the same
+    by_spark = CliRunner().invoke(
+        load_all(), ["fleet", "diff", "--results", str(results), "--master", "local[2]", "-f", "json"]
+    )
+    assert by_spark.exit_code == 1, by_spark.output
+    assert json.loads(by_spark.stdout) == d
 
 
 def test_cli_fleet_audit_prints_the_audit_report_for_the_same_options(
@@ -213,6 +220,31 @@ def test_cli_fleet_audit_prints_the_audit_report_for_the_same_options(
             {**{k: v for k, v in ld.items() if k not in volatile}, "host": a["host"]} for ld in a["log_dirs"]
         ]
         assert b["gate"] == a["gate"] and b["summary"] == a["summary"]
+
+
+def test_fleet_audit_waivers_are_the_audits(spark: Any, broken_host: SimulatedHost, tmp_path: Path) -> None:
+    """--waive and --waive-file as `audit` takes them: the same findings waived, the same gate."""
+    args = [
+        "--server-properties", broken_host.server_properties, "--systemd-unit", broken_host.systemd_unit,
+        "--broker-user", me(), "--kafka-version", "3.7.0", "--broker-state", "stopped", "--now", str(NOW_MS),
+        "-f", "json", *[a for d in broken_host.log_dirs for a in ("--log-dir", d, "--expect-mount", f"{d}=/")],
+    ]  # fmt: skip
+    unwaived = json.loads(CliRunner().invoke(load_all(), ["audit", *args]).stdout)
+    critical = sorted({f["check"] for f in unwaived["findings"] if f["severity"] == "critical"})
+    assert critical, "the broken host fails the gate"
+    waivers = tmp_path / "waivers"
+    waivers.write_text("# acknowledged\n" + "".join(f"{c} ticket OPS-7\n" for c in critical[1:]))
+    waive = ["--waive", critical[0], "--waive-file", str(waivers), "--waive", "IDX001:/nowhere/*"]
+    single = CliRunner().invoke(load_all(), ["audit", *args, *waive])
+    fleet = CliRunner().invoke(load_all(), ["fleet", "audit", *args, *waive, "--no-results"])
+    assert single.exit_code == fleet.exit_code == 0, fleet.output
+    a, b = json.loads(single.stdout), json.loads(fleet.stdout)
+    assert b["findings"] == a["findings"] and b["gate"] == a["gate"]
+    assert b["gate"]["passed"] and b["gate"]["waived"] == len(
+        [f for f in a["findings"] if f["severity"] == "critical"]
+    )
+    assert {w["rule"]: w["matched"] for w in b["gate"]["waivers"]}["IDX001:/nowhere/*"] == 0
+    assert "waiver IDX001:/nowhere/* (--waive) matched no finding" in fleet.stderr
 
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:
