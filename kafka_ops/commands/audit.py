@@ -113,7 +113,7 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
         fail(str(exc))
 
 
-def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) -> None:
+def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, verbose: bool = False) -> None:
     from kafka_ops import render
     from kafka_ops.models import validate
 
@@ -130,7 +130,9 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
 
         from rich.console import Console
 
-        render.to_table(report, Console(highlight=False), width=shutil.get_terminal_size((100, 24)).columns)
+        # COLUMNS, else the terminal's width; 80 when stdout is not a terminal or its width is unknown
+        width = shutil.get_terminal_size((80, 24)).columns
+        render.to_table(report, Console(highlight=False), width=width, verbose=verbose)
         return
     if fmt == "json":  # streamed as encoded; to --output through a temp file renamed at the end
         if output is None:
@@ -349,6 +351,15 @@ def audit(
             help="Write the report to this file (html: default report.html).",
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="table: every finding whole, each with its message and fix (default: a summary line per check, "
+            "then per check its first locations and its text cut to fit about a screen).",
+        ),
+    ] = False,
 ) -> None:
     """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover
     or refuse at its next start, why, and the exact fix.
@@ -383,5 +394,5 @@ def audit(
             note_later(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
     keep_exit_code(code)
     show_notes()
-    emit(report, format.value, fail_on.value, output)
+    emit(report, format.value, fail_on.value, output, verbose)
     raise typer.Exit(code)
