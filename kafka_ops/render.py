@@ -271,7 +271,7 @@ def table_lines(
         sev = f["severity"]
         count = f"{len(g)} findings" if len(g) > 1 else "1 finding"
         waived = f", {waived_text(f)}" if f.get("waived") else ""
-        header = f"{sev.upper()} {f['check']} ({count}{waived})"
+        header = f"{sev.upper()} {f['check']} [{count}{waived}]"
         if verbose:
             fixed = styled(["", *plain.wrap(header)], STYLE[sev])
             for x in g:

@@ -133,7 +133,7 @@ def test_table_lists_a_few_paths_of_a_large_group(report: dict[str, Any]) -> Non
     to_table(many, console)
     text = console.export_text()
     assert re.search(r"^WARNING  DIR001  12  .*/data/kafka-0 \+11$", text, re.M)
-    header = "\nWARNING DIR001 (12 findings)\n"
+    header = "\nWARNING DIR001 [12 findings]\n"
     assert (
         f"{header}  at /data/kafka-0, /data/kafka-1, /data/kafka-2, and 9 more (-v lists them all)\n" in text
     )

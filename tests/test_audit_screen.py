@@ -117,7 +117,7 @@ def test_20000_findings_of_one_check_are_one_group_in_under_1000_lines(same_text
     ]
     at = lines.index("  at /data/kafka-1/topic-0, /data/kafka-1/topic-1, /data/kafka-1/topic-2,")
     assert lines[at - 1 : at + 2 : 2] == [
-        "CRITICAL PERM001 (20000 findings)",
+        "CRITICAL PERM001 [20000 findings]",
         "     and 19997 more (-v lists them all)",
     ]
     # -v: every location, each finding's own text (written as plain text when not a terminal)
