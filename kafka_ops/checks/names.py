@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import functools
 
+
+@functools.lru_cache(maxsize=64)  # once per audit: the checks name the same few ids for each finding
 def user_name(uid: int) -> str:
     import pwd
 
@@ -12,6 +15,7 @@ def user_name(uid: int) -> str:
         return str(uid)
 
 
+@functools.lru_cache(maxsize=64)
 def group_name(gid: int) -> str:
     import grp
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import access_for, owner_text
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts, path_facts
@@ -101,12 +102,7 @@ def _verbs(missing: str) -> list[str]:
 
 
 def _group(who) -> str:  # type: ignore[no-untyped-def]
-    import grp
-
-    try:
-        return grp.getgrgid(who.gid).gr_name
-    except KeyError:
-        return str(who.gid)
+    return group_name(who.gid)  # looked up once, not for each of 20,000 findings
 
 
 __all__ = ["path_facts", "run"]

@@ -121,7 +121,7 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
         fail(str(exc))
 
 
-def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) -> None:
+def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, verbose: bool = False) -> None:
     from kafka_ops import render
     from kafka_ops.models import validate
 
@@ -138,7 +138,9 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None) ->
 
         from rich.console import Console
 
-        render.to_table(report, Console(highlight=False), width=shutil.get_terminal_size((100, 24)).columns)
+        # COLUMNS, else the terminal's width; 80 when stdout is not a terminal or its width is unknown
+        width = shutil.get_terminal_size((80, 24)).columns
+        render.to_table(report, Console(highlight=False), width=width, verbose=verbose)
         return
     if fmt == "json":  # streamed as encoded; to --output through a temp file renamed at the end
         if output is None:
@@ -365,6 +367,15 @@ def audit(
             help="Write the report to this file (html: default report.html).",
         ),
     ] = None,
+    verbose: Annotated[
+        bool,
+        typer.Option(
+            "--verbose",
+            "-v",
+            help="table: every finding whole, each with its message and fix (default: a summary line per check, "
+            "then per check its first locations and its text cut to fit about a screen).",
+        ),
+    ] = False,
 ) -> None:
     """Audit a broker host's data dirs, systemd unit and config: what the broker will delete, rebuild, recover
     or refuse at its next start, why, and the exact fix.
@@ -403,7 +414,7 @@ def audit(
             note_later(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
     keep_exit_code(code)
     show_notes()
-    emit(report, format.value, fail_on.value, output)
+    emit(report, format.value, fail_on.value, output, verbose)
     # on stderr in every format: what the audit decided for itself and skipped, and (when stdout does not show
     # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
     from kafka_ops.render import verdict
