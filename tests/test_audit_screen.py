@@ -69,7 +69,7 @@ def test_the_demo_audit_fits_120_lines_of_80_columns_and_starts_with_what_is_wro
         topic = f"{first['topic']}-{first['partition']}" if first["partition"] is not None else first["topic"]
         assert whole.endswith(place) or (topic and place.startswith(topic)), (m["check"], place)
     # the verdict last; what was cut is said, with how to see it whole
-    verdict = max(i for i, line in enumerate(lines) if line.startswith("FAIL (--fail-on critical)"))
+    verdict = max(i for i, line in enumerate(lines) if line.startswith("FAIL (--fail-on error)"))
     assert len(lines) - verdict <= 2 and lines[-1].endswith("— exit 1")
     assert "-v prints every finding whole" in out
 
