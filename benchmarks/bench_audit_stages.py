@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_audit import NOW, audit, subset, write_host  # noqa: E402
+from bench_audit import NOW, audit, subset, write_host
 
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -131,7 +131,7 @@ def compare(
 
 
 # ------------------------------------------------------------------------------------------- quick (CI)
-def quick_audit_ratio(root: str, partitions: int = 2000, per: int = 5, rounds: int = 7) -> float:
+def quick_audit_ratio(root: str, partitions: int = 1000, per: int = 5, rounds: int = 5) -> float:
     """The CI figure (tests/test_bench_ratios.py, benchmarks/ratios.json ``audit_w1_vs_bare_loop``): bare loop
     / ``run_audit`` in one process on a ``partitions`` x ``per`` host written under ``root`` (reused), as the
     best of ``rounds`` of each, interleaved. CPU time of this process (user + system: both steps run in it
