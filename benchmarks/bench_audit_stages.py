@@ -16,9 +16,9 @@ Then one more (untimed) audit in one process with every stage's function wrapped
 a stage's nested calls to another stage are charged to that one): scan (partition dirs listed and stat-ed,
 index tails), facts (the rest of the gathering: the active and oldest ``.log``, recovery), forecast (each
 partition's forecast and the per-topic totals), plan (the next-start plan), checks, and render (the report's
-validation and JSON, timed after the audit). The timers cost about a microsecond a call, so the stages add up
-to a little more than the plain run_audit. And the CLI's peak RSS (``ru_maxrss`` of the child: the CLI's own,
-with one process) at 1/4, 1/2 and all of the partitions.
+validation and JSON, timed after the audit), and the CLI's fixed cost (an empty log dir's audit). The timers
+cost about a microsecond a call, so the stages add up to a little more than the plain run_audit. And the CLI's
+own peak RSS with one process (VmHWM) at 1/4, 1/2 and all of the partitions.
 
 Usage: python benchmarks/bench_audit_stages.py [--shape 20000x5] [--rounds 3] [--workers 2] [--dir DIR]
        [--no-cli] [--no-stages] [--no-memory] [--json PATH]
@@ -40,7 +40,7 @@ from typing import Any
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from bench_audit import NOW, audit, subset, write_host
+from bench_audit import NOW, audit, cli, subset, write_host
 
 _OPEN = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -74,19 +74,16 @@ def cli_args(log_dirs: list[str]) -> list[str]:
     return args
 
 
-def run_cli(log_dirs: list[str], out: str, workers: int | None) -> int:
-    """``kafka-ops audit --format json > out``; returns the child's peak RSS in KiB (ru_maxrss of this wait)."""
+def run_cli(log_dirs: list[str], out: str, workers: int | None) -> None:
+    """``kafka-ops audit --format json > out``, with ``workers`` (KAFKA_OPS_WORKERS) or the CLI's own choice."""
     env = dict(os.environ)
     env.pop("KAFKA_OPS_WORKERS", None)
     if workers is not None:
         env["KAFKA_OPS_WORKERS"] = str(workers)
     with open(out, "wb") as f:
-        proc = subprocess.Popen(cli_args(log_dirs), stdout=f, stderr=subprocess.DEVNULL, env=env)
-        _, status, usage = os.wait4(proc.pid, 0)
-        proc.returncode = os.waitstatus_to_exitcode(status)
+        proc = subprocess.run(cli_args(log_dirs), stdout=f, stderr=subprocess.DEVNULL, env=env)
     if proc.returncode not in (0, 1):  # 1: the gate failed, which is a result
         raise SystemExit(f"kafka-ops audit exited {proc.returncode}")
-    return usage.ru_maxrss
 
 
 def timed(fn: Callable[[], object]) -> float:
@@ -123,6 +120,8 @@ def compare(
             + ", ".join(f"{n} {res[n]['ratios'][-1]:.2f}" for n in took if n != "bare loop"),
             flush=True,
         )
+    if not rounds:  # --rounds 0: stages and memory only
+        return {}
     for v in res.values():
         v["best_s"] = min(v["times_s"])
         if v["ratios"]:
@@ -235,19 +234,22 @@ def stage_profile(dirs: list[str]) -> dict[str, float]:
     return out
 
 
-def startup_s() -> float:
-    """The CLI's start-up: ``kafka-ops --help``-less import of the CLI module in a fresh interpreter."""
-    return min(
-        timed(lambda: subprocess.run([sys.executable, "-c", "import kafka_ops.cli"], check=True))
-        for _ in range(3)
-    )
+def startup_s(root: str) -> float:
+    """The CLI's fixed cost: ``kafka-ops audit --format json`` of an empty log dir (interpreter start, imports,
+    the report's validation and JSON), best of 3."""
+    empty = os.path.join(root, "empty", "kafka-1")
+    os.makedirs(empty, exist_ok=True)
+    out = os.path.join(root, "empty", "report.json")
+    return min(timed(lambda: run_cli([empty], out, 1)) for _ in range(3))
 
 
 def memory(host: str, dirs: list[str], out: str) -> list[dict[str, int]]:
+    """The CLI w=1's own peak RSS (VmHWM at exit, bench_audit.cli: a child's ru_maxrss would count the pages of
+    this benchmark process it was forked from) at 1/4, 1/2 and all of the partitions."""
     rows = []
     for frac in (4, 2, 1):
         sub = subset(host, dirs[0], frac) if frac > 1 else dirs[0]
-        rss = run_cli([sub], out, 1)
+        rss = cli([sub], out, env={**os.environ, "KAFKA_OPS_WORKERS": "1"})[0]
         rows.append({"fraction": frac, "cli_w1_peak_rss_kib": rss})
         print(f"  CLI w=1 peak RSS with 1/{frac} of the partitions: {rss / 1024:.1f} MiB", flush=True)
     return rows
@@ -287,8 +289,8 @@ def main() -> None:
         for name, s in stages.items():
             print(f"  {name:<30} {s:6.2f}")
         if not args.no_cli:
-            result["startup_s"] = s = startup_s()
-            print(f"  {'cli start-up (import kafka_ops.cli)':<30} {s:6.2f}")
+            result["startup_s"] = s = startup_s(root)
+            print(f"  {'cli of an empty log dir':<30} {s:6.2f}")
     if not args.no_memory:
         result["memory"] = memory(host, dirs, out)
     print(f"load average at the end: {os.getloadavg()[0]:.2f}")
