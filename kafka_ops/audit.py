@@ -200,8 +200,7 @@ def run_audit(
             deletions: dict[int, tuple[int, str]] = {}
             if pf.part.segments:
                 fc = for_check(ctx, pf)
-                dir_forecast.add(fc)
-                gone = fc.deletions()
+                gone = dir_forecast.add(fc)  # fc.deletions(), asked once
                 deleted += sum(s.size for s in gone)
                 deletions = {
                     s.base: (s.delete_at, s.reason) for s in gone if s.delete_at is not None and s.reason

@@ -112,6 +112,8 @@ def dir_damage(h: HostFacts, ldf: LogDirFacts) -> list[Damage]:
 
 def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     """The partition's leader-epoch-checkpoint when the next start cannot parse it."""
+    if not pf.part.errors:  # most partitions: nothing to match (asked three times per partition)
+        return None
     path = os.path.join(pf.part.path, ckpt.LEADER_EPOCH)
     error = _format_error(pf.part.errors, path)
     if error is None:

@@ -588,13 +588,14 @@ class TopicForecast:
     def horizon_end(self) -> int:
         return self.now_ms + self.horizon_ms
 
-    def add(self, fc: PartitionForecast) -> None:
+    def add(self, fc: PartitionForecast, gone: list[SegmentForecast] | None = None) -> None:
+        """``gone``: ``fc.deletions()`` when the caller has it already (asked once per partition)."""
         self.partitions += 1
         self.bytes_now += fc.bytes
         self.interval_ms = fc.schedule.interval_ms or self.interval_ms
         self.first_delay_ms = max(self.first_delay_ms, fc.schedule.first_delay_ms)
         self.runs = self.runs and fc.schedule.runs
-        for s in fc.deletions():
+        for s in fc.deletions() if gone is None else gone:
             assert s.delete_at is not None and s.reason is not None
             c = self.checks.setdefault(s.delete_at, [0, 0])
             c[0] += s.size
@@ -738,7 +739,9 @@ class HostForecast:
         self.log_dir_projected: dict[str, list[float]] = {}
         self.log_dir_line: dict[str, list[float]] = {}  # log dir -> [total, rate] of its Line projections
 
-    def add(self, fc: PartitionForecast) -> None:
+    def add(self, fc: PartitionForecast) -> list[SegmentForecast]:
+        """Add a partition's forecast; returns its deletions within the horizon (``fc.deletions()``)."""
+        gone = fc.deletions()
         t = self.topics.get(fc.topic)
         if t is None:
             t = self.topics[fc.topic] = TopicForecast(
@@ -746,27 +749,26 @@ class HostForecast:
             )
         grid = self.grid
         if grid is None:
-            t.add(fc)
+            t.add(fc, gone)
         else:
             made = fc.projected(grid)
             acc = self.log_dir_projected.setdefault(fc.log_dir, [0.0] * len(grid))
             if isinstance(made, Line):  # the topic and the log dir sum it as a line
-                t.add(fc)
+                t.add(fc, gone)
                 line = self.log_dir_line.setdefault(fc.log_dir, [0.0, 0.0])
                 line[0] += made.total
                 line[1] += made.rate
             else:
                 before = list(t.projected)
-                t.add(fc)
+                t.add(fc, gone)
                 after = t.projected
                 if before and len(acc) == len(after) == len(before):  # the same sums as the loop below, in C
                     acc[:] = map(add, acc, map(sub, after, before))
                 else:
                     for i, b in enumerate(after):
                         acc[i] += b - (before[i] if before else 0.0)
-        self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(
-            s.size for s in fc.deletions()
-        )
+        self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(s.size for s in gone)
+        return gone
 
     def merge(self, o: HostForecast, deletions: bool = True) -> None:
         """Add a log dir's own accumulator (see TopicForecast.merge for ``deletions``)."""

@@ -352,6 +352,11 @@ def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None
             )
         kind = INDEXES_REBUILT if seg.index is None else RECOVERED
         return kind, reason
+    version = ctx.host.kafka_version
+    if version is None or versions.since("no_index_sanity_at_load", version):
+        # next_start then says kept or depends, never rebuilt (only a pre-2.3.0 sanity check at load rebuilds
+        # beyond recovery_reason): no need to make its text for every segment of the host
+        return AS_IS, None
     ns = next_start(ctx, pf, seg)
     if ns.verdict == REBUILT:
         return INDEXES_REBUILT, ns.why
