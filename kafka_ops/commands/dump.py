@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kafka_ops.commands import Command, OutputFormat, app, say
+
+
+def _json_encoder() -> Callable[[object], str]:
+    """``json.dumps(ev, default=str)``, its C encoder made once instead of once a line (a third of the time
+    of ``--format json`` over records)."""
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # no _json accelerator: the same output, slower
+        return json.JSONEncoder(default=str).encode
+    # the arguments JSONEncoder.iterencode passes for json.dumps' defaults and default=str
+    enc = c_make_encoder({}, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    return lambda ev: "".join(enc(ev, 0))
 
 
 @app.command(cls=Command)
@@ -115,27 +127,50 @@ def dump(
     )
     errors = 0
     out = sys.stdout
-    for path in targets:
-        for ev in dump_path(path, opts):
-            if ev["type"] == "error":
-                errors += 1
-                pos = f" at byte {ev['position']}:" if ev.get("position") is not None else ""
-                say(f"{ev['file']}:{pos} {ev['error']}")
-                if format is OutputFormat.json:
-                    out.write(json.dumps(ev, default=str) + "\n")
-                continue
-            if ev["type"] == "tail":
-                errors += 1
-                say(f"{ev['file']}: at byte {ev['position']}: {ev['message']}")
-            elif (ev["type"] == "index_issue" and ev.get("severity") == "error") or (
-                ev["type"] == "sanity_check" and not ev["passed"]
-            ):
-                errors += 1
-            if format is OutputFormat.json:
-                out.write(json.dumps(ev, default=str) + "\n")
-            else:
-                line = render_text(ev)
-                if line is not None:  # a file name, key or payload cannot drive the terminal or add a line
-                    out.write(printable(line) + "\n")
+    as_json = format is OutputFormat.json
+    encode = _json_encoder()
+    # batch and record lines (nearly all of them) are written in chunks; any other event writes the chunk first,
+    # so what goes to stderr stays in order with stdout
+    chunk: list[str] = []
+    try:
+        for path in targets:
+            for ev in dump_path(path, opts):
+                t = ev["type"]
+                if t == "record" or t == "batch":
+                    # a file name, key or payload cannot drive the terminal or add a line
+                    chunk.append(encode(ev) if as_json else printable(render_text(ev)))
+                    if len(chunk) >= 1024:
+                        chunk.append("")
+                        out.write("\n".join(chunk))
+                        chunk.clear()
+                    continue
+                if chunk:
+                    chunk.append("")
+                    out.write("\n".join(chunk))
+                    chunk.clear()
+                if t == "error":
+                    errors += 1
+                    pos = f" at byte {ev['position']}:" if ev.get("position") is not None else ""
+                    say(f"{ev['file']}:{pos} {ev['error']}")
+                    if as_json:
+                        out.write(encode(ev) + "\n")
+                    continue
+                if t == "tail":
+                    errors += 1
+                    say(f"{ev['file']}: at byte {ev['position']}: {ev['message']}")
+                elif (t == "index_issue" and ev.get("severity") == "error") or (
+                    t == "sanity_check" and not ev["passed"]
+                ):
+                    errors += 1
+                if as_json:
+                    out.write(encode(ev) + "\n")
+                else:
+                    line = render_text(ev)
+                    if line is not None:
+                        out.write(printable(line) + "\n")
+    finally:  # what was read before an error is printed before its message
+        if chunk:
+            chunk.append("")
+            out.write("\n".join(chunk))
     if errors:
         raise typer.Exit(1)

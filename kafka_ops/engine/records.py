@@ -513,8 +513,8 @@ def _iter_v2_records(
     """``exact``: bytes left after the declared count are an error, as in RecordIterator.next()
     (DefaultRecordBatch.java: "Incorrect declared batch size, records still remaining in file").
 
-    A varint of one byte (-64..63: deltas, key sizes, header counts), or two for the sizes of a record and
-    its value, is decoded inline and the others by read_varint: the call per field was most of the time of ``dump --records``. Reading past the end is an
+    A varint of one or two bytes (-8192..8191: sizes, deltas, header counts) is decoded inline, a longer one
+    by read_varint / read_varlong: the call per field was most of the time of ``dump --records``. Reading past the end is an
     IndexError here and a Truncated there, the same error for the caller."""
     if not isinstance(body, bytes):
         body = bytes(body)  # one copy of the batch; slices of bytes are cheaper than memoryview -> bytes
@@ -545,18 +545,30 @@ def _iter_v2_records(
             if b < 0x80:
                 ts_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                ts_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 ts_delta, pos = read_varlong(body, pos)
             b = body[pos]
             if b < 0x80:
                 off_delta = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                off_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 off_delta, pos = read_varint(body, pos)
             b = body[pos]
             if b < 0x80:
                 klen = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                klen = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 klen, pos = read_varint(body, pos)
             key = None
@@ -581,6 +593,10 @@ def _iter_v2_records(
             if b < 0x80:
                 hcount = (b >> 1) ^ -(b & 1)
                 pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                hcount = (u >> 1) ^ -(u & 1)
+                pos += 2
             else:
                 hcount, pos = read_varint(body, pos)
             if hcount < 0:
