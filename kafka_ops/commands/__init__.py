@@ -8,10 +8,8 @@ for Typer's own errors too (no boxed panels, no pydantic wording, no traceback).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
-import pkgutil
 import re
 import shutil
 import sys
@@ -195,6 +193,8 @@ def close_matches(word: str, candidates: list[str], n: int = 3) -> list[str]:
     prefixed = [c for c in candidates if c.lower().startswith(low) and c.lower() != low]
     if prefixed:  # what the word begins is what was meant: --fail is --fail-on, not --waive
         return prefixed[:n]
+    import difflib  # only for a mistake: not at start-up
+
     return difflib.get_close_matches(word, candidates, n=n, cutoff=0.6)
 
 
@@ -480,6 +480,8 @@ def _root(
 
 def load_all() -> typer.Typer:
     """The app with every command imported (tests, the fleet job); the CLI itself imports one on demand."""
+    import pkgutil
+
     for m in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{m.name}")
     return app
