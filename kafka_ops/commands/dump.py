@@ -132,10 +132,29 @@ def dump(
     # batch and record lines (nearly all of them) are written in chunks; any other event writes the chunk first,
     # so what goes to stderr stays in order with stdout
     chunk: list[str] = []
+    last_file, file_json = None, ""
     try:
         for path in targets:
             for ev in dump_path(path, opts):
                 t = ev["type"]
+                if t == "record" and len(ev) == 8 and not ev["header_keys"]:
+                    # the common record (no header, key, payload, decoded value or control type): only whole
+                    # numbers beside the file name, so written here, the same text as encode() or printable()
+                    if as_json:
+                        if ev["file"] is not last_file:
+                            last_file, file_json = ev["file"], encode(ev["file"])
+                        chunk.append(
+                            f'{{"type": "record", "file": {file_json}, "offset": {ev["offset"]:d}, "timestamp": '
+                            f'{ev["timestamp"]:d}, "key_size": {ev["key_size"]:d}, "value_size": {ev["value_size"]:d}, '
+                            f'"sequence": {ev["sequence"]:d}, "header_keys": []}}'
+                        )
+                    else:
+                        chunk.append(render_text(ev))
+                    if len(chunk) >= 1024:
+                        chunk.append("")
+                        out.write("\n".join(chunk))
+                        chunk.clear()
+                    continue
                 if t == "record" or t == "batch":
                     # a file name, key or payload cannot drive the terminal or add a line
                     chunk.append(encode(ev) if as_json else printable(render_text(ev)))
