@@ -7,10 +7,10 @@ import sys
 
 
 def main(argv: list[str] | None = None) -> None:
-    from kafka_ops.commands import PROG, load_all
+    from kafka_ops.commands import PROG, app  # each command's module is imported when it is run
 
     try:
-        load_all()(args=argv, prog_name=PROG)
+        app(args=argv, prog_name=PROG)
     except KeyboardInterrupt:  # before a command runs (while importing): commands handle their own
         sys.stderr.write(f"{PROG}: interrupted\n")
         sys.exit(130)

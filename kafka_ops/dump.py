@@ -104,27 +104,34 @@ def dump_log(path: str, opts: DumpOptions) -> Iterator[Event]:
             yield ev
             if not (opts.records or opts.payloads) or not batch.crc_valid:
                 continue
+            # per batch, not per record: what each record's event holds besides its own fields
+            is_control = batch.is_control
+            decode = (
+                (opts.decode or opts.decoder) and topic and decode_internal is not None and not is_control
+            )
+            payloads = opts.payloads
             try:
                 for rec in iter_records(buf, batch):
                     n_records += 1
+                    key, value, headers = rec.key, rec.value, rec.headers
                     rev: Event = {
                         "type": "record", "file": path, "offset": rec.offset, "timestamp": rec.timestamp,
-                        "key_size": -1 if rec.key is None else len(rec.key),
-                        "value_size": -1 if rec.value is None else len(rec.value),
-                        "sequence": rec.sequence, "header_keys": [k for k, _ in rec.headers],
+                        "key_size": -1 if key is None else len(key),
+                        "value_size": -1 if value is None else len(value),
+                        "sequence": rec.sequence, "header_keys": [k for k, _ in headers] if headers else [],
                     }  # fmt: skip
-                    if batch.is_control:
+                    if is_control:
                         # per record, not the batch's first record: a KRaft snapshot's first batch holds
                         # SNAPSHOT_HEADER, KRAFT_VERSION and KRAFT_VOTERS (engine.records.control_record)
-                        rev["control_type"], rev["coordinator_epoch"] = control_record(rec.key, rec.value)
-                    elif (opts.decode or opts.decoder) and topic and decode_internal is not None:
-                        decoded = decode_internal(topic, rec.key, rec.value)
+                        rev["control_type"], rev["coordinator_epoch"] = control_record(key, value)
+                    elif decode:
+                        decoded = decode_internal(topic, key, value)
                         if decoded is not None:
                             rev["decoded"] = decoded
-                    if opts.payloads:
-                        rev["key"] = _payload(rec.key)
-                        rev["value"] = _payload(rec.value)
-                        rev["headers"] = {k: _payload(v) for k, v in rec.headers}
+                    if payloads:
+                        rev["key"] = _payload(key)
+                        rev["value"] = _payload(value)
+                        rev["headers"] = {k: _payload(v) for k, v in headers}
                     yield rev
             except compression.CodecUnavailable as exc:
                 yield _err(path, f"batch at offset {batch.base_offset}: {exc}", batch.position)

@@ -278,3 +278,39 @@ def test_the_installed_entry_point_keeps_the_contract(tmp_path: Path) -> None:
     r = run()
     assert r.returncode == 2 and "Usage: kafka-ops [OPTIONS] COMMAND" in r.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_the_lazy_command_table_says_what_each_command_says() -> None:
+    """`kafka-ops --help` lists kafka_ops.commands.COMMANDS without importing the commands: the table holds
+    every command, in Typer's order, with the summary its own docstring gives."""
+    from kafka_ops.commands import COMMANDS, _first_clause, _paragraphs
+
+    group = typer.main.get_command(load_all())
+    assert list(COMMANDS) == list(group.commands)  # type: ignore[attr-defined]
+    for name, sub in group.commands.items():  # type: ignore[attr-defined]
+        assert COMMANDS[name] == _first_clause(_paragraphs(sub.short_help or sub.help or "")[0]), name
+
+
+def test_help_imports_only_what_it_shows(tmp_path: Path) -> None:
+    """`kafka-ops --help` imports no command, nor pydantic or rich, and `kafka-ops dump -h` no other command
+    nor the audit (start-up time, benchmarks/bench_dump.py); both print what the fully loaded CLI prints."""
+    probe = (
+        "import sys\nfrom kafka_ops.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
+        "print('MODULES', *sorted(m.split('.')[0] if m.startswith(('pydantic', 'rich')) else m for m in sys.modules"
+        " if m.startswith(('kafka_ops.commands.', 'kafka_ops.audit', 'pydantic', 'rich'))))"
+    )
+    env = {**os.environ, "COLUMNS": "100"}
+    for args, allowed in (
+        (["--help"], set()),
+        (["dump", "-h"], {"kafka_ops.commands.dump", "pydantic", "pydantic_core"}),
+    ):
+        r = subprocess.run(
+            [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=tmp_path, env=env
+        )
+        help_text, _, modules = r.stdout.rpartition("MODULES")
+        assert set(modules.split()) <= allowed, modules
+        full = subprocess.run(
+            [sys.executable, "-c", "import sys\nfrom kafka_ops.commands import load_all\nload_all()(sys.argv[1:])", *args],
+            capture_output=True, text=True, cwd=tmp_path, env=env,
+        )  # fmt: skip
+        assert help_text == full.stdout and full.stdout.startswith("Usage: kafka-ops")

@@ -8,10 +8,8 @@ for Typer's own errors too (no boxed panels, no pydantic wording, no traceback).
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import os
-import pkgutil
 import re
 import shutil
 import sys
@@ -165,7 +163,7 @@ def _path_of(group: Any, args: list[str]) -> tuple[str, Any]:
     for a in args:
         if a.startswith("-"):
             continue
-        sub = getattr(cmd, "commands", {}).get(a)
+        sub = cmd.get_command(None, a) if hasattr(cmd, "get_command") else None
         if sub is None:
             break
         path.append(a)
@@ -195,6 +193,8 @@ def close_matches(word: str, candidates: list[str], n: int = 3) -> list[str]:
     prefixed = [c for c in candidates if c.lower().startswith(low) and c.lower() != low]
     if prefixed:  # what the word begins is what was meant: --fail is --fail-on, not --waive
         return prefixed[:n]
+    import difflib  # only for a mistake: not at start-up
+
     return difflib.get_close_matches(word, candidates, n=n, cutoff=0.6)
 
 
@@ -264,7 +264,11 @@ def usage_error_line(group: Any, exc: Any, argv: list[str]) -> str:
         return f"{where}: {opt}: {msg.rstrip('.')}"
     m = re.match(r"No such command '([^']*)'", msg)
     if m:
-        names = [n for n, c in getattr(cmd, "commands", {}).items() if not getattr(c, "hidden", False)]
+        names = [
+            n
+            for n in (cmd.list_commands(ctx) if hasattr(cmd, "list_commands") else [])
+            if not getattr(cmd.commands.get(n), "hidden", False)
+        ]
         near = close_matches(m.group(1), names)
         hint = f"did you mean {' or '.join(near)}?" if near else f"commands: {', '.join(names)}"
         return f"{where}: no such command: {m.group(1)!r} ({hint})"
@@ -365,6 +369,9 @@ def render_help(cmd: Any, ctx: Any) -> str:
         out += ["", "Commands:"]
         cmds = []
         for name in cmd.list_commands(ctx):
+            if name in getattr(cmd, "summaries", {}) and name not in cmd.commands:
+                cmds.append((name, cmd.summaries[name]))  # not imported to say what it does
+                continue
             sub = cmd.get_command(ctx, name)
             if sub is None or getattr(sub, "hidden", False):
                 continue
@@ -401,9 +408,50 @@ def _rows(rows: list[tuple[str, str]], width: int) -> list[str]:
 
 
 # -------------------------------------------------------------------------------------------------- the app
+# Every command of `kafka-ops`, in the order of its help (commands, then groups of commands), with the summary
+# that help shows: `kafka-ops --help` imports none of the modules (their imports cost most of the start-up),
+# a command's module is imported when the command is run or its help shown. Each module is named for its
+# command. tests/test_cli_contract.py checks this table against the modules' own docstrings.
+COMMANDS: dict[str, str] = {
+    "audit": "Audit a broker host's data dirs, systemd unit and config",
+    "checks": "List every check with its severity and title, or print one check's doc page",
+    "dump": "Print what kafka-dump-log.sh prints, and what it misses",
+    "forecast": "Forecast retention",
+    "logs": (
+        "Read broker logs and report log-cleaner deaths, index rebuilds, segments deleted with a zero "
+        "timestamp and unclean-shutdown recoveries"
+    ),
+    "qos": "Compare a topic with what a pipeline wrote",
+    "report": "Write one HTML page that opens offline",
+    "simulate": "Write a broker host as a real broker leaves it",
+    "cluster": "Ask the running cluster what a rolling restart needs to know",
+    "fix": "Remediate what the audit found",
+    "fleet": "Audit a fleet of brokers as one PySpark job (local[*] by default, or --master / spark-submit)",
+}
+
+
+class RootGroup(Group):
+    """`kafka-ops` itself: its commands are imported when first asked for (see COMMANDS)."""
+
+    summaries = COMMANDS
+
+    def list_commands(self, ctx: Any) -> list[str]:
+        return [*COMMANDS, *(n for n in self.commands if n not in COMMANDS)]
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        cmd = self.commands.get(cmd_name)
+        if cmd is None and cmd_name in COMMANDS:
+            importlib.import_module(f"{__name__}.{cmd_name}")
+            # Typer's public way to turn the commands registered on `app` so far into Click's
+            cmd = typer.main.get_command(app).commands.get(cmd_name)  # type: ignore[attr-defined]
+            if cmd is not None:
+                self.commands[cmd_name] = cmd
+        return cmd
+
+
 app = typer.Typer(
     name=PROG,
-    cls=Group,
+    cls=RootGroup,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -431,6 +479,9 @@ def _root(
 
 
 def load_all() -> typer.Typer:
+    """The app with every command imported (tests, the fleet job); the CLI itself imports one on demand."""
+    import pkgutil
+
     for m in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{m.name}")
     return app

@@ -4,12 +4,24 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from kafka_ops.commands import Command, OutputFormat, app, say
+
+
+def _json_encoder() -> Callable[[object], str]:
+    """``json.dumps(ev, default=str)``, its C encoder made once instead of once a line (a third of the time
+    of ``--format json`` over records)."""
+    c_make_encoder = getattr(json.encoder, "c_make_encoder", None)
+    if c_make_encoder is None:  # no _json accelerator: the same output, slower
+        return json.JSONEncoder(default=str).encode
+    # the arguments JSONEncoder.iterencode passes for json.dumps' defaults and default=str
+    enc = c_make_encoder({}, str, json.encoder.encode_basestring_ascii, None, ": ", ", ", False, False, True)
+    return lambda ev: "".join(enc(ev, 0))
 
 
 @app.command(cls=Command)
@@ -141,29 +153,73 @@ def dump(
     )
     errors = 0
     out = sys.stdout
-    for path in targets:
-        for ev in dump_path(path, opts):
-            if ev["type"] == "error":
-                errors += 1
-                pos = f" at byte {ev['position']}:" if ev.get("position") is not None else ""
-                say(f"{ev['file']}:{pos} {ev['error']}")
-                if format is OutputFormat.json:
-                    out.write(json.dumps(ev, default=str) + "\n")
-                continue
-            if ev["type"] == "tail":
-                errors += 1
-                say(f"{ev['file']}: at byte {ev['position']}: {ev['message']}")
-            elif (ev["type"] == "index_issue" and ev.get("severity") == "error") or (
-                ev["type"] == "sanity_check" and not ev["passed"]
-            ):
-                errors += 1
-            if skip_record_metadata and ev["type"] == "record":
-                ev = without_record_metadata(ev, format is OutputFormat.json)
-            if format is OutputFormat.json:
-                out.write(json.dumps(ev, default=str) + "\n")
-            else:
-                line = render_text(ev)
-                if line is not None:  # a file name, key or payload cannot drive the terminal or add a line
-                    out.write(printable(line) + "\n")
+    as_json = format is OutputFormat.json
+    encode = _json_encoder()
+    # batch and record lines (nearly all of them) are written in chunks; any other event writes the chunk first,
+    # so what goes to stderr stays in order with stdout
+    chunk: list[str] = []
+    last_file, file_json = None, ""
+    try:
+        for path in targets:
+            for ev in dump_path(path, opts):
+                t = ev["type"]
+                if skip_record_metadata and t == "record":
+                    ev = without_record_metadata(ev, as_json)
+                elif t == "record" and len(ev) == 8 and not ev["header_keys"]:
+                    # the common record (no header, key, payload, decoded value or control type): only whole
+                    # numbers beside the file name, so written here, the same text as encode() or printable()
+                    if as_json:
+                        if ev["file"] is not last_file:
+                            last_file, file_json = ev["file"], encode(ev["file"])
+                        chunk.append(
+                            f'{{"type": "record", "file": {file_json}, "offset": {ev["offset"]:d}, "timestamp": '
+                            f'{ev["timestamp"]:d}, "key_size": {ev["key_size"]:d}, "value_size": {ev["value_size"]:d}, '
+                            f'"sequence": {ev["sequence"]:d}, "header_keys": []}}'
+                        )
+                    else:
+                        chunk.append(render_text(ev))
+                    if len(chunk) >= 1024:
+                        chunk.append("")
+                        out.write("\n".join(chunk))
+                        chunk.clear()
+                    continue
+                if t == "record" or t == "batch":
+                    # a file name, key or payload cannot drive the terminal or add a line
+                    text = encode(ev) if as_json else render_text(ev)
+                    if text is not None:
+                        chunk.append(text if as_json else printable(text))
+                    if len(chunk) >= 1024:
+                        chunk.append("")
+                        out.write("\n".join(chunk))
+                        chunk.clear()
+                    continue
+                if chunk:
+                    chunk.append("")
+                    out.write("\n".join(chunk))
+                    chunk.clear()
+                if t == "error":
+                    errors += 1
+                    pos = f" at byte {ev['position']}:" if ev.get("position") is not None else ""
+                    say(f"{ev['file']}:{pos} {ev['error']}")
+                    if as_json:
+                        out.write(encode(ev) + "\n")
+                    continue
+                if t == "tail":
+                    errors += 1
+                    say(f"{ev['file']}: at byte {ev['position']}: {ev['message']}")
+                elif (t == "index_issue" and ev.get("severity") == "error") or (
+                    t == "sanity_check" and not ev["passed"]
+                ):
+                    errors += 1
+                if as_json:
+                    out.write(encode(ev) + "\n")
+                else:
+                    line = render_text(ev)
+                    if line is not None:
+                        out.write(printable(line) + "\n")
+    finally:  # what was read before an error is printed before its message
+        if chunk:
+            chunk.append("")
+            out.write("\n".join(chunk))
     if errors:
         raise typer.Exit(1)

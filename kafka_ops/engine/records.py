@@ -511,31 +511,94 @@ def _iter_v2_records(
     body: bytes | memoryview, batch: Batch, count: int, exact: bool = False
 ) -> Iterator[Record]:
     """``exact``: bytes left after the declared count are an error, as in RecordIterator.next()
-    (DefaultRecordBatch.java: "Incorrect declared batch size, records still remaining in file")."""
+    (DefaultRecordBatch.java: "Incorrect declared batch size, records still remaining in file").
+
+    A varint of one or two bytes (-8192..8191: sizes, deltas, header counts) is decoded inline, a longer one
+    by read_varint / read_varlong: the call per field was most of the time of ``dump --records``. Reading past the end is an
+    IndexError here and a Truncated there, the same error for the caller."""
+    if not isinstance(body, bytes):
+        body = bytes(body)  # one copy of the batch; slices of bytes are cheaper than memoryview -> bytes
     pos = 0
     log_append = bool(batch.attributes & TIMESTAMP_TYPE_MASK)
+    base_offset = batch.base_offset
+    base_sequence = batch.base_sequence
+    first_ts = batch.base_timestamp
     n = len(body)
     try:
         for i in range(count):
             start = pos
-            length, pos = read_varint(body, pos)
+            b = body[pos]
+            if b < 0x80:
+                length = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                length = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                length, pos = read_varint(body, pos)
             rec_end = pos + length
             if length < 0 or rec_end > n:
                 raise RecordError(f"record at byte {start} of the batch runs past its end")
             pos += 1  # attributes (unused)
-            ts_delta, pos = read_varlong(body, pos)
-            off_delta, pos = read_varint(body, pos)
-            klen, pos = read_varint(body, pos)
+            b = body[pos]
+            if b < 0x80:
+                ts_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                ts_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                ts_delta, pos = read_varlong(body, pos)
+            b = body[pos]
+            if b < 0x80:
+                off_delta = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                off_delta = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                off_delta, pos = read_varint(body, pos)
+            b = body[pos]
+            if b < 0x80:
+                klen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                klen = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                klen, pos = read_varint(body, pos)
             key = None
             if klen >= 0:
-                key = bytes(body[pos : pos + klen])
+                key = body[pos : pos + klen]
                 pos += klen
-            vlen, pos = read_varint(body, pos)
+            b = body[pos]
+            if b < 0x80:
+                vlen = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                vlen = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                vlen, pos = read_varint(body, pos)
             value = None
             if vlen >= 0:
-                value = bytes(body[pos : pos + vlen])
+                value = body[pos : pos + vlen]
                 pos += vlen
-            hcount, pos = read_varint(body, pos)
+            b = body[pos]
+            if b < 0x80:
+                hcount = (b >> 1) ^ -(b & 1)
+                pos += 1
+            elif body[pos + 1] < 0x80:  # two bytes: -8192..8191
+                u = (b & 0x7F) | (body[pos + 1] << 7)
+                hcount = (u >> 1) ^ -(u & 1)
+                pos += 2
+            else:
+                hcount, pos = read_varint(body, pos)
             if hcount < 0:
                 raise RecordError(f"invalid negative header count {hcount}")
             headers = []
@@ -543,12 +606,12 @@ def _iter_v2_records(
                 hk, pos = read_varint(body, pos)
                 if hk < 0:
                     raise RecordError("invalid negative header key size")
-                hkey = bytes(body[pos : pos + hk]).decode("utf-8", "replace")
+                hkey = body[pos : pos + hk].decode("utf-8", "replace")
                 pos += hk
                 hv, pos = read_varint(body, pos)
                 hval = None
                 if hv >= 0:
-                    hval = bytes(body[pos : pos + hv])
+                    hval = body[pos : pos + hv]
                     pos += hv
                 headers.append((hkey, hval))
             if pos != rec_end:
@@ -556,15 +619,15 @@ def _iter_v2_records(
                     f"record at byte {start} of the batch: size {length} does not match its fields"
                 )
             seq = -1
-            if batch.base_sequence >= 0:
-                seq = (batch.base_sequence + off_delta) % (2**31)
+            if base_sequence >= 0:
+                seq = (base_sequence + off_delta) % (2**31)
             if exact and i == count - 1 and rec_end != n:
                 raise RecordError(
                     f"Incorrect declared batch size, {n - rec_end} bytes remain after {count} records"
                 )
             yield Record(
-                batch.base_offset + off_delta,
-                batch.max_timestamp if log_append else batch.base_timestamp + ts_delta,
+                base_offset + off_delta,
+                batch.max_timestamp if log_append else first_ts + ts_delta,
                 key,
                 value,
                 headers,
@@ -572,6 +635,8 @@ def _iter_v2_records(
                 rec_end - start,
             )
             pos = rec_end
+    except IndexError as exc:
+        raise RecordError("truncated or malformed record: truncated") from exc
     except (Truncated, ValueError) as exc:
         raise RecordError(f"truncated or malformed record: {exc or 'truncated'}") from exc
 
