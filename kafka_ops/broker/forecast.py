@@ -473,8 +473,9 @@ def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] 
     k, n = 0, len(grid)
     while k < n:
         t = grid[k]
-        if k and not by_size and (pending or rate == 0 or not by_time):
-            # fast path: points before the next roll or deletion only add arrivals to the active segment
+        if k and (not fc.schedule.runs or (not by_size and (pending or rate == 0 or not by_time))):
+            # fast path: points before the next roll or deletion only add arrivals to the active segment (and
+            # where retention does not run, e.g. in a log dir the next start takes offline, nothing is deleted)
             a = len(segs) - 1
             nxt = pending[0].at_ms if pending else float("inf")
             if rate > 0:
