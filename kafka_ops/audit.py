@@ -229,7 +229,7 @@ def run_audit(
     plan.finish()
     plan.attach_checks(findings)
     findings.sort(key=lambda f: finding_order(f.severity, f.check, f.log_dir, f.path, f.segment))
-    _own_access_errors(errors, skipped)
+    _own_access_errors(errors, skipped, h.identity.uid if h.identity is not None else None)
     counts = {s: 0 for s in SEVERITY_RANK}
     for f in findings:
         counts[f.severity] += 1
@@ -254,12 +254,15 @@ def run_audit(
     }
 
 
-def _own_access_errors(errors: list[dict[str, Any]], skipped: list[dict[str, str]]) -> None:
+def _own_access_errors(
+    errors: list[dict[str, Any]], skipped: list[dict[str, str]], broker_uid: int | None
+) -> None:
     """Files kafka-ops itself could not read are the audit's limit, not the broker user's problem: say so, and
-    how to lift it (the broker user's own access is PERM001's, decided from modes, ACLs or a probe)."""
+    how to lift it (the broker user's own access is PERM001's, decided from modes, ACLs or a probe). Run as the
+    broker user (the fleet job's sudo -u), what it cannot read the broker cannot either: PERM001's, not a limit."""
     import os
 
-    if os.geteuid() == 0:
+    if os.geteuid() in (0, broker_uid):
         return
     denied = [e for e in errors if "permission denied" in str(e.get("error", ""))]
     for e in denied:
