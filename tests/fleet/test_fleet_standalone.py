@@ -73,7 +73,9 @@ def test_fleet_audit_on_a_standalone_cluster_whose_python_lacks_kafka_ops_equals
          "--conf", f"spark.archives={env_tgz}#env", "--conf", "spark.executor.memory=512m"],
         capture_output=True, text=True, env=standalone.env, timeout=900, cwd=ssh_lab.dir,
     )  # fmt: skip
-    assert r.returncode == 1, r.stderr[-3000:]  # broker-1's and h1's criticals fail the gate
+    assert r.returncode == 1, r.stderr[
+        -3000:
+    ]  # broker-1's and h1's criticals fail the gate (default --fail-on error)
     rep = json.loads(r.stdout)  # stdout is the report alone: Spark's own output went to stderr
     assert rep["fleet"]["spark_master"] == standalone.url
     status = {h["host"]: h["status"] for h in rep["fleet"]["hosts"]}
@@ -92,7 +94,7 @@ def test_fleet_audit_on_a_standalone_cluster_whose_python_lacks_kafka_ops_equals
     # the same inventory in local mode (this process: kafka-ops and paramiko installed) finds the same
     monkeypatch.chdir(ssh_lab.dir)
     settings = {
-        "now_ms": NOW_MS, "broker_state": "stopped", "fail_on": "critical", "connect_timeout": 5,
+        "now_ms": NOW_MS, "broker_state": "stopped", "fail_on": "error", "connect_timeout": 5,
         "known_hosts": "known_hosts", "now_given": True, "horizon": "24h",
     }  # fmt: skip
     local = run_fleet(spark, read_inventory(str(inv)), settings, name=inv.name)
