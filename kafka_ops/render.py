@@ -9,7 +9,7 @@ from typing import IO, Any
 from xml.etree import ElementTree as ET
 
 from kafka_ops.broker.plan import plan_sentences
-from kafka_ops.checks.base import SEVERITIES, SEVERITY_RANK
+from kafka_ops.checks.base import SEVERITIES, SEVERITY_RANK, at_least
 from kafka_ops.engine.shell import printable
 
 ORDER = list(reversed(SEVERITIES))
@@ -80,7 +80,7 @@ def verdict(report: dict[str, Any]) -> str:
     """The gate's verdict in one line: PASS/FAIL, what decided it, and the counts of everything found."""
     gate = report.get("gate") or {}
     fail_on = gate.get("fail_on", "critical")
-    above = [f for f in report["findings"] if SEVERITY_RANK[f["severity"]] >= SEVERITY_RANK.get(fail_on, 99)]
+    above = [f for f in report["findings"] if at_least(f["severity"], fail_on)]
     failing = [f for f in above if not f.get("waived")]
     waived = len(above) - len(failing)
     counts = ", ".join(f"{report['summary'].get(s, 0)} {s}" for s in ORDER)

@@ -43,9 +43,9 @@ def _tree_state(root: str) -> dict[str, tuple[int, int, int]]:
     return out
 
 
-def test_fix_ownership_dry_run_apply_idempotent_undo(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
-    pw = pwd.getpwnam(broker_user)
-    host = simulate_host(
+def _unreadable_timeindex_host(tmp_path, pw):  # type: ignore[no-untyped-def]
+    """A host of the broker user's own files, one .timeindex of which it cannot read."""
+    return simulate_host(
         str(tmp_path / "h"),
         HostSpec(
             now_ms=NOW_MS,
@@ -54,6 +54,11 @@ def test_fix_ownership_dry_run_apply_idempotent_undo(tmp_path, broker_user) -> N
             failures=Failures(unreadable_timeindex=True),
         ),
     )
+
+
+def test_fix_ownership_dry_run_apply_idempotent_undo(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+    pw = pwd.getpwnam(broker_user)
+    host = _unreadable_timeindex_host(tmp_path, pw)
     bad = host.planted["unreadable_timeindex"][0]
     before = _tree_state(host.log_dirs[0]) | _tree_state(host.log_dirs[1])
     args = ["fix", "ownership", "--server-properties", host.server_properties, "--broker-user", broker_user]
@@ -189,15 +194,7 @@ def test_fix_ownership_gives_the_mode_asked_for_and_refuses_a_bad_one(tmp_path, 
 
 def test_fix_journals_lists_states_and_undo_last_undoes_the_newest(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
     pw = pwd.getpwnam(broker_user)
-    host = simulate_host(
-        str(tmp_path / "h"),
-        HostSpec(
-            now_ms=NOW_MS,
-            broker_uid=pw.pw_uid,
-            broker_gid=pw.pw_gid,
-            failures=Failures(unreadable_timeindex=True),
-        ),
-    )
+    host = _unreadable_timeindex_host(tmp_path, pw)
     bad = host.planted["unreadable_timeindex"][0]
     jdir = tmp_path / "journal"
     assert "no fix journals in" in run("fix", "journals", "--journal-dir", str(jdir.parent)).stdout
