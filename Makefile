@@ -32,7 +32,7 @@ lint: venv
 HEAVY = tests/lab tests/molecule
 test: lint
 	@$(BIN)/python -m pytest -q --durations=15 $(foreach d,$(HEAVY),--ignore=$(d)); a=$$?; \
-	  $(BIN)/python -m pytest -q --durations=15 -n 2 --dist loadgroup $(HEAVY); b=$$?; \
+	  $(BIN)/python -m pytest -q --durations=15 -n 2 $(HEAVY); b=$$?; \
 	  echo "make test: pytest exit $$a (unit and integration), $$b (broker lab and Molecule)"; \
 	  [ $$a -eq 0 ] && [ $$b -eq 0 ]
 

@@ -14,21 +14,25 @@ if not CORPUS.exists():  # CI clones next to shared/
     CORPUS = Path("/work/shared/corpus")
 
 NOW_MS = 1_790_000_000_000
-TESTS = Path(__file__).resolve().parent
-# `make test` runs these two folders side by side under pytest-xdist (--dist loadgroup): real brokers and
-# systemd containers wait on JVMs and boots more than they compute, and each group keeps its session fixtures
-# (the lab's prepared datasets, the Molecule testbed) in one worker
+# `make test` runs tests/lab and tests/molecule side by side in two pytest-xdist workers: real brokers and systemd
+# containers wait on JVMs and boots more than they compute. Each folder is one unit of work (its session fixtures,
+# the lab's prepared datasets and the Molecule testbed, are made once, in one worker); any other test file is one
+# unit. A scheduler of our own: xdist 3.8's xdist_group marks do not reach its scheduler under pytest 9.
 HEAVY_GROUPS = ("lab", "molecule")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        try:
-            folder = item.path.resolve().relative_to(TESTS).parts[0]
-        except ValueError:
-            continue
-        if folder in HEAVY_GROUPS:
-            item.add_marker(pytest.mark.xdist_group(folder))
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByFolder(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            parts = nodeid.split("::")[0].split("/")
+            if len(parts) > 2 and parts[0] == "tests" and parts[1] in HEAVY_GROUPS:
+                return parts[1]
+            return nodeid.split("::")[0]
+
+    return ByFolder(config, log)
 
 
 @pytest.fixture(scope="session")
