@@ -32,7 +32,6 @@ from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_i
 from kafka_ops.engine.layout import (
     METADATA_TOPIC,
     REMOTE_INDEX_CACHE,
-    ROOT_FILES,
     SEGMENT_SUFFIXES,
     PartitionName,
     parse_kraft_snapshot,
@@ -407,10 +406,6 @@ def _by_name(dirs: list[str], others: list[str]) -> Iterator[tuple[str, bool]]:
     dirs.sort()
     others.sort()
     return heapq.merge(((n, True) for n in dirs), ((n, False) for n in others))
-
-
-def known_root_file(name: str) -> bool:
-    return name in ROOT_FILES or name.endswith(".tmp")
 
 
 def recovered_segments(
