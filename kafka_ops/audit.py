@@ -17,7 +17,6 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
-from kafka_ops.broker.replication import other_cluster
 from kafka_ops.broker.startup import recovery_seconds
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
@@ -28,8 +27,9 @@ from kafka_ops.facts.collect import (
     LogDirFacts,
     PartitionFacts,
     gather,
-    iter_log_dirs,
+    other_cluster,
 )
+from kafka_ops.facts.pool import iter_log_dirs
 
 REPORT_SCHEMA_VERSION = 1
 # Recovery throughput per recovery thread, from seed 002's broker log: "Completed load of log monitor-2 with

@@ -219,7 +219,7 @@ def table_lines(
     (cut to fit about a screen, unless ``verbose``: then every finding whole), the next start, the log dirs,
     what was skipped, and the verdict last."""
     from kafka_ops.checks import load_all
-    from kafka_ops.checks.base import human_bytes
+    from kafka_ops.units import human_bytes
 
     width = max(40, width)
     titles = {cid: spec.title for cid, spec in load_all().items()}

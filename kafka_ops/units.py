@@ -1,4 +1,5 @@
-"""Durations and times from command-line values: one grammar for every option of every command.
+"""Durations and times from command-line values: one grammar for every option of every command; and sizes and
+durations as people read them (human_bytes, human_ms).
 
 Standard library only and light (the CLI imports it at start; it is shipped to hosts with the collector).
 
@@ -135,3 +136,23 @@ def time_note(option: str, text: str) -> str:
     """What the run understood a time option to be: '--now 1790000000000 read as epoch milliseconds: ...'."""
     ms, how = read_time(text)
     return f"{option} {text} read as {how}: {iso(ms)}"
+
+
+# Sizes and durations as people read them, in the audit's messages and every renderer.
+def human_bytes(n: float) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if abs(n) < 1024 or unit == "TiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return f"{n} B"  # pragma: no cover
+
+
+def human_ms(ms: float) -> str:
+    s = ms / 1000
+    if abs(s) < 120:
+        return f"{s:.0f} s"
+    if abs(s) < 7200:
+        return f"{s / 60:.0f} min"
+    if abs(s) < 2 * 86400:
+        return f"{s / 3600:.1f} h"
+    return f"{s / 86400:.1f} days"

@@ -46,10 +46,6 @@ def affected_by_8335(version: tuple[int, ...] | None) -> bool:
     return bool(versions.affected("KAFKA-8335", version))
 
 
-def fixed_in_text() -> str:
-    return "; ".join(f"{t} is fixed in {b.fixed_in}" for t, b in versions.BUGS.items())
-
-
 def default_message_max_bytes(version: tuple[int, ...] | None) -> int:
     """KafkaConfig.MessageMaxBytes: 1000000 + LOG_OVERHEAD before 2.5.0, 1024 * 1024 + LOG_OVERHEAD since."""
     return 1_048_588 if versions.has("message_max_bytes_1mib", version, unknown=True) else 1_000_012

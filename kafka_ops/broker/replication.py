@@ -172,13 +172,6 @@ def catch_up_blockers(facts: Facts, broker: int) -> list[str]:
     return out
 
 
-def other_cluster(facts: Facts, meta_cluster_id: str | None) -> bool:
-    """Whether the cluster that answered has another cluster.id than the audited dirs' meta.properties (both
-    known): its facts are not this broker's."""
-    theirs = facts.get("cluster_id")
-    return bool(theirs and meta_cluster_id and theirs != meta_cluster_id)
-
-
 def answering_node(facts: Facts) -> int | None:
     """The node whose advertised address is the bootstrap address asked (None: a name or VIP none advertises)."""
     asked = {a.strip() for a in str(facts.get("bootstrap") or "").split(",") if a.strip()}

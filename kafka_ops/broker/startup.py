@@ -5,10 +5,11 @@ Not a check (the loader only imports ``<letters><3 digits>`` modules). Two kinds
 * predictions from facts (no disk access): whether the next start re-reads a segment and rebuilds its indexes,
   and why (:func:`next_start`);
 * on-demand readers for what the cheap facts do not hold (like ``timestamps.real_timestamp``, they read a segment's
-  files): the full-index verification of IDX003 (:func:`verify_indexes`), the tail of an active segment that
-  recovery will not read (:func:`active_tail`), and what lies after a tail that recovery truncates
-  (:func:`describe_after`). Each reads only what its caller asks for; the default audit calls them for the
-  segments the next start reads anyway, for the active segment's last index interval, or under ``--deep``.
+  files): the full-index verification of IDX003 (:func:`verify_indexes`), and what lies after a tail that
+  recovery truncates (:func:`describe_after`); the tail of an active segment that recovery will not read is the
+  engine's (``engine.logdir.active_tail``, which reads the ``.log``). Each reads only what its caller asks for;
+  the default audit calls them for the segments the next start reads anyway, for the active segment's last index
+  interval, or under ``--deep``.
 
 Kafka behaviour, from apache/kafka (storage/.../log/ on trunk; core/src/main/scala/kafka/log/ at the tags):
 
@@ -37,9 +38,7 @@ from dataclasses import dataclass
 
 from kafka_ops.broker import versions
 from kafka_ops.engine.errors import EngineError
-from kafka_ops.engine.fileio import open_regular
 from kafka_ops.engine.indexes import (
-    OFFSET_ENTRY,
     IndexFile,
     offset_sanity,
     read_offset_index,
@@ -47,10 +46,11 @@ from kafka_ops.engine.indexes import (
     time_sanity,
 )
 from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
-from kafka_ops.engine.logdir import Segment
+from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
 from kafka_ops.facts.collect import NOT_READ, PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
 
@@ -344,86 +344,6 @@ def verify_indexes(seg: Segment) -> dict[str, list[IndexIssue]]:
     return out
 
 
-def last_real_offset_entry(seg: Segment) -> tuple[int, int] | None:
-    """The last non-zero slot of the offset index (absolute offset, position): a binary search over a
-    zero-padded (preallocated) index, which holds real entries then zero slots; None if there is none.
-
-    A real entry is never all zero: the first is written after ``index.interval.bytes`` of records, so its
-    position is > 0 (LogSegment.append / LogSegment.recover).
-    """
-    t = seg.offset_tail
-    if seg.index is None or t is None or t.entry_count == 0:
-        return None
-    if not seg.offset_index_padded:
-        return t.last if t.last and t.last[1] > 0 else None
-    n = t.entry_count
-    zero = bytes(OFFSET_ENTRY)
-    try:
-        with open_regular(seg.index.path) as f:  # never through a link, never a FIFO
-
-            def slot(i: int) -> bytes:
-                f.seek(i * OFFSET_ENTRY)
-                return f.read(OFFSET_ENTRY)
-
-            if slot(0) == zero:
-                return None
-            lo, hi = 0, n - 1  # slot lo is real, slot hi is zero
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if slot(mid) == zero:
-                    hi = mid
-                else:
-                    lo = mid
-            rel, pos = struct.unpack(">ii", slot(lo))
-    except (OSError, EngineError):
-        return None
-    return seg.base_offset + rel, pos
-
-
-@dataclass(slots=True)
-class TailScan:
-    """How the active segment's .log ends, read from its last index entry on with CRC checks."""
-
-    tail: Tail | None
-    valid_bytes: int
-    last_offset: int | None  # last offset of the last valid batch read (None: none read)
-    start: int  # where the scan started
-
-
-def active_tail(seg: Segment, buf: LogBuffer | None = None) -> TailScan | None:
-    """Scan the segment from its last real offset-index entry to the end with CRC checks: the bytes that
-    ``LogSegment.readNextOffset`` reads at load (it starts at ``offsetIndex().lastOffset()``); from 0 when the
-    index has no entry or its entry is not a batch start. None when the .log cannot be read.
-
-    ``buf``: the segment's ``.log`` already opened by the caller (the fact collector reads it once)."""
-    if seg.log is None:
-        return None
-    if buf is None:
-        try:
-            with LogBuffer.open(seg.log.path) as opened:
-                return active_tail(seg, opened)
-        except EngineError:
-            return None
-    entry = last_real_offset_entry(seg)
-    start = entry[1] if entry else 0
-    if start >= buf.size:
-        start = 0
-    for attempt in (start, 0):
-        scanner = BatchScanner(buf, start=attempt, verify_crc=True, controls=False)
-        last = None
-        read = 0
-        for b in scanner:
-            if not b.crc_valid:
-                break
-            last = b.last_offset
-            read += 1
-        t = scanner.tail
-        if attempt and read == 0 and t is not None and t.kind == "corrupt":
-            continue  # the index entry does not point at a batch: read the whole segment
-        return TailScan(t, scanner.valid_bytes, last, attempt)
-    return None
-
-
 @dataclass(slots=True)
 class AfterTail:
     """What lies from a tail position to the end of the .log, read without CRC checks."""
@@ -490,7 +410,5 @@ def seg_file(seg: Segment, suffix: str) -> str:
 
 def rebuild_cost(ctx, seg: Segment) -> str:  # type: ignore[no-untyped-def]
     """'re-reading its 1.2 GiB .log: about 25 s' at the audit's recovery rate (seed 002's broker: 48 MB/s)."""
-    from kafka_ops.checks.base import human_bytes, human_ms
-
     size = seg.log.size if seg.log else 0
     return f"re-reading its {human_bytes(size)} .log takes about {human_ms(ctx.recovery_seconds(size, 1) * 1000)}"

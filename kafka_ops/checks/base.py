@@ -101,22 +101,3 @@ def check(
 def at_least(severity: str, threshold: str) -> bool:
     """Whether ``severity`` is at or above ``threshold`` (a --fail-on value: nothing is at or above "never")."""
     return threshold != "never" and SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
-
-
-def human_bytes(n: float) -> str:
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
-        if abs(n) < 1024 or unit == "TiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return f"{n} B"  # pragma: no cover
-
-
-def human_ms(ms: float) -> str:
-    s = ms / 1000
-    if abs(s) < 120:
-        return f"{s:.0f} s"
-    if abs(s) < 7200:
-        return f"{s / 60:.0f} min"
-    if abs(s) < 2 * 86400:
-        return f"{s / 3600:.1f} h"
-    return f"{s / 86400:.1f} days"

@@ -13,9 +13,10 @@ from kafka_ops.broker.cleaner import (
     safe_replay,
 )
 from kafka_ops.broker.timestamps import iso
-from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.units import human_bytes
 
 
 @check(

@@ -16,8 +16,9 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.cleaner import MIN_CLEANABLE_RATIO_DEFAULT
 from kafka_ops.broker.timestamps import iso
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 LAG_GRACE_MS = 24 * 3600 * 1000
 LONG_MAX = 2**63 - 1

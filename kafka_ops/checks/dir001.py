@@ -24,9 +24,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.units import human_bytes
 
 MEMORY_FS = {"tmpfs", "ramfs"}
 

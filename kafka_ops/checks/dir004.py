@@ -38,10 +38,11 @@ from dataclasses import dataclass, field
 from kafka_ops.broker.arrivals import HOUR_MS, arrival_rate
 from kafka_ops.broker.retention import CHECK_INTERVAL_MS, SegView, plan
 from kafka_ops.broker.timestamps import iso
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 ENTRY_BYTES = OFFSET_ENTRY + TIME_ENTRY  # one .index and (at most) one .timeindex entry per index interval
 SPARSE_FS = {

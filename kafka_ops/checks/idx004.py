@@ -27,10 +27,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.broker.startup import REBUILT, next_start, partition_name, rebuild_cost
-from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.units import human_bytes
 
 
 @check(

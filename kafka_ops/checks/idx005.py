@@ -24,8 +24,9 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, seg_file
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 MAX_LISTED = 10
 

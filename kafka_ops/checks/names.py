@@ -1,4 +1,4 @@
-"""Small helpers for the permission and directory checks: user/group names and permission bits as text."""
+"""Small helpers for the permission and directory checks: group names and permission bits as text."""
 
 from __future__ import annotations
 
@@ -6,16 +6,6 @@ import functools
 
 
 @functools.lru_cache(maxsize=64)  # once per audit: the checks name the same few ids for each finding
-def user_name(uid: int) -> str:
-    import pwd
-
-    try:
-        return pwd.getpwuid(uid).pw_name
-    except KeyError:
-        return str(uid)
-
-
-@functools.lru_cache(maxsize=64)
 def group_name(gid: int) -> str:
     import grp
 

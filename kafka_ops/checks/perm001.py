@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.access import access_for, owner_text
-from kafka_ops.facts.collect import LogDirFacts, PartitionFacts, path_facts
+from kafka_ops.facts.access import access_for, owner_text, path_facts
+from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 
 MAX_LISTED = 50
 

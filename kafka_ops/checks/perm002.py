@@ -27,11 +27,12 @@ from kafka_ops.facts.access import (
     ACL_GROUP_OBJ,
     ACL_MASK,
     ACL_USER,
+    PathFacts,
     access_for,
     decide,
     owner_text,
 )
-from kafka_ops.facts.collect import LogDirFacts, PartitionFacts, PathFacts
+from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 from kafka_ops.facts.identity import Identity
 
 MAX_LISTED = 50

@@ -6,9 +6,10 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.forecast import HostForecast, TopicForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import iso
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 # per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is
 # what `kafka-ops forecast` prints)

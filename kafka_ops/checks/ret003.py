@@ -9,10 +9,11 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import SegmentForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import future_batches, iso, segment_path
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 # A segment whose largest timestamp is more than this after now is "in the future". Clocks of producers and
 # brokers drift by seconds, not hours; an hour also matches the message.timestamp.after.max.ms we recommend.

@@ -7,9 +7,10 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.forecast import for_check
 from kafka_ops.broker.timestamps import iso, segment_path
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 DAY_MS = 24 * 3600 * 1000
 SEED_SEGMENT_BYTES = 128 * 1024 * 1024  # what seed 003's operators lowered segment.bytes to

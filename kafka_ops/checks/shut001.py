@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.units import human_bytes, human_ms
 
 # The severity follows the estimated recovery: what the operator waits for at the next start. Under a minute the
 # start is barely slower than a clean one; ten minutes and more hold up a rolling restart and keep the broker's

@@ -4,7 +4,7 @@ does not run.
 Facts: ``PartitionFacts.recovery[base].tail`` (the CRC-checking scan of every segment the next start recovers, and
 of every segment under ``--deep``); for the active segment of a stopped broker that the next start does not recover
 (clean shutdown), the audit reads the bytes ``LogSegment.readNextOffset`` reads at load: from the last offset-index
-entry to the end, with CRC checks (``broker.startup.active_tail``; one index interval, cheap).
+entry to the end, with CRC checks (``engine.logdir.active_tail``; one index interval, cheap).
 
 What the broker does (see docs/SHUT002.md):
 * Recovered (``LogSegment.recover``): every batch ``ensureValid()``-ed; at the first invalid one the .log is
@@ -31,7 +31,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.broker.startup import (
-    active_tail,
     describe_after,
     human_offsets,
     in_recover_log,
@@ -41,11 +40,12 @@ from kafka_ops.broker.startup import (
     seg_file,
     stops_loading,
 )
-from kafka_ops.checks.base import Finding, check, human_bytes
-from kafka_ops.engine.logdir import Segment
+from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, Tail
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import NOT_READ, PartitionFacts
+from kafka_ops.units import human_bytes
 
 SMALL_SIZE = BELOW_MIN_OVERHEAD
 

@@ -32,11 +32,12 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, recover_log_floor
-from kafka_ops.checks.base import Finding, check, human_bytes, human_ms
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 
 @check(

@@ -38,10 +38,11 @@ import math
 from collections.abc import Iterator
 
 from kafka_ops.broker import versions
-from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.systemd import DEFAULT_TIMEOUT_STOP_S
+from kafka_ops.units import human_bytes
 
 FLOOR_S = 180  # Confluent's package unit: TimeoutStopSec=180 (reference §3)
 MARGIN = 1.25

@@ -23,10 +23,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
-from kafka_ops.checks.base import Finding, check, human_bytes
+from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.systemd import parse_bytes
+from kafka_ops.units import human_bytes
 
 GIB = 1024**3
 NON_HEAP_BYTES = 512 * 1024 * 1024  # metaspace (~100 MiB for Kafka), code cache (240 MiB reserved), stacks

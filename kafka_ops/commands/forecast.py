@@ -136,8 +136,8 @@ def _table(
 
     from kafka_ops.broker.forecast import HostForecast, iter_forecasts
     from kafka_ops.broker.timestamps import iso
-    from kafka_ops.checks.base import human_bytes, human_ms
     from kafka_ops.render import markup_safe as esc
+    from kafka_ops.units import human_bytes, human_ms
 
     console = Console(file=out, width=max(120, Console().width) if out is sys.stdout else 160)
     hf = HostForecast(host.now_ms, host.horizon_ms)

@@ -29,17 +29,6 @@ _SPECIAL = {
 }
 _JAVA_INT_MIN, _JAVA_INT_MAX = -(2**31), 2**31 - 1
 
-ROOT_FILES = {
-    ".lock",
-    ".kafka_cleanshutdown",
-    "meta.properties",
-    "recovery-point-offset-checkpoint",
-    "log-start-offset-checkpoint",
-    "replication-offset-checkpoint",
-    "cleaner-offset-checkpoint",
-    "bootstrap.checkpoint",
-}
-
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex", ".snapshot")
 LEFTOVER_SUFFIXES = (".deleted", ".cleaned", ".swap")
 _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint(\.part|\.deleted)?$")

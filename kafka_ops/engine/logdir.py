@@ -3,7 +3,7 @@
 The scan is cheap by default: one ``stat`` per file and two small reads per index (its first and last
 slot), which is all the broker itself looks at before recovery (``LogSegment.readMaxTimestampAndOffsetSoFar``
 reads the time index's last slot; ``readNextOffset`` starts from the offset index's last slot). Reading whole
-``.log`` files is a separate, explicit step (:func:`next_offset`, :func:`recovery_scan`).
+``.log`` files is a separate, explicit step (:func:`next_offset`, :func:`recovery_scan`, :func:`active_tail`).
 
 Predictions, each from Kafka's source (storage/.../log/):
 * which segments the next start re-reads: none after a clean shutdown; otherwise every segment from the one
@@ -21,16 +21,17 @@ from __future__ import annotations
 import heapq
 import os
 import stat as statmod
+import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import EngineError, os_error
+from kafka_ops.engine.fileio import open_regular
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_index_tail
 from kafka_ops.engine.layout import (
     METADATA_TOPIC,
     REMOTE_INDEX_CACHE,
-    ROOT_FILES,
     SEGMENT_SUFFIXES,
     PartitionName,
     parse_kraft_snapshot,
@@ -407,10 +408,6 @@ def _by_name(dirs: list[str], others: list[str]) -> Iterator[tuple[str, bool]]:
     return heapq.merge(((n, True) for n in dirs), ((n, False) for n in others))
 
 
-def known_root_file(name: str) -> bool:
-    return name in ROOT_FILES or name.endswith(".tmp")
-
-
 def recovered_segments(
     part: Partition, clean_shutdown: bool, recovery_point: int | None, *, missing_index_recovers: bool = True
 ) -> list[Segment]:
@@ -511,3 +508,83 @@ def recovery_scan(seg: Segment) -> RecoveryResult:
         return RecoveryResult(
             seg, scanner.valid_bytes, scanner.tail, batches, records, max_ts, last, buf.size
         )
+
+
+def last_real_offset_entry(seg: Segment) -> tuple[int, int] | None:
+    """The last non-zero slot of the offset index (absolute offset, position): a binary search over a
+    zero-padded (preallocated) index, which holds real entries then zero slots; None if there is none.
+
+    A real entry is never all zero: the first is written after ``index.interval.bytes`` of records, so its
+    position is > 0 (LogSegment.append / LogSegment.recover).
+    """
+    t = seg.offset_tail
+    if seg.index is None or t is None or t.entry_count == 0:
+        return None
+    if not seg.offset_index_padded:
+        return t.last if t.last and t.last[1] > 0 else None
+    n = t.entry_count
+    zero = bytes(OFFSET_ENTRY)
+    try:
+        with open_regular(seg.index.path) as f:  # never through a link, never a FIFO
+
+            def slot(i: int) -> bytes:
+                f.seek(i * OFFSET_ENTRY)
+                return f.read(OFFSET_ENTRY)
+
+            if slot(0) == zero:
+                return None
+            lo, hi = 0, n - 1  # slot lo is real, slot hi is zero
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if slot(mid) == zero:
+                    hi = mid
+                else:
+                    lo = mid
+            rel, pos = struct.unpack(">ii", slot(lo))
+    except (OSError, EngineError):
+        return None
+    return seg.base_offset + rel, pos
+
+
+@dataclass(slots=True)
+class TailScan:
+    """How the active segment's .log ends, read from its last index entry on with CRC checks."""
+
+    tail: Tail | None
+    valid_bytes: int
+    last_offset: int | None  # last offset of the last valid batch read (None: none read)
+    start: int  # where the scan started
+
+
+def active_tail(seg: Segment, buf: LogBuffer | None = None) -> TailScan | None:
+    """Scan the segment from its last real offset-index entry to the end with CRC checks: the bytes that
+    ``LogSegment.readNextOffset`` reads at load (it starts at ``offsetIndex().lastOffset()``); from 0 when the
+    index has no entry or its entry is not a batch start. None when the .log cannot be read.
+
+    ``buf``: the segment's ``.log`` already opened by the caller (the fact collector reads it once)."""
+    if seg.log is None:
+        return None
+    if buf is None:
+        try:
+            with LogBuffer.open(seg.log.path) as opened:
+                return active_tail(seg, opened)
+        except EngineError:
+            return None
+    entry = last_real_offset_entry(seg)
+    start = entry[1] if entry else 0
+    if start >= buf.size:
+        start = 0
+    for attempt in (start, 0):
+        scanner = BatchScanner(buf, start=attempt, verify_crc=True, controls=False)
+        last = None
+        read = 0
+        for b in scanner:
+            if not b.crc_valid:
+                break
+            last = b.last_offset
+            read += 1
+        t = scanner.tail
+        if attempt and read == 0 and t is not None and t.kind == "corrupt":
+            continue  # the index entry does not point at a batch: read the whole segment
+        return TailScan(t, scanner.valid_bytes, last, attempt)
+    return None

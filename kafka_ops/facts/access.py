@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import os
+import stat as statmod
 import struct
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -23,7 +24,6 @@ from kafka_ops.facts.identity import Identity
 
 if TYPE_CHECKING:
     from kafka_ops.engine.logdir import FileInfo
-    from kafka_ops.facts.collect import PathFacts
 
 R, W, X = 4, 2, 1
 ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -126,3 +126,23 @@ def _owner_names(uid: int, gid: int) -> str:
     except KeyError:
         g = str(gid)
     return f"{u}:{g}"
+
+
+@dataclass(slots=True)
+class PathFacts:
+    path: str
+    uid: int
+    gid: int
+    mode: int
+    is_dir: bool
+    acl: list[tuple[int, int, int]] | None
+
+
+def path_facts(path: str) -> PathFacts | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return PathFacts(
+        path, st.st_uid, st.st_gid, statmod.S_IMODE(st.st_mode), statmod.S_ISDIR(st.st_mode), read_acl(path)
+    )

@@ -11,7 +11,7 @@ import os
 import re
 import socket
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -21,6 +21,7 @@ from kafka_ops.engine.logdir import (
     LogDir,
     Partition,
     RecoveryResult,
+    active_tail,
     next_offset,
     recovered_segments,
     recovery_scan,
@@ -28,7 +29,7 @@ from kafka_ops.engine.logdir import (
     scan_partition,
 )
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.access import read_acl
+from kafka_ops.facts.access import PathFacts, path_facts, read_acl
 from kafka_ops.facts.config import (
     Configs,
     TopicConfig,
@@ -84,28 +85,6 @@ class Input:
         return {"value": self.value, "source": self.source}
 
 
-@dataclass(slots=True)
-class PathFacts:
-    path: str
-    uid: int
-    gid: int
-    mode: int
-    is_dir: bool
-    acl: list[tuple[int, int, int]] | None
-
-
-def path_facts(path: str) -> PathFacts | None:
-    try:
-        st = os.stat(path)
-    except OSError:
-        return None
-    import stat as statmod
-
-    return PathFacts(
-        path, st.st_uid, st.st_gid, statmod.S_IMODE(st.st_mode), statmod.S_ISDIR(st.st_mode), read_acl(path)
-    )
-
-
 @dataclass
 class LogDirAggregate:
     partitions: int = 0
@@ -159,7 +138,7 @@ class PartitionFacts:
         default_factory=dict
     )  # path -> (read, write, traverse) as user
     errors: list[EngineError] = field(default_factory=list)
-    # broker.startup.active_tail of the active segment, read with the other tail facts (SHUT002's); NOT_READ:
+    # engine.logdir.active_tail of the active segment, read with the other tail facts (SHUT002's); NOT_READ:
     # not read here (a running broker, a recovered or empty active segment), the check reads it if it needs it
     active_tail: Any = NOT_READ
     # broker.forecast.PartitionForecast made where the facts were gathered (broker.forecast.prepare), or None
@@ -444,8 +423,6 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
         return
     h.cluster = opts.cluster
     h.inputs["cluster"] = Input(opts.cluster.get("bootstrap"), "--bootstrap-server")
-    from kafka_ops.broker.replication import other_cluster
-
     h.cluster_mismatch = other_cluster(opts.cluster, h.meta_cluster_id)
     if h.cluster_mismatch:
         return
@@ -457,6 +434,13 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
         h.inputs["topic_configs"] = Input(h.configs.topics_source, "--bootstrap-server")
         h.skipped_inputs.pop("topic_configs", None)
         h.last_topic_config = None
+
+
+def other_cluster(facts: Mapping[str, Any], meta_cluster_id: str | None) -> bool:
+    """Whether the cluster that answered has another cluster.id than the audited dirs' meta.properties (both
+    known): its facts are not this broker's."""
+    theirs = facts.get("cluster_id")
+    return bool(theirs and meta_cluster_id and theirs != meta_cluster_id)
 
 
 def _first_timestamp(path: str, buf: LogBuffer | None = None) -> int | None:
@@ -606,8 +590,6 @@ def _read_active_and_oldest(h: HostFacts, pf: PartitionFacts, running: bool) -> 
             if ts is not None:
                 pf.first_timestamps[oldest.base_offset] = ts
         if not running and active.log.size and active.base_offset not in pf.recovery:
-            from kafka_ops.broker.startup import active_tail
-
             # SHUT002 would open the active .log again for it: done here, where the log is open already
             pf.active_tail = active_tail(active, buf) if buf is not None else None
     finally:
@@ -618,21 +600,3 @@ def _read_active_and_oldest(h: HostFacts, pf: PartitionFacts, running: bool) -> 
 def iter_partitions(h: HostFacts, ldf: LogDirFacts) -> Iterator[PartitionFacts]:
     for path, name in ldf.scan.partition_names:
         yield gather_partition(h, ldf, path, name)
-
-
-def iter_log_dirs(
-    h: HostFacts, workers: int | None = None, prepare: Callable[[PartitionFacts], None] | None = None
-) -> Iterator[tuple[LogDirFacts, Iterator[PartitionFacts]]]:
-    """Each log dir with its partitions' facts, in order: gathered by worker processes (facts.pool) when the
-    host is big enough and the platform can fork, else here. Each dir's partitions must be consumed before
-    the next dir is asked for. ``prepare(pf)``: more work on each partition's facts that a worker does after
-    gathering them (its results go back with the facts); without workers it is not called."""
-    from kafka_ops.facts import pool as facts_pool
-
-    pool = facts_pool.start(h, h.options.workers if workers is None else workers, prepare)
-    try:
-        for d, ldf in enumerate(h.log_dirs):
-            yield ldf, (pool.partitions(d) if pool is not None else iter_partitions(h, ldf))
-    finally:
-        if pool is not None:
-            pool.close()

@@ -327,3 +327,21 @@ def start(h: HostFacts, requested: int | None, prepare: Prepare | None = None) -
     except (ImportError, ValueError, OSError, AssertionError):
         # no multiprocessing or no fork here, or a daemonic process (AssertionError: it may not have children)
         return None
+
+
+def iter_log_dirs(
+    h: HostFacts, workers: int | None = None, prepare: Callable[[PartitionFacts], None] | None = None
+) -> Iterator[tuple[LogDirFacts, Iterator[PartitionFacts]]]:
+    """Each log dir with its partitions' facts, in order: gathered by worker processes (this module's) when the
+    host is big enough and the platform can fork, else here. Each dir's partitions must be consumed before
+    the next dir is asked for. ``prepare(pf)``: more work on each partition's facts that a worker does after
+    gathering them (its results go back with the facts); without workers it is not called."""
+    from kafka_ops.facts.collect import iter_partitions
+
+    pool = start(h, h.options.workers if workers is None else workers, prepare)
+    try:
+        for d, ldf in enumerate(h.log_dirs):
+            yield ldf, (pool.partitions(d) if pool is not None else iter_partitions(h, ldf))
+    finally:
+        if pool is not None:
+            pool.close()

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from kafka_ops.checks.base import human_bytes
 from kafka_ops.engine.shell import printable
 from kafka_ops.render import markup_safe as esc
+from kafka_ops.units import human_bytes
 
 
 def fleet_table(report: dict[str, Any], console: Any) -> None:
