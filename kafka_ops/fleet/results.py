@@ -103,8 +103,25 @@ def runs(spark: SparkSession, out: str) -> list[str]:
                 f"{out}: no fleet results here (expected {path}/run_date=.../*.parquet)"
             ) from None
         raise
-    rows = df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at").collect()
+    try:
+        rows = df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at", "run_id").collect()
+    except Exception as exc:  # files whose run_at differs in type from the file Spark took the schema from
+        if "run_at" not in str(exc):
+            raise
+        rows = _runs_by_file(spark, df.inputFiles())
     return [r.run_id for r in rows]
+
+
+def _runs_by_file(spark: SparkSession, files: list[str]) -> list[Any]:
+    """Run ids and when they wrote, each file read with its own schema: results written before ``run_at`` was
+    a timestamp have it as an ISO 8601 string (``2026-11-22T06:56:19.123456+00:00``), parsed here."""
+    from functools import reduce
+
+    parts = [
+        spark.read.parquet(f).select("run_id", F.col("run_at").cast("timestamp").alias("run_at")) for f in files
+    ]
+    df = reduce(lambda a, b: a.unionByName(b), parts)
+    return df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at", "run_id").collect()
 
 
 def diff(spark: SparkSession, out: str, base: str | None = None, head: str | None = None) -> dict[str, Any]:
