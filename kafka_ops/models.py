@@ -212,7 +212,8 @@ class FleetModel(BaseModel):
     units: int = Field(description="(host, log dir) work units")
     tasks: int = Field(description="Spark tasks the units were grouped into")
     spark_jobs: int = Field(
-        default=0, description="Spark jobs the run started (its job group's): the audit, and 3 writes with results"
+        default=0,
+        description="Spark jobs the run started (its job group's): the audit, and 3 writes with results",
     )
     spark_master: str
     leaders_source: str = Field(

@@ -118,7 +118,8 @@ def _runs_by_file(spark: SparkSession, files: list[str]) -> list[Any]:
     from functools import reduce
 
     parts = [
-        spark.read.parquet(f).select("run_id", F.col("run_at").cast("timestamp").alias("run_at")) for f in files
+        spark.read.parquet(f).select("run_id", F.col("run_at").cast("timestamp").alias("run_at"))
+        for f in files
     ]
     df = reduce(lambda a, b: a.unionByName(b), parts)
     return df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at", "run_id").collect()

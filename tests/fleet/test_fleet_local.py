@@ -322,15 +322,33 @@ def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_
     shutil.copytree(fleet.root / "broker-2", work, symlinks=True)
     h = fleet.hosts["broker-2"]
     moved = SimulatedHost(
-        **{**h.to_dict(), "log_dirs": [d.replace(str(fleet.root / "broker-2"), str(work)) for d in h.log_dirs]}
+        **{
+            **h.to_dict(),
+            "log_dirs": [d.replace(str(fleet.root / "broker-2"), str(work)) for d in h.log_dirs],
+        }
     )
-    inv = Fleet(tmp_path, {"broker-2": moved}, {"broker-2": 2}).inventory(tmp_path / "inv", kafka_broker_user=me())
-    audit = ["fleet", "audit", "-i", str(inv), "--broker-state", "stopped", "--now", str(NOW_MS), "-f", "json"]
+    inv = Fleet(tmp_path, {"broker-2": moved}, {"broker-2": 2}).inventory(
+        tmp_path / "inv", kafka_broker_user=me()
+    )
+    audit = [
+        "fleet",
+        "audit",
+        "-i",
+        str(inv),
+        "--broker-state",
+        "stopped",
+        "--now",
+        str(NOW_MS),
+        "-f",
+        "json",
+    ]
     scratch, mixed = tmp_path / "scratch", tmp_path / "mixed"
 
     r = CliRunner().invoke(load_all(), [*audit, "--results", str(scratch)])
     assert r.exit_code == 0, r.output
-    assert json.loads(r.stdout)["fleet"]["spark_jobs"] == 4  # the audit, then facts, findings and hosts written
+    assert (
+        json.loads(r.stdout)["fleet"]["spark_jobs"] == 4
+    )  # the audit, then facts, findings and hosts written
     assert ", 4 Spark job(s);" in r.stderr  # the summary line says the same
 
     # the same run as kafka-ops wrote it before run_at was a timestamp (git show 66cdc1b^:kafka_ops/fleet/results.py):
@@ -361,14 +379,21 @@ def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_
     assert r.exit_code == 0, r.output  # SHUT001 of a recovery of seconds is info: below the gate
     new = json.loads(r.stdout)["fleet"]
     assert new["spark_jobs"] == 4
-    assert str(pq.read_schema(next((mixed / "hosts").glob("run_date=2026-09-21/*.parquet"))).field("run_at").type) != "string"
+    assert (
+        str(
+            pq.read_schema(next((mixed / "hosts").glob("run_date=2026-09-21/*.parquet"))).field("run_at").type
+        )
+        != "string"
+    )
 
     text = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(mixed)])
     assert text.exit_code == 1 and text.stderr == "", text.output  # a new finding; no traceback, no error
     assert text.stdout.startswith(
         f"fleet diff: run {old_id} -> {new['run_id']}\nnew findings: 1\n  info SHUT001 broker-2 {moved.log_dirs[0]}\n"
     ), text.stdout
-    d = json.loads(CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(mixed), "-f", "json"]).stdout)
+    d = json.loads(
+        CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(mixed), "-f", "json"]).stdout
+    )
     by_spark = CliRunner().invoke(
         load_all(), ["fleet", "diff", "--results", str(mixed), "--master", "local[2]", "-f", "json"]
     )
