@@ -346,9 +346,8 @@ def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_
 
     r = CliRunner().invoke(load_all(), [*audit, "--results", str(scratch)])
     assert r.exit_code == 0, r.output
-    assert (
-        json.loads(r.stdout)["fleet"]["spark_jobs"] == 4
-    )  # the audit, then facts, findings and hosts written
+    # the audit, then facts, findings and hosts written
+    assert json.loads(r.stdout)["fleet"]["spark_jobs"] == 4
     assert ", 4 Spark job(s);" in r.stderr  # the summary line says the same
 
     # the same run as kafka-ops wrote it before run_at was a timestamp (git show 66cdc1b^:kafka_ops/fleet/results.py):
@@ -379,12 +378,8 @@ def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_
     assert r.exit_code == 0, r.output  # SHUT001 of a recovery of seconds is info: below the gate
     new = json.loads(r.stdout)["fleet"]
     assert new["spark_jobs"] == 4
-    assert (
-        str(
-            pq.read_schema(next((mixed / "hosts").glob("run_date=2026-09-21/*.parquet"))).field("run_at").type
-        )
-        != "string"
-    )
+    new_file = next((mixed / "hosts" / "run_date=2026-09-21").glob("*.parquet"))
+    assert str(pq.read_schema(new_file).field("run_at").type) != "string"
 
     text = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(mixed)])
     assert text.exit_code == 1 and text.stderr == "", text.output  # a new finding; no traceback, no error
