@@ -14,8 +14,25 @@ import os
 import sys
 
 FLEET_COMMANDS = ("audit", "diff")
-# spark-submit's options that take no value (SparkSubmitOptionParser's switches); every other option takes one
-_SWITCHES = {"--verbose", "-v", "--supervise", "--help", "-h", "--version", "--usage-error"}
+# spark-submit's options (org.apache.spark.launcher.SparkSubmitOptionParser, Spark 4.x): switches take no value
+_SWITCHES = {
+    "--verbose",
+    "-v",
+    "--supervise",
+    "--help",
+    "-h",
+    "--version",
+    "--usage-error",
+    "--load-spark-defaults",
+}
+_OPTS = {
+    "--class", "--conf", "-c", "--deploy-mode", "--driver-class-path", "--driver-default-class-path",
+    "--driver-cores", "--driver-java-options", "--driver-library-path", "--driver-memory", "--executor-memory",
+    "--files", "--jars", "--kill", "--master", "--remote", "--name", "--packages", "--exclude-packages",
+    "--properties-file", "--extra-properties-file", "--proxy-user", "--py-files", "--repositories", "--status",
+    "--total-executor-cores", "--archives", "--executor-cores", "--keytab", "--num-executors", "--principal",
+    "--queue",
+}  # fmt: skip
 
 
 class SubmitError(ValueError):
@@ -43,7 +60,16 @@ def split(args: list[str]) -> tuple[list[str], list[str]]:
             break
         if not a.startswith("-"):
             break
-        i += 1 if a in _SWITCHES or "=" in a else 2
+        name = a.split("=", 1)[0]
+        if name not in _SWITCHES and name not in _OPTS:
+            import difflib
+
+            close = difflib.get_close_matches(name, sorted(_SWITCHES | _OPTS), n=1)
+            raise SubmitError(
+                f"no such option: {a}" + (f" (did you mean {close[0]}?)" if close else "")
+                + " (spark-submit's options, then audit or diff and theirs)"
+            )  # fmt: skip
+        i += 1 if name in _SWITCHES or "=" in a else 2
     rest = args[i:]
     if not rest or rest[0] not in FLEET_COMMANDS:
         raise SubmitError(

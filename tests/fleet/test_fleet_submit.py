@@ -31,6 +31,8 @@ def test_spark_submits_options_come_before_the_fleet_command() -> None:
     )
     with pytest.raises(SubmitError, match=r"\{audit,diff\} ARGS \(got: nothing\)"):
         split(["--master", "local[1]"])
+    with pytest.raises(SubmitError, match=r"no such option: --mastr \(did you mean --master\?\)"):
+        split(["--mastr", "yarn", "audit"])
     r = CliRunner().invoke(load_all(), ["fleet", "submit", "--master", "local[1]", "fix"])
     assert r.exit_code == 2 and "(got: fix)" in r.stderr
 
