@@ -211,6 +211,10 @@ class FleetModel(BaseModel):
     hosts_audited: int
     units: int = Field(description="(host, log dir) work units")
     tasks: int = Field(description="Spark tasks the units were grouped into")
+    spark_jobs: int = Field(
+        default=0,
+        description="Spark jobs the run started (its job group's): the audit, and 3 writes with results",
+    )
     spark_master: str
     leaders_source: str = Field(
         description="Where partition leaders came from (metadata log, --leaders, unknown)"

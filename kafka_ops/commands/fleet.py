@@ -448,6 +448,31 @@ def fleet_diff(
     raise typer.Exit(1 if d["new_findings"] else 0)
 
 
+@fleet_app.command(
+    "submit",
+    cls=Command,
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True},
+)
+def fleet_submit(ctx: typer.Context) -> None:
+    """Run `kafka-ops fleet audit` or `fleet diff` through spark-submit: `kafka-ops fleet submit [SPARK-SUBMIT
+    OPTIONS] audit ARGS`. Uses the spark-submit of the pyspark installed with kafka-ops (SPARK_HOME its package
+    dir, unless SPARK_HOME is set), with this Python as the driver's: no SPARK_HOME to export, no venv to
+    activate. spark-submit's exit code is the command's; stdout stays the report's alone."""
+    import shlex
+
+    from kafka_ops.fleet.submit import SubmitError, command
+
+    try:
+        argv, env = command(list(ctx.args))
+    except SubmitError as exc:
+        fail(str(exc))
+    say(
+        f"SPARK_HOME={env['SPARK_HOME']} PYSPARK_DRIVER_PYTHON={env['PYSPARK_DRIVER_PYTHON']} {shlex.join(argv)}"
+    )
+    sys.stdout.flush()
+    os.execve(argv[0], argv, env)
+
+
 def _one_run(note: str, head: str | None = None) -> dict[str, Any]:
     return {
         "base": None, "head": head, "note": note, "new_findings": [], "resolved_findings": [],

@@ -1,5 +1,6 @@
-"""``spark-submit`` entry point: ``spark-submit --master spark://HOST:7077 $(python -c 'import kafka_ops.fleet.__main__ as
-m; print(m.__file__)') audit --inventory INV ...`` runs ``kafka-ops fleet audit`` on the master spark-submit set."""
+"""``spark-submit`` entry point: ``kafka-ops fleet submit --master spark://HOST:7077 audit --inventory INV ...`` (or
+``spark-submit --master ... $(python -c 'import kafka_ops.fleet.__main__ as m; print(m.__file__)') audit ...``) runs
+``kafka-ops fleet audit`` on the master spark-submit set (``kafka_ops.fleet.submit`` finds pyspark's spark-submit)."""
 
 from __future__ import annotations
 

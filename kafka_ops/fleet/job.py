@@ -182,6 +182,7 @@ def run_fleet(
         "hosts_audited": sum(1 for h in host_rows if h["status"] == "ok"),
         "units": units,
         "tasks": len(groups),
+        "spark_jobs": 0,  # set below, once the results are written: the run's job group's jobs
         "spark_master": sc.master,
         "leaders_source": source,
         **view,
@@ -210,6 +211,7 @@ def run_fleet(
             )
             write_run(spark, results, run_id, s["now_ms"], facts, findings, host_rows)
         jobs = len(sc.statusTracker().getJobIdsForGroup(group))
+        rep["fleet"]["spark_jobs"] = jobs
     finally:
         if results:
             records.unpersist()

@@ -8,6 +8,7 @@ a fraction of that, and the diff is the same as fleet.results.diff's (the same k
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import re
 from typing import Any
@@ -38,16 +39,37 @@ def local_dir(location: str) -> str | None:
 
 
 def _read(out: str, name: str, columns: list[str]) -> list[dict[str, Any]]:
+    """The rows of a table, file by file: a results dir can hold runs of several kafka-ops versions, whose files
+    differ in a column's type (``run_at``: a string before it was a timestamp), which one dataset schema cannot
+    read."""
+    import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
-    return pq.read_table(os.path.join(out, name), columns=columns).to_pylist()  # type: ignore[no-any-return]
+    rows: list[dict[str, Any]] = []
+    for f in sorted(ds.dataset(os.path.join(out, name), format="parquet").files):
+        rows.extend(pq.read_table(f, columns=columns).to_pylist())
+    return rows
+
+
+def run_at(value: Any) -> dt.datetime | None:
+    """A run's ``run_at`` as an aware UTC datetime: a timestamp (Spark's INT96 reads back naive, in UTC), or the
+    ISO 8601 string kafka-ops wrote before it was a timestamp (``2026-11-22T06:56:19.123456+00:00``); None when
+    it is neither."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            return None
+    if not isinstance(value, dt.datetime):
+        return None
+    return value.replace(tzinfo=dt.UTC) if value.tzinfo is None else value.astimezone(dt.UTC)
 
 
 def runs(out: str) -> list[str]:
     """Run ids of a local results dir, oldest first (by when each run wrote), as fleet.results.runs."""
     first: dict[str, Any] = {}
     for r in _read(out, "hosts", ["run_id", "run_at"]):
-        at = r["run_at"]
+        at = run_at(r["run_at"])
         if r["run_id"] not in first or (at is not None and at < first[r["run_id"]]):
             first[r["run_id"]] = at
     return sorted(first, key=lambda k: (first[k] is not None, first[k], k))

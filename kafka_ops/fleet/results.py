@@ -7,8 +7,10 @@ a URI is handed to Spark as it is, never through ``os.path``."""
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import os
+from collections.abc import Iterator
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -103,8 +105,43 @@ def runs(spark: SparkSession, out: str) -> list[str]:
                 f"{out}: no fleet results here (expected {path}/run_date=.../*.parquet)"
             ) from None
         raise
-    rows = df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at").collect()
+    try:
+        with _quiet(spark):  # a failure here is expected of mixed results: not Spark's stack trace on stderr
+            rows = df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at", "run_id").collect()
+    except Exception as exc:  # files whose run_at differs in type from the file Spark took the schema from
+        if "run_at" not in str(exc):
+            raise
+        rows = _runs_by_file(spark, df.inputFiles())
     return [r.run_id for r in rows]
+
+
+@contextlib.contextmanager
+def _quiet(spark: SparkSession) -> Iterator[None]:
+    """Spark's logging off for the block (the driver's, and a local master's executors'), then as it was."""
+    sc = spark.sparkContext
+    try:
+        level = str(sc._jvm.org.apache.logging.log4j.LogManager.getRootLogger().getLevel().toString())  # type: ignore[union-attr]
+    except Exception:  # no log4j 2 to ask: leave the logging alone
+        yield
+        return
+    sc.setLogLevel("OFF")
+    try:
+        yield
+    finally:
+        sc.setLogLevel(level)
+
+
+def _runs_by_file(spark: SparkSession, files: list[str]) -> list[Any]:
+    """Run ids and when they wrote, each file read with its own schema: results written before ``run_at`` was
+    a timestamp have it as an ISO 8601 string (``2026-11-22T06:56:19.123456+00:00``), parsed here."""
+    from functools import reduce
+
+    parts = [
+        spark.read.parquet(f).select("run_id", F.col("run_at").cast("timestamp").alias("run_at"))
+        for f in files
+    ]
+    df = reduce(lambda a, b: a.unionByName(b), parts)
+    return df.groupBy("run_id").agg(F.min("run_at").alias("at")).orderBy("at", "run_id").collect()
 
 
 def diff(spark: SparkSession, out: str, base: str | None = None, head: str | None = None) -> dict[str, Any]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from kafka_ops.simulator.host import SimulatedHost
 from tests.conftest import NOW_MS
 from tests.fleet.conftest import Fleet, me
 
+REPO = Path(__file__).resolve().parents[2]
 KEY = ("check", "severity", "log_dir", "path", "topic", "partition", "segment", "message")
 SETTINGS = {"now_ms": NOW_MS, "broker_state": "stopped", "fail_on": "critical", "horizon": "24h"}
 
@@ -303,3 +306,103 @@ def test_ssh_credentials_are_resolved_on_the_driver_and_a_missing_one_is_an_erro
     assert r.exit_code == 2 and r.stderr.strip() == (
         "kafka-ops fleet audit: --conf 'spark.x': expected KEY=VALUE (e.g. spark.driver.memory=4g)"
     )
+
+
+def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_wrote(
+    spark: Any, fleet: Fleet, tmp_path: Path
+) -> None:
+    """`fleet.spark_jobs` is the run's Spark jobs (4 with results, 1 with --no-results); a results dir that holds
+    a run written before run_at was a timestamp (an ISO 8601 string, run_date the wall clock's day) and runs
+    written since is read by `fleet diff`, with pyarrow and with Spark, the old run_at parsed."""
+    import datetime as dt
+
+    import pyarrow.parquet as pq
+    from pyspark.sql import functions as F
+
+    from kafka_ops.fleet.localdiff import run_at
+
+    work = tmp_path / "broker-2"
+    shutil.copytree(fleet.root / "broker-2", work, symlinks=True)
+    h = fleet.hosts["broker-2"]
+    moved = SimulatedHost(
+        **{
+            **h.to_dict(),
+            "log_dirs": [d.replace(str(fleet.root / "broker-2"), str(work)) for d in h.log_dirs],
+        }
+    )
+    inv = Fleet(tmp_path, {"broker-2": moved}, {"broker-2": 2}).inventory(
+        tmp_path / "inv", kafka_broker_user=me()
+    )
+    audit = [
+        "fleet",
+        "audit",
+        "-i",
+        str(inv),
+        "--broker-state",
+        "stopped",
+        "--now",
+        str(NOW_MS),
+        "-f",
+        "json",
+    ]
+    scratch, mixed = tmp_path / "scratch", tmp_path / "mixed"
+
+    r = CliRunner().invoke(load_all(), [*audit, "--results", str(scratch)])
+    assert r.exit_code == 0, r.output
+    # the audit, then facts, findings and hosts written
+    assert json.loads(r.stdout)["fleet"]["spark_jobs"] == 4
+    assert ", 4 Spark job(s);" in r.stderr  # the summary line says the same
+
+    # the same run as kafka-ops wrote it before run_at was a timestamp (git show 66cdc1b^:kafka_ops/fleet/results.py):
+    # run_at F.lit(run_at.isoformat()), run_date the wall clock's day, the columns in that order
+    old_id, old_at = "20261120T093000Z-0a1b2c", dt.datetime(2026, 11, 20, 9, 30, 0, 123456, tzinfo=dt.UTC)
+    for table in ("facts", "findings", "hosts"):
+        if not list((scratch / table).glob("run_date=*/*.parquet")):
+            continue  # no findings: Spark writes no file for an empty partitioned table (nor did the old code)
+        (
+            spark.read.parquet(str(scratch / table))
+            .drop("run_id", "run_at", "audit_now_ms", "run_date")
+            .withColumn("run_id", F.lit(old_id))
+            .withColumn("run_at", F.lit(old_at.isoformat()))
+            .withColumn("audit_now_ms", F.lit(NOW_MS))
+            .withColumn("run_date", F.lit(old_at.date().isoformat()))
+            .coalesce(1)
+            .write.mode("append")
+            .partitionBy("run_date")
+            .parquet(str(mixed / table))
+        )
+    old_file = next((mixed / "hosts" / "run_date=2026-11-20").glob("*.parquet"))
+    assert str(pq.read_schema(old_file).field("run_at").type) == "string"
+    assert run_at(old_at.isoformat()) == old_at
+
+    # then the broker is killed (no clean-shutdown marker) and today's kafka-ops audits it into the same results
+    os.remove(os.path.join(moved.log_dirs[0], ".kafka_cleanshutdown"))
+    r = CliRunner().invoke(load_all(), [*audit, "--results", str(mixed)])
+    assert r.exit_code == 0, r.output  # SHUT001 of a recovery of seconds is info: below the gate
+    new = json.loads(r.stdout)["fleet"]
+    assert new["spark_jobs"] == 4
+    new_file = next((mixed / "hosts" / "run_date=2026-09-21").glob("*.parquet"))
+    assert str(pq.read_schema(new_file).field("run_at").type) != "string"
+
+    text = CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(mixed)])
+    assert text.exit_code == 1 and text.stderr == "", text.output  # a new finding; no traceback, no error
+    assert text.stdout.startswith(
+        f"fleet diff: run {old_id} -> {new['run_id']}\nnew findings: 1\n  info SHUT001 broker-2 {moved.log_dirs[0]}\n"
+    ), text.stdout
+    d = json.loads(
+        CliRunner().invoke(load_all(), ["fleet", "diff", "--results", str(mixed), "-f", "json"]).stdout
+    )
+    # Spark's diff (a URI of another file system, or --master) as a user runs it: its own JVM, whose stderr is
+    # the terminal's (the failed one-schema read of mixed results is expected, and not shown)
+    by_spark = subprocess.run(
+        [sys.executable, "-m", "kafka_ops", "fleet", "diff", "--results", f"file://{mixed}", "--master", "local[1]",
+         "-f", "json"],
+        capture_output=True, text=True, timeout=300, env={**os.environ, "PYTHONPATH": str(REPO)},
+    )  # fmt: skip
+    assert by_spark.returncode == 1, by_spark.stderr
+    assert "Exception" not in by_spark.stderr and "ERROR" not in by_spark.stderr, by_spark.stderr
+    assert json.loads(by_spark.stdout) == d and (d["base"], d["head"]) == (old_id, new["run_id"])
+
+    r = CliRunner().invoke(load_all(), [*audit, "--no-results"])
+    assert r.exit_code == 0, r.output
+    assert json.loads(r.stdout)["fleet"]["spark_jobs"] == 1  # the audit alone
