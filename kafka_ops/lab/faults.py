@@ -187,6 +187,23 @@ def torn_tail(partition_dir: Path, nbytes: int = 100, seed: int = 7) -> Fault:
     )
 
 
+def zero_filled_tail(partition_dir: Path, nbytes: int = 4096) -> Fault:
+    """Zeros after the last batch of the active segment's ``.log``: what a power loss leaves when the filesystem
+    had extended the file (its size committed) but not written the data blocks. Unlike random garbage, whose
+    size field usually points past the end (read as a partial batch: the end), a zero size field is below the
+    minimum record overhead: FileLogInputStream.nextBatch throws CorruptRecordException there."""
+    base = _active(partition_dir)
+    path = segment_file(partition_dir, base, ".log")
+    size = path.stat().st_size
+    with open(path, "ab") as f:
+        f.write(bytes(nbytes))
+    return Fault(
+        "zero_filled_tail",
+        [path],
+        {"partition_dir": str(partition_dir), "base_offset": base, "valid_bytes": size, "zero_bytes": nbytes},
+    )
+
+
 def corrupt_batch(partition_dir: Path, base: int | None = None) -> Fault:
     """Flip bytes in the payload of the middle batch of a segment (default: the active one): its CRC fails.
 

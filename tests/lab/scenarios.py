@@ -4,7 +4,10 @@
   ``log.retention.ms`` one day so that the first retention check runs on the ``retention`` topic; plus a
   ``gone-0.<uuid>-delete`` dir (a deleted topic's partition, a copy of ``retention-0``) next to ``retention-0``
   (clean and unclean), and a ``.log.swap`` of an interrupted cleaning in ``SWAP_TARGET`` (clean only);
-* ``unclean``: the same faults with both ``.kafka_cleanshutdown`` markers removed (as after SIGKILL);
+* ``unclean``: the same faults with both ``.kafka_cleanshutdown`` markers removed (as after SIGKILL), and instead of
+  the ``.swap`` a zero-filled tail (a power loss) on ``SWAP_TARGET``'s active segment: recovery truncates it;
+* ``zero_tail``: that zero-filled tail after a clean stop: not recovered, read by ``readNextOffset``, and the
+  broker exits (``broker.startup.stops_loading``);
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -117,6 +120,8 @@ def plant_partition_faults(ds: Dataset, *, unclean: bool) -> Callable[[LabBroker
         out.append(D.delete_dir(partition_dir(ds, b, RETENTION_TOPIC), DELETED_TOPIC))
         if not unclean:  # an interrupted cleaning's .swap in a target no other fault of this trial touches
             out.append(D.swap_leftover(partition_dir(ds, b, SWAP_TARGET)))
+        else:  # a power loss's zero-filled tail there instead (after a clean stop it stops the start: zero_tail)
+            out.append(F.zero_filled_tail(partition_dir(ds, b, SWAP_TARGET)))
         if unclean:
             out += [F.remove_clean_shutdown(d) for d in b.log_dirs]
         return out
@@ -291,6 +296,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         ),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
+        Trial("zero_tail", ds.saved, lambda b: [F.zero_filled_tail(partition_dir(ds, b, CONTROL))]),
     ]
     singles += [
         Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)

@@ -27,6 +27,7 @@ SCENARIOS = (
         "metadata_dir_offline",
         "lost_and_found",
         "meta_mismatch",
+        "zero_tail",
         "sigkill",
         "seed003_retention",
         "recovery_threads",

@@ -27,7 +27,7 @@ from tests.lab.helpers import (
     max_timestamps,
     skip_uncharacterised,
 )
-from tests.lab.scenarios import CONTROL, TARGET_OF
+from tests.lab.scenarios import CONTROL, SWAP_TARGET, TARGET_OF
 
 pytestmark = pytest.mark.lab
 
@@ -110,6 +110,23 @@ def test_torn_tail(dataset: Dataset, trials: dict[str, TrialResult], run: str) -
         end = acked_from(dataset, topic, 0)[-1] + 1  # the log end offset: nothing valid was cut
         assert lines(r, rf"Corruption found in segment {active}, truncating to offset {end}$", f"{topic}-0")
     assert f"{topic}-0" not in (r.lost or {}) and f"{topic}-0" not in r.read_errors
+
+
+def test_zero_filled_tail(dataset: Dataset, trials: dict[str, TrialResult]) -> None:
+    """A power loss's zero-filled tail after the active segment's last batch. After an unclean stop recovery
+    truncates exactly the zeros and nothing acknowledged is lost. After a clean stop nothing recovers the segment:
+    readNextOffset reads into the zeros, CorruptRecordException ends the log loading and the broker exits; the
+    audit said so before the start (SHUT002 critical, the plan: exits)."""
+    r, topic = trials["unclean"], SWAP_TARGET
+    f = fault(r, "zero_filled_tail")
+    seg = listed(r, topic)[int(f.detail["base_offset"])]  # type: ignore[call-overload]
+    assert seg["load"] == "recovered" and seg["truncated_bytes"] == f.detail["zero_bytes"]
+    assert f"{topic}-0" not in (r.lost or {}) and f"{topic}-0" not in r.read_errors
+    z = trials["zero_tail"]
+    assert z.predicted is not None and z.predicted["broker"] == "exits"
+    assert ("SHUT002", "critical") in z.predicted_findings
+    assert z.next_start["broker"] == "exits" and z.broker_exit not in (None, 0), z.next_start
+    assert "smaller than minimum record overhead" in str(z.next_start["reason"]), z.next_start["reason"]
 
 
 @pytest.mark.parametrize("run", RUNS)
