@@ -81,8 +81,6 @@ def split(args: list[str]) -> tuple[list[str], list[str]]:
 
 def command(args: list[str], env: dict[str, str] | None = None) -> tuple[list[str], dict[str, str]]:
     """The spark-submit command line and environment that run ``kafka-ops fleet ARGS`` as the driver."""
-    import kafka_ops.fleet.__main__ as entry
-
     spark_args, fleet_args = split(args)
     env = dict(os.environ if env is None else env)
     home = spark_home()
@@ -91,4 +89,7 @@ def command(args: list[str], env: dict[str, str] | None = None) -> tuple[list[st
         raise SubmitError(f"{script}: no spark-submit there (SPARK_HOME {home})")
     env["SPARK_HOME"] = home
     env.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)  # the driver imports kafka_ops
-    return [script, *spark_args, os.path.abspath(entry.__file__), *fleet_args], env
+    program = os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "__main__.py"
+    )  # not imported: the job's
+    return [script, *spark_args, program, *fleet_args], env
