@@ -143,11 +143,8 @@ def test_unusable_host_is_a_finding_and_the_others_are_still_audited(
     assert rep["gate"]["passed"] is False  # a host that was not audited cannot pass the gate
 
 
-def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
-    spark: Any, fleet: Fleet, tmp_path: Path
-) -> None:
-    import pyarrow.parquet as pq
-
+def _broker2_copy(fleet: Fleet, tmp_path: Path) -> tuple[SimulatedHost, Path]:
+    """broker-2's files copied under tmp_path (a test changes them) and an inventory of that copy alone."""
     work = tmp_path / "broker-2"
     shutil.copytree(fleet.root / "broker-2", work, symlinks=True)
     h = fleet.hosts["broker-2"]
@@ -160,6 +157,15 @@ def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
     inv = Fleet(tmp_path, {"broker-2": moved}, {"broker-2": 2}).inventory(
         tmp_path / "inv", kafka_broker_user=me()
     )
+    return moved, inv
+
+
+def test_results_are_parquet_by_run_date_and_diff_says_what_changed(
+    spark: Any, fleet: Fleet, tmp_path: Path
+) -> None:
+    import pyarrow.parquet as pq
+
+    moved, inv = _broker2_copy(fleet, tmp_path)
     results = tmp_path / "results"
     targets = read_inventory(str(inv))
     # a finding present in both runs (a log-dir finding: no topic, partition or segment) is neither new nor resolved
@@ -321,18 +327,7 @@ def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_
 
     from kafka_ops.fleet.localdiff import run_at
 
-    work = tmp_path / "broker-2"
-    shutil.copytree(fleet.root / "broker-2", work, symlinks=True)
-    h = fleet.hosts["broker-2"]
-    moved = SimulatedHost(
-        **{
-            **h.to_dict(),
-            "log_dirs": [d.replace(str(fleet.root / "broker-2"), str(work)) for d in h.log_dirs],
-        }
-    )
-    inv = Fleet(tmp_path, {"broker-2": moved}, {"broker-2": 2}).inventory(
-        tmp_path / "inv", kafka_broker_user=me()
-    )
+    moved, inv = _broker2_copy(fleet, tmp_path)
     audit = [
         "fleet",
         "audit",
