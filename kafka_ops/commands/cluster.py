@@ -7,12 +7,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say
 from kafka_ops.units import seconds_parser
+
+if TYPE_CHECKING:
+    from kafka_ops.broker.replication import Waiver
 
 cluster_app = typer.Typer(
     cls=Group,
@@ -284,7 +287,7 @@ def decide(
     *,
     strict_cluster: bool = False,
     strict_min_isr: bool = False,
-    waiver: Any = None,
+    waiver: Waiver | None = None,
 ) -> dict[str, Any]:
     """The answer to ``question`` (stop | caught_up) for ``broker``, with its reasons, from the same rules as
     CLU001-CLU003 (kafka_ops.broker.replication). Only the partitions with a replica on ``broker`` can refuse its
@@ -303,7 +306,7 @@ def decide(
         unhealthy,
     )
 
-    w: Waiver = waiver if waiver is not None else Waiver()
+    w = waiver if waiver is not None else Waiver()
     at = facts.get("bootstrap")
     reasons: list[str] = []
     notes: list[str] = []
