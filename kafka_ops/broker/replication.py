@@ -16,8 +16,8 @@ What Kafka does (apache/kafka at 3.9.1, the same on every lab version):
   back, or an unclean election (``unclean.leader.election.enable``) elects an out-of-sync one and loses records.
 * Under-replicated: fewer replicas in sync than assigned (the broker's ``UnderReplicatedPartitions`` metric,
   ``Partition.isUnderReplicated``: ``isLeader && (assignmentState.replicationFactor - partitionState.isr.size) > 0``).
-* Strimzi's KafkaRoller (strimzi-kafka-operator, ``KafkaAvailability.wouldAffectAvailability``, the rule this
-  gate follows): only the partitions with a replica on the broker count; a partition whose replication factor is
+* Strimzi's KafkaRoller (strimzi-kafka-operator, cluster-operator/.../operator/resource/KafkaAvailability.java,
+  ``canRoll`` -> ``wouldAffectAvailability``, the rule this gate follows): only the partitions with a replica on the broker count; a partition whose replication factor is
   ``<= min.insync.replicas`` is never counted ("will be under-replicated ... if broker {} is restarted, but there
   are only {} replicas": no roll can ever spare a broker of it, so refusing would refuse every roll for good);
   otherwise the broker may not roll when it is in the ISR and the ISR is ``== min.insync.replicas``, or the ISR is
@@ -153,7 +153,7 @@ NOT_REFUSING = ("single_replica", "rf_le_min_isr")
 
 
 def hosts(u: Unhealthy | AtRisk, broker: int) -> bool:
-    """Whether ``broker`` holds a replica of the partition (its stop or lag is the only one that touches it)."""
+    """Whether ``broker`` holds a replica of the partition: only then can its stop (or its lag) touch it."""
     return broker in u.replicas
 
 
