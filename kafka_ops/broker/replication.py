@@ -16,6 +16,14 @@ What Kafka does (apache/kafka at 3.9.1, the same on every lab version):
   back, or an unclean election (``unclean.leader.election.enable``) elects an out-of-sync one and loses records.
 * Under-replicated: fewer replicas in sync than assigned (the broker's ``UnderReplicatedPartitions`` metric,
   ``Partition.isUnderReplicated``: ``isLeader && (assignmentState.replicationFactor - partitionState.isr.size) > 0``).
+* Strimzi's KafkaRoller (strimzi-kafka-operator, cluster-operator/.../operator/resource/KafkaAvailability.java,
+  ``canRoll`` -> ``wouldAffectAvailability``, the rule this gate follows): only the partitions with a replica on the broker count; a partition whose replication factor is
+  ``<= min.insync.replicas`` is never counted ("will be under-replicated ... if broker {} is restarted, but there
+  are only {} replicas": no roll can ever spare a broker of it, so refusing would refuse every roll for good);
+  otherwise the broker may not roll when it is in the ISR and the ISR is ``== min.insync.replicas``, or the ISR is
+  already ``< min.insync.replicas`` and it holds a replica. Here the last two are ``below_min_isr``/``offline`` and
+  the own partitions' CLU002 (under-replicated or offline); unlike Strimzi, a stop that would leave an exempt
+  partition with no replica in sync at all still counts (``offline``: that stop does make it worse).
 * A KRaft broker is listed by the cluster (Metadata/DescribeCluster) only once it is unfenced, that is after its log
   recovery at start (``BrokerLifecycleManager``: it asks to be unfenced when ``LogManager`` has loaded its logs), so
   a restarted broker that is listed has finished its recovery.
@@ -40,7 +48,7 @@ class AtRisk:
     isr: list[int]
     min_isr: int
     left_in_sync: int  # the ISR once the broker is gone
-    kind: str  # offline | below_min_isr | single_replica
+    kind: str  # offline | below_min_isr | single_replica | rf_le_min_isr
 
     @property
     def name(self) -> str:
@@ -51,6 +59,11 @@ class AtRisk:
             return f"{self.name} (replication factor 1: unavailable while the broker is down)"
         if self.kind == "offline":
             return f"{self.name} (ISR {self.isr}: no replica left in sync, the partition goes offline)"
+        if self.kind == "rf_le_min_isr":
+            return (
+                f"{self.name} (replication factor {len(self.replicas)} <= min.insync.replicas={self.min_isr}: "
+                "acks=all writes fail while any of its replicas is down, whatever the roll does)"
+            )
         return f"{self.name} (ISR {self.isr}, min.insync.replicas={self.min_isr}: {self.left_in_sync} left in sync)"
 
 
@@ -105,10 +118,13 @@ def active_controller(facts: Facts) -> int | None:
     return int(ctl) if ctl is not None and int(ctl) >= 0 else None
 
 
-def stop_risks(facts: Facts, broker: int) -> list[AtRisk]:
+def stop_risks(facts: Facts, broker: int, strict_min_isr: bool = False) -> list[AtRisk]:
     """Partitions that ``broker``'s stop makes unavailable: every partition whose ISR holds it and would then be
     empty (offline) or below min.insync.replicas (acks=all producers fail), and its replication-factor-1
-    partitions (kind ``single_replica``: unavailable while it is down, whatever the roll does)."""
+    partitions (kind ``single_replica``: unavailable while it is down, whatever the roll does). A partition whose
+    replication factor is <= its min.insync.replicas is kind ``rf_le_min_isr`` (Strimzi's exemption: no roll can
+    spare one of its brokers) unless the stop leaves it no replica in sync, or ``strict_min_isr`` counts it as
+    ``below_min_isr`` as any other."""
     out = []
     for p in facts.get("partitions") or []:
         isr = [int(x) for x in p.get("isr") or []]
@@ -121,12 +137,24 @@ def stop_risks(facts: Facts, broker: int) -> list[AtRisk]:
             kind = "single_replica"
         elif left == 0:
             kind = "offline"
+        elif left < need and len(replicas) <= need and not strict_min_isr:
+            kind = "rf_le_min_isr"
         elif left < need:
             kind = "below_min_isr"
         else:
             continue
         out.append(AtRisk(p["topic"], int(p["partition"]), replicas, isr, need, left, kind))
     return out
+
+
+#: kinds of stop_risks that do not refuse a stop: they are unavailable (for acks=all writes) while the broker is
+#: down whatever the order of the roll, so the gate lists them and goes on
+NOT_REFUSING = ("single_replica", "rf_le_min_isr")
+
+
+def hosts(u: Unhealthy | AtRisk, broker: int) -> bool:
+    """Whether ``broker`` holds a replica of the partition: only then can its stop (or its lag) touch it."""
+    return broker in u.replicas
 
 
 def unhealthy(facts: Facts) -> list[Unhealthy]:
@@ -146,21 +174,62 @@ def unhealthy(facts: Facts) -> list[Unhealthy]:
     return out
 
 
+_TOPIC_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-")
+
+
+def legal_topic(name: str) -> bool:
+    """Kafka's rule for a topic name (``Topic.validate``: 1-249 of [a-zA-Z0-9._-], not . or ..)."""
+    return 0 < len(name) <= 249 and set(name) <= _TOPIC_CHARS and name not in (".", "..")
+
+
+def parse_partition(spec: str) -> tuple[str, int]:
+    """``TOPIC:PARTITION`` (a topic name has no colon) as (topic, partition); ValueError saying what is wrong."""
+    topic, sep, number = spec.rpartition(":")
+    if not sep or not legal_topic(topic) or not number.isdigit():
+        raise ValueError(f"{spec!r} is not TOPIC:PARTITION (a Kafka topic name, a colon, a partition number)")
+    return topic, int(number)
+
+
+@dataclass(frozen=True, slots=True)
+class Waiver:
+    """Partitions an operator has named as known and accepted (a stale offline partition, a topic being
+    deleted): the gates skip them and only them, and say so."""
+
+    topics: frozenset[str] = frozenset()
+    partitions: frozenset[tuple[str, int]] = frozenset()
+
+    def covers(self, topic: str, partition: int) -> bool:
+        return topic in self.topics or (topic, int(partition)) in self.partitions
+
+    def __bool__(self) -> bool:
+        return bool(self.topics or self.partitions)
+
+    def unmatched(self, facts: Facts) -> list[str]:
+        """The waivers that name no partition of the cluster (a typo waives nothing: say so)."""
+        have = {(p["topic"], int(p["partition"])) for p in facts.get("partitions") or []}
+        topics = {t for t, _ in have}
+        return [f"topic {t}" for t in sorted(self.topics - topics)] + [
+            f"partition {t}:{n}" for t, n in sorted(self.partitions - have)
+        ]
+
+
 def offline_log_dirs(facts: Facts, broker: int) -> list[dict[str, Any]]:
     """The log dirs ``broker`` itself reports with an error (DescribeLogDirs: KafkaStorageError = offline)."""
     return [d for d in facts.get("log_dirs") or [] if int(d.get("broker", -1)) == broker and d.get("error")]
 
 
-def catch_up_blockers(facts: Facts, broker: int) -> list[str]:
+def catch_up_blockers(facts: Facts, broker: int, waiver: Waiver | None = None) -> list[str]:
     """Why ``broker`` has not caught up after its start (empty: it has): not listed by the cluster (still
     starting or recovering its logs), a partition it replicates where it is not in sync, one it leads with a
-    follower out of sync, an offline log dir."""
+    follower out of sync, an offline log dir. The partitions ``waiver`` covers are left out."""
     out = []
     if broker not in brokers(facts):
         out.append(
             f"broker {broker} is not listed by the cluster (still starting, recovering its logs, or down)"
         )
     for u in unhealthy(facts):
+        if waiver is not None and waiver.covers(u.topic, u.partition):
+            continue
         if broker in u.missing:
             out.append(f"{u.name}: broker {broker} is not in sync yet (ISR {u.isr})")
         elif u.leader == broker and u.kind == "under_replicated":

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.replication import stop_risks
+from kafka_ops.broker.replication import NOT_REFUSING, stop_risks
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
@@ -26,8 +26,9 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     if facts is None or node is None or h.cluster_mismatch:
         return  # CLU004 says why the cluster's facts are not this broker's
     risks = stop_risks(facts, node)
-    blocking = [r for r in risks if r.kind != "single_replica"]
+    blocking = [r for r in risks if r.kind not in NOT_REFUSING]
     single = [r for r in risks if r.kind == "single_replica"]
+    exempt = [r for r in risks if r.kind == "rf_le_min_isr"]
     at = facts.get("bootstrap")
     if blocking:
         offline = [r for r in blocking if r.kind == "offline"]
@@ -44,10 +45,23 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
             f"Stopping broker {node} now (cluster at {at}) makes {len(blocking)} partition(s) unavailable: {what}: {names}.",
             "Do not stop this broker yet. Wait until the other replicas are back in sync (`kafka-ops cluster check "
             f"--bootstrap-server {q(at)} --broker {q(node)}` answers yes; kafka-topics.sh --describe "
-            "--under-min-isr-partitions), or, for a topic whose min.insync.replicas equals its replication factor, "
-            "lower it first (kafka-configs.sh --alter --entity-type topics --entity-name TOPIC --add-config "
-            "min.insync.replicas=N) or add replicas (kafka-reassign-partitions.sh).",
+            "--under-min-isr-partitions).",
             details={"broker": node, "partitions": [_row(r) for r in blocking]},
+        )
+    if exempt:
+        names = ", ".join(r.says() for r in exempt[:SHOWN]) + (
+            f", and {len(exempt) - SHOWN} more" if len(exempt) > SHOWN else ""
+        )
+        yield run.finding(
+            f"{len(exempt)} partition(s) on broker {node} have a replication factor <= min.insync.replicas: no roll "
+            f"can spare one of their replicas, so the stop of broker {node} (or of any of their brokers) refuses "
+            f"their acks=all writes while it is down; the roll does not wait for them (as Strimzi's KafkaRoller): "
+            f"{names}.",
+            "Accept that acks=all producers to these topics fail during each broker's restart, or lower "
+            "min.insync.replicas below the replication factor (kafka-configs.sh --alter --entity-type topics "
+            "--entity-name TOPIC --add-config min.insync.replicas=N) or add replicas (kafka-reassign-partitions.sh).",
+            severity="warning",
+            details={"broker": node, "partitions": [_row(r) for r in exempt]},
         )
     if single:
         names = ", ".join(r.name for r in single[:SHOWN]) + (

@@ -7,12 +7,15 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say
 from kafka_ops.units import seconds_parser
+
+if TYPE_CHECKING:
+    from kafka_ops.broker.replication import Waiver
 
 cluster_app = typer.Typer(
     cls=Group,
@@ -125,18 +128,62 @@ def check(
         ),
     ] = 0,
     retry_delay: RetryDelayOpt = 5.0,
+    strict_cluster: Annotated[
+        bool,
+        typer.Option(
+            "--strict-cluster",
+            help="Refuse also on under-replicated or offline partitions with no replica on broker ID (default: "
+            "listed as a note and in unhealthy_elsewhere; its stop does not touch them).",
+        ),
+    ] = False,
+    strict_min_isr: Annotated[
+        bool,
+        typer.Option(
+            "--strict-min-isr",
+            help="Refuse also on partitions whose replication factor is <= min.insync.replicas (default: listed "
+            "as a note and in exempt, as Strimzi's KafkaRoller does: no roll can ever spare one of their replicas).",
+        ),
+    ] = False,
+    ignore_partition: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore-partition",
+            metavar="TOPIC:PARTITION",
+            help="Leave this partition out of the answer (repeatable): a known stale one; every other partition "
+            "and every other gate still counts. Listed under 'waived'.",
+        ),
+    ] = None,
+    ignore_topic: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--ignore-topic",
+            metavar="TOPIC",
+            help="Leave every partition of this topic out of the answer (repeatable), as --ignore-partition does.",
+        ),
+    ] = None,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
 ) -> None:
     """May broker ID be stopped now (the default), or has it caught up after its start (--after-start)?
 
     'Stop' is refused when its stop leaves a partition below min.insync.replicas or with no replica in sync
-    (CLU001), or the cluster already has under-replicated or offline partitions (CLU002): the same rules as the
-    audit's. Partitions whose only replica is the broker are listed but do not refuse the stop.
+    (CLU001), or a partition with a replica on the broker is already under-replicated or offline (CLU002): the
+    same rules as the audit's. Listed but not refusing: partitions whose only replica is the broker, those whose
+    replication factor is <= min.insync.replicas (--strict-min-isr refuses), unhealthy partitions elsewhere in
+    the cluster (--strict-cluster refuses), and the partitions waived with --ignore-partition/--ignore-topic.
 
     Exit codes: 0 yes; 1 no (the reasons, one per line); 2 the cluster could not be asked, or bad usage.
     """
+    from kafka_ops.broker.replication import Waiver, legal_topic, parse_partition
     from kafka_ops.cluster.client import ClusterUnavailable
 
+    try:
+        parts = frozenset(parse_partition(x) for x in ignore_partition or [])
+    except ValueError as exc:
+        fail(f"--ignore-partition {exc}")
+    for t in ignore_topic or []:
+        if not legal_topic(t):
+            fail(f"--ignore-topic {t!r} is not a Kafka topic name (1-249 of a-z A-Z 0-9 . _ -)")
+    waiver = Waiver(frozenset(ignore_topic or []), parts)
     question = "caught_up" if after_start else "stop"
     answer: dict[str, Any] = {}
     for attempt in range(retries + 1):
@@ -147,7 +194,14 @@ def check(
                 fail(f"{exc}{f' (after {retries + 1} attempts)' if retries else ''}")
             _wait(retry_delay, attempt, str(exc))
             continue
-        answer = decide(facts, broker, question)
+        answer = decide(
+            facts,
+            broker,
+            question,
+            strict_cluster=strict_cluster,
+            strict_min_isr=strict_min_isr,
+            waiver=waiver,
+        )
         answer["attempts"] = attempt + 1
         if answer["yes"] or attempt == retries:
             break
@@ -160,6 +214,8 @@ def check(
             print(f"  - {line}")
         for line in answer["notes"]:
             print(f"  note: {line}")
+        for line in answer["waived"]:
+            print(f"  waived: {line}")
     raise typer.Exit(0 if answer["yes"] else 1)
 
 
@@ -224,28 +280,74 @@ def status(
     )
 
 
-def decide(facts: dict[str, Any], broker: int, question: str) -> dict[str, Any]:
+def decide(
+    facts: dict[str, Any],
+    broker: int,
+    question: str,
+    *,
+    strict_cluster: bool = False,
+    strict_min_isr: bool = False,
+    waiver: Waiver | None = None,
+) -> dict[str, Any]:
     """The answer to ``question`` (stop | caught_up) for ``broker``, with its reasons, from the same rules as
-    CLU001-CLU003 (kafka_ops.broker.replication)."""
+    CLU001-CLU003 (kafka_ops.broker.replication). Only the partitions with a replica on ``broker`` can refuse its
+    stop (Strimzi's KafkaRoller judges the same set); the cluster's other unhealthy partitions are listed
+    (``unhealthy_elsewhere``) and refuse only with ``strict_cluster``. ``waiver`` (replication.Waiver) leaves the
+    partitions it names out of both questions, listed under ``waived``; nothing else changes."""
     from kafka_ops.broker.replication import (
+        NOT_REFUSING,
+        Waiver,
         active_controller,
         brokers,
         catch_up_blockers,
+        hosts,
         offline_log_dirs,
         stop_risks,
         unhealthy,
     )
 
+    w = waiver if waiver is not None else Waiver()
     at = facts.get("bootstrap")
     reasons: list[str] = []
     notes: list[str] = []
+    waived: list[str] = []
+    exempt: list[str] = []
+    elsewhere: list[dict[str, Any]] = []
     if question == "stop":
         if broker not in brokers(facts):
             notes.append(f"broker {broker} is not listed by the cluster at {at} (stopped or still starting)")
-        for r in stop_risks(facts, broker):
-            (notes if r.kind == "single_replica" else reasons).append(f"CLU001 {r.says()}")
+        for r in stop_risks(facts, broker, strict_min_isr):
+            line = f"CLU001 {r.says()}"
+            if w.covers(r.topic, r.partition):
+                waived.append(line)
+            elif r.kind in NOT_REFUSING:
+                notes.append(line)
+                if r.kind == "rf_le_min_isr":
+                    exempt.append(r.name)
+            else:
+                reasons.append(line)
+        other = []
         for u in unhealthy(facts):
-            reasons.append(f"CLU002 {u.says()}")
+            line = f"CLU002 {u.says()}"
+            if w.covers(u.topic, u.partition):
+                waived.append(line)
+            elif hosts(u, broker) or strict_cluster:
+                reasons.append(line)
+            else:
+                other.append(u)
+        if other:
+            shown = ", ".join(u.says() for u in other[:10]) + (
+                f", and {len(other) - 10} more" if len(other) > 10 else ""
+            )
+            notes.append(
+                f"CLU002 {len(other)} under-replicated or offline partition(s) with no replica on broker {broker} "
+                f"(its stop does not touch them; --strict-cluster refuses on them): {shown}"
+            )
+            elsewhere = [
+                {"topic": u.topic, "partition": u.partition, "leader": u.leader, "replicas": u.replicas,
+                 "isr": u.isr, "kind": u.kind}
+                for u in other
+            ]  # fmt: skip
         for d in offline_log_dirs(facts, broker):
             notes.append(f"CLU003 log dir {d.get('path')} is offline ({d.get('error')})")
         yes = not reasons
@@ -255,17 +357,25 @@ def decide(facts: dict[str, Any], broker: int, question: str) -> dict[str, Any]:
             else f"no: stopping broker {broker} now is not safe ({len(reasons)} reason(s))"
         )
     else:
-        reasons = catch_up_blockers(facts, broker)
+        reasons = catch_up_blockers(facts, broker, w)
+        if w:
+            waived = [b for b in catch_up_blockers(facts, broker) if b not in reasons]
         yes = not reasons
         summary = (
             f"yes: broker {broker} has caught up (listed by the cluster, in sync everywhere, no offline log dir)"
             if yes
             else f"no: broker {broker} has not caught up ({len(reasons)} reason(s))"
         )
+    notes += [
+        f"the waiver of {x} matches no partition of the cluster (it waives nothing)"
+        for x in w.unmatched(facts)
+    ]
     return {
         "question": question, "broker": broker, "bootstrap": at, "cluster_id": facts.get("cluster_id"),
         "yes": yes, "summary": summary, "reasons": reasons, "notes": notes,
         "controller": active_controller(facts),
+        "waived": waived, "exempt": exempt, "unhealthy_elsewhere": elsewhere,
+        "strict_cluster": strict_cluster, "strict_min_isr": strict_min_isr,
     }  # fmt: skip
 
 

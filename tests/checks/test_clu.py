@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from kafka_ops.audit import run_audit
-from kafka_ops.broker.replication import catch_up_blockers, stop_risks
+from kafka_ops.broker.replication import Waiver, catch_up_blockers, stop_risks, unhealthy
 from kafka_ops.commands.cluster import decide
 from kafka_ops.facts.collect import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
@@ -85,9 +85,11 @@ def test_a_healthy_cluster_that_can_spare_the_broker_says_nothing(host: Simulate
     assert not [s for s in report["skipped"] if s.get("check", "").startswith("CLU")]
 
 
-def test_min_isr_equal_to_the_replication_factor_is_critical_naming_the_partitions(
+def test_min_isr_equal_to_the_replication_factor_does_not_refuse_the_roll_and_is_said(
     host: SimulatedHost,
 ) -> None:
+    """Strimzi's exemption (KafkaAvailability.wouldAffectAvailability): no roll can ever spare a replica of a
+    partition whose replication factor is <= min.insync.replicas, so it is listed, not counted."""
     f = facts(
         part("orders", 0, 1, [1, 2, 3], [1, 2, 3]),
         part("orders", 1, 2, [2, 3, 1], [2, 3, 1]),
@@ -95,11 +97,119 @@ def test_min_isr_equal_to_the_replication_factor_is_critical_naming_the_partitio
         min_isr={"strict": 3},
     )
     (c,) = found(audit(host, f), "CLU001")
-    assert c["severity"] == "critical"
-    assert "strict-0 (ISR [3, 1, 2], min.insync.replicas=3: 2 left in sync)" in c["message"]
+    assert c["severity"] == "warning"
+    assert "strict-0 (replication factor 3 <= min.insync.replicas=3: acks=all writes fail" in c["message"]
     assert [(p["topic"], p["partition"], p["kind"]) for p in c["details"]["partitions"]] == [
-        ("strict", 0, "below_min_isr")
+        ("strict", 0, "rf_le_min_isr")
     ]
+    answer = decide(f, 1, "stop")
+    assert answer["yes"] and answer["reasons"] == [] and answer["exempt"] == ["strict-0"]
+    assert any(
+        n.startswith("CLU001 strict-0 (replication factor 3 <= min.insync.replicas=3")
+        for n in answer["notes"]
+    )
+    # --strict-min-isr: counted as any other partition (the gate before the exemption)
+    strict = decide(f, 1, "stop", strict_min_isr=True)
+    assert not strict["yes"] and strict["exempt"] == []
+    assert strict["reasons"] == ["CLU001 strict-0 (ISR [3, 1, 2], min.insync.replicas=3: 2 left in sync)"]
+    # min.insync.replicas above the replication factor: exempt too
+    assert decide(facts(part("strict", 0, 3, [3, 1], [3, 1]), min_isr={"strict": 3}), 1, "stop")["yes"]
+
+
+def test_an_exempt_partition_whose_last_replica_in_sync_is_the_broker_still_refuses() -> None:
+    # replicas [1, 2, 3] with min 3 and only broker 1 in sync: stopping it takes the partition offline
+    f = facts(part("strict", 0, 1, [1, 2, 3], [1]), min_isr={"strict": 3})
+    assert [r.kind for r in stop_risks(f, 1)] == ["offline"]
+    answer = decide(f, 1, "stop")
+    assert not answer["yes"] and answer["reasons"][0].startswith("CLU001 strict-0 (ISR [1]: no replica left")
+
+
+def test_a_partition_of_the_broker_at_min_isr_refuses_its_stop() -> None:
+    # replicas [1, 2, 3], min 2, broker 3 behind: broker 1's stop leaves one in sync; broker 3's changes nothing
+    # of the ISR, but the partition is under-replicated with a replica on it (Strimzi: "it might be first to
+    # catch up"), so both wait; broker 4 holds no replica of it and may stop
+    f = facts(part("orders", 0, 1, [1, 2, 3], [1, 2]), part("other", 0, 4, [4, 2], [4, 2]))
+    answer = decide(f, 1, "stop")
+    assert not answer["yes"]
+    assert answer["reasons"] == [
+        "CLU001 orders-0 (ISR [1, 2], min.insync.replicas=2: 1 left in sync)",
+        "CLU002 orders-0 (replicas [1, 2, 3], ISR [1, 2]: [3] not in sync)",
+    ]
+    assert decide(f, 3, "stop")["reasons"] == [
+        "CLU002 orders-0 (replicas [1, 2, 3], ISR [1, 2]: [3] not in sync)"
+    ]
+    four = decide(f, 4, "stop")
+    assert four["yes"] and [u["partition"] for u in four["unhealthy_elsewhere"]] == [0]
+
+
+def test_unhealthy_partitions_elsewhere_are_reported_and_refuse_only_when_asked() -> None:
+    f = facts(
+        part("orders", 0, 1, [1, 2, 3], [1, 2, 3]),
+        part("gone", 0, -1, [3], [3]),  # a stale offline partition on broker 3
+        part("lag", 0, 2, [2, 3], [2]),  # broker 3 behind on a partition broker 1 does not hold
+    )
+    answer = decide(f, 1, "stop")
+    assert answer["yes"] and answer["reasons"] == []
+    assert [(u["topic"], u["kind"]) for u in answer["unhealthy_elsewhere"]] == [
+        ("gone", "offline"),
+        ("lag", "under_replicated"),
+    ]
+    (note,) = [n for n in answer["notes"] if n.startswith("CLU002")]
+    assert "2 under-replicated or offline partition(s) with no replica on broker 1" in note
+    assert "gone-0 (no leader; replicas [3], ISR [3])" in note and "--strict-cluster" in note
+    strict = decide(f, 1, "stop", strict_cluster=True)
+    assert not strict["yes"] and [r.split(" (")[0] for r in strict["reasons"]] == [
+        "CLU002 gone-0",
+        "CLU002 lag-0",
+    ]
+    # broker 3 holds both: they refuse its stop whatever the option
+    three = decide(f, 3, "stop")
+    assert not three["yes"] and len(three["reasons"]) == 2 and three["unhealthy_elsewhere"] == []
+    # the audit's CLU002 still says what the whole cluster has (a finding of the cluster, not of the gate)
+    assert unhealthy(f) and len(unhealthy(f)) == 2
+
+
+def test_a_waiver_leaves_out_exactly_the_partitions_it_names() -> None:
+    f = facts(
+        part("stale", 0, -1, [1, 3], [3]),  # offline for weeks: its replicas' data is gone
+        part("stale", 1, -1, [1, 2], [2]),
+        part("orders", 0, 1, [1, 2, 3], [1, 2]),  # broker 3 behind: a real reason
+        part("orders", 1, 2, [2, 3, 1], [2, 3, 1]),
+    )
+    plain = decide(f, 1, "stop")
+    assert [r.split(" (")[0] for r in plain["reasons"]] == [
+        "CLU001 orders-0", "CLU002 stale-0", "CLU002 stale-1", "CLU002 orders-0",
+    ]  # fmt: skip
+    one = decide(f, 1, "stop", waiver=Waiver(partitions=frozenset({("stale", 0)})))
+    assert [r.split(" (")[0] for r in one["reasons"]] == [
+        "CLU001 orders-0",
+        "CLU002 stale-1",
+        "CLU002 orders-0",
+    ]
+    assert one["waived"] == ["CLU002 stale-0 (no leader; replicas [1, 3], ISR [3])"]
+    topic = decide(f, 1, "stop", waiver=Waiver(topics=frozenset({"stale"})))
+    assert [r.split(" (")[0] for r in topic["reasons"]] == ["CLU001 orders-0", "CLU002 orders-0"]
+    assert not topic["yes"] and len(topic["waived"]) == 2  # orders-0 still refuses: the waiver is scoped
+    # broker 3 caught up, the stale topic waived: yes
+    healed = dict(
+        f, partitions=[p if p["topic"] == "stale" else dict(p, isr=p["replicas"]) for p in f["partitions"]]
+    )
+    assert decide(healed, 1, "stop", waiver=Waiver(topics=frozenset({"stale"})))["yes"]
+    assert not decide(healed, 1, "stop")["yes"]
+    # the same waiver after the start; a broker not listed still refuses
+    assert not decide(healed, 1, "caught_up")["yes"]
+    after = decide(healed, 1, "caught_up", waiver=Waiver(topics=frozenset({"stale"})))
+    assert after["yes"] and after["waived"] == [
+        "stale-0: broker 1 is not in sync yet (ISR [3])",
+        "stale-1: broker 1 is not in sync yet (ISR [2])",
+    ]
+    gone = dict(healed, brokers={2: "b:1", 3: "c:1"})
+    assert not decide(gone, 1, "caught_up", waiver=Waiver(topics=frozenset({"stale"})))["yes"]
+    # a waiver that names nothing the cluster has is said, not silently kept
+    typo = decide(healed, 1, "stop", waiver=Waiver(topics=frozenset({"stael", "stale"})))
+    assert (
+        "the waiver of topic stael matches no partition of the cluster (it waives nothing)" in typo["notes"]
+    )
 
 
 def test_the_last_replica_in_sync_going_offline_and_replication_factor_one() -> None:
@@ -136,8 +246,11 @@ def test_under_replicated_and_offline_partitions_of_the_cluster(host: SimulatedH
     assert c["details"]["out_of_sync_brokers"] == [3]
     assert "orders-1 (replicas [2, 3, 1], ISR [2, 1]: [3] not in sync)" in c["message"]
     assert "gone-0 (no leader" in c["message"]
-    answer = decide(f, 1, "stop")
-    assert not answer["yes"] and len([r for r in answer["reasons"] if r.startswith("CLU002")]) == 2
+    answer = decide(f, 1, "stop")  # orders-1 has a replica on broker 1; gone-0 does not
+    assert not answer["yes"] and [r.split(" (")[0] for r in answer["reasons"] if r.startswith("CLU002")] == [
+        "CLU002 orders-1"
+    ]
+    assert [u["topic"] for u in answer["unhealthy_elsewhere"]] == ["gone"]
     # only under-replicated: an error (the roll waits, the default gate of the audit does not fail on it)
     (c,) = found(audit(host, facts(part("orders", 1, 2, [2, 3, 1], [2, 1]))), "CLU002")
     assert c["severity"] == "error"
@@ -221,8 +334,9 @@ def test_fleet_hosts_are_judged_from_one_answer(host: SimulatedHost) -> None:
     apply_gate(report, "critical")
     assert report["identity"] == {"node_id": 1, "cluster_id": CLUSTER}
     assert report["gate"]["passed"] and "CLU001" not in report["checks_run"]
-    strict = facts(part("orders", 0, 1, [1, 2, 3], [1, 2, 3]), min_isr={"orders": 3})
-    add_cluster_findings(report, local_target([]), {"cluster": strict, "fail_on": "critical"})
+    # broker 3 behind: stopping broker 1 leaves orders-0 one replica in sync, below min.insync.replicas=2
+    short = facts(part("orders", 0, 1, [1, 2, 3], [1, 2]))
+    add_cluster_findings(report, local_target([]), {"cluster": short, "fail_on": "critical"})
     (c,) = found(report, "CLU001")
     assert c["severity"] == "critical" and c["host"] == report["host"]
     assert report["findings"][0]["check"] == "CLU001"  # most severe first, as the audit sorts them
@@ -232,3 +346,78 @@ def test_fleet_hosts_are_judged_from_one_answer(host: SimulatedHost) -> None:
     assert not [
         s for s in report["skipped"] if s.get("check", "").startswith("CLU") or s.get("input") == "cluster"
     ]
+
+
+def run_check(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, answer: dict[str, Any], *args: str
+) -> tuple[int, str, str]:
+    """`kafka-ops cluster check` in this process, as the entry point runs it, with the cluster's answer given
+    (tests/lab/test_cluster_checks.py asks a real cluster): (exit code, stdout, stderr)."""
+    from kafka_ops.commands import cluster as cluster_cmd
+    from kafka_ops.commands import load_all
+
+    monkeypatch.setattr(cluster_cmd, "ask_cluster", lambda *_a, **_k: json.loads(json.dumps(answer)))
+    code = load_all()(
+        args=["cluster", "check", "--bootstrap-server", "127.0.0.1:9092", *args], standalone_mode=False
+    )
+    out, err = capsys.readouterr()
+    return int(code), out, err
+
+
+STALE = facts(
+    part("orders", 0, 1, [1, 2, 3], [1, 2, 3]),
+    part("gone", 0, -1, [3], [3]),  # not on broker 1
+    part("stale", 2, -1, [1, 2], [2]),  # on broker 1, offline for good
+)
+
+
+def test_cli_exit_codes_strict_cluster_and_the_waiver(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    code, out, _ = run_check(capsys, monkeypatch, STALE, "--broker", "1")
+    assert code == 1 and out.startswith("no: stopping broker 1 now is not safe (1 reason(s))")
+    assert "  - CLU002 stale-2 (no leader" in out and "  note: CLU002 1 under-replicated or offline" in out
+    code, out, _ = run_check(capsys, monkeypatch, STALE, "--broker", "1", "--ignore-partition", "stale:2")
+    assert code == 0 and out.startswith("yes: broker 1 may be stopped now")
+    assert "  waived: CLU002 stale-2 (no leader; replicas [1, 2], ISR [2])" in out
+    code, out, _ = run_check(
+        capsys,
+        monkeypatch,
+        STALE,
+        "--broker",
+        "1",
+        "--ignore-topic",
+        "stale",
+        "--strict-cluster",
+        "-f",
+        "json",
+    )
+    answer = json.loads(out)
+    assert code == 1 and answer["reasons"] == ["CLU002 gone-0 (no leader; replicas [3], ISR [3])"]
+    assert answer["strict_cluster"] and answer["waived"] and answer["unhealthy_elsewhere"] == []
+    code, out, _ = run_check(
+        capsys, monkeypatch, STALE, "--broker", "1", "--ignore-topic", "stale", "-f", "json"
+    )
+    answer = json.loads(out)
+    assert code == 0 and answer["yes"] and [u["topic"] for u in answer["unhealthy_elsewhere"]] == ["gone"]
+    # RF 3 with min 3: yes by default, no with --strict-min-isr
+    f = facts(part("strict", 0, 1, [1, 2, 3], [1, 2, 3]), min_isr={"strict": 3})
+    assert run_check(capsys, monkeypatch, f, "--broker", "2")[0] == 0
+    assert run_check(capsys, monkeypatch, f, "--broker", "2", "--strict-min-isr")[0] == 1
+
+
+@pytest.mark.parametrize(
+    ("args", "says"),
+    [
+        (["--ignore-partition", "stale"], "--ignore-partition 'stale' is not TOPIC:PARTITION"),
+        (["--ignore-partition", "stale:x"], "--ignore-partition 'stale:x' is not TOPIC:PARTITION"),
+        (["--ignore-partition", "bad topic:1"], "--ignore-partition 'bad topic:1' is not TOPIC:PARTITION"),
+        (["--ignore-topic", "a/b"], "--ignore-topic 'a/b' is not a Kafka topic name"),
+    ],
+)
+def test_a_bad_waiver_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, args: list[str], says: str
+) -> None:
+    code, out, err = run_check(capsys, monkeypatch, STALE, "--broker", "1", *args)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith(f"kafka-ops cluster check: {says}"), err
