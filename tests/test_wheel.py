@@ -17,7 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def wheel_packages() -> list[str]:
-    find = dict(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"])
+    find = dict(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+    )
     namespaces = find.pop("namespaces", True)
     where = find.pop("where", ["."])
     finder = find_namespace_packages if namespaces else find_packages
