@@ -27,7 +27,7 @@ FLOORS = (
     "facts",  # what is gathered on a host: facts/, brokerlogs.py (the broker's own logs)
     "broker",  # the broker model: what Kafka will do with the facts
     "checks",  # the rules: facts and model in, findings out
-    "audit",  # running the checks (audit.py), the options of an audit, the fixes (fixes.py)
+    "audit",  # running the checks (audit.py), the options of an audit (declared and read), the fixes (fixes.py)
     "collector",  # what runs on the host (remote.py) and its build (ship.py)
     "render",  # the report's renderers, its model and the catalogue generated from the registry
     "services",  # the other engines as they stand today: cluster client, spark helpers, dump
@@ -47,6 +47,7 @@ UNITS = {
     "checks": "checks",
     "audit": "audit",
     "options": "audit",
+    "cmdoptions": "audit",
     "fixes": "audit",
     "remote": "collector",
     "ship": "collector",
