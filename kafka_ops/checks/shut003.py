@@ -138,7 +138,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
             if metadata_here
             else "; the broker halts if it is the KRaft metadata log dir"
         )
-        + " (the lab's 2.8.2, 3.5.2 and 3.9.1 brokers did so)."
+        + " (real 2.8.2, 3.5.2 and 3.9.1 brokers did so in kafka-ops' tests)."
         if channel
         else ""
     )

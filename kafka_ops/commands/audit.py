@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import functools
+import inspect
 import os
 import sys
 from collections.abc import Callable
@@ -12,6 +14,7 @@ from typing import IO, Annotated, Any
 
 import typer
 
+from kafka_ops.cmdoptions import GATE, INPUTS, OPTIONS
 from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, say, show_notes
 from kafka_ops.commands.cluster import (
     BootstrapOpt,
@@ -29,22 +32,6 @@ class AuditFormat(StrEnum):
     junit = "junit"
     markdown = "markdown"
     html = "html"
-
-
-class BrokerState(StrEnum):
-    auto = "auto"
-    running = "running"
-    stopped = "stopped"
-
-
-class Severity(StrEnum):
-    """--fail-on's values (any case): a severity, or never (a report only)."""
-
-    info = "info"
-    warning = "warning"
-    error = "error"
-    critical = "critical"
-    never = "never"
 
 
 def build_options(check_paths: bool = True, **kw: Any) -> Any:
@@ -174,121 +161,83 @@ def _write_atomically(output: Path, write: Callable[[IO[str]], object]) -> None:
         fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
 
 
-LogDirOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--log-dir", metavar="DIR", help="A log dir (repeatable); default: log.dirs of --server-properties."
-    ),
-]
-ServerPropsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--server-properties",
-        metavar="FILE",
-        help="Broker config (default /etc/kafka/server.properties when it exists).",
-    ),
-]
-BrokerUserOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--broker-user",
-        metavar="USER",
-        help="The user the broker runs as (default: User= of the systemd unit).",
-    ),
-]
-KafkaVersionOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--kafka-version",
-        metavar="VERSION",
-        help="Broker version, e.g. 3.7.0 (default: from the installation's kafka_*.jar or the broker log).",
-    ),
-]
-TopicConfigsOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--topic-configs",
-        metavar="FILE",
-        help="Topic overrides: `kafka-configs --describe --all` output, JSON or YAML.",
-    ),
-]
-UnitOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--systemd-unit",
-        metavar="FILE",
-        help="The broker's unit file (default: kafka.service in the unit dirs); drop-ins are read too.",
-    ),
-]
-StateOpt = Annotated[
-    BrokerState,
-    typer.Option(
-        "--broker-state",
-        help="Whether the broker runs (auto: from the audited log dirs: who holds their .lock per /proc/locks, "
-        "who has their files open; never from another broker's process).",
-    ),
-]
-NowOpt = Annotated[
-    str | None,
-    typer.Option(
-        "--now",
-        metavar="TIME",
-        help="The time to audit at, for reproducible forecasts: ISO 8601 (UTC unless it gives an offset), epoch "
-        "seconds or epoch milliseconds (digits below 100000000000 are seconds); the run says which it read.",
-    ),
-]
-HorizonOpt = Annotated[
-    str,
-    typer.Option(
-        "--horizon",
-        metavar="DURATION",
-        help="How far the retention forecast looks: a number and a unit, ms, s, m, h, d or w (e.g. 24h, 7d, "
-        "1h30m); a bare number is hours (deprecated) and refused when implausible (604800000).",
-    ),
-]
-LogsOpt = Annotated[
-    list[Path] | None,
-    typer.Option(
-        "--broker-log",
-        metavar="FILE",
-        help="server.log / log-cleaner.log to read (repeatable), rotated ones too: server.log.1, "
-        "server.log.2026-11-01-10, gzip, bzip2 or xz compressed.",
-    ),
-]
-ProbeOpt = Annotated[
-    bool,
-    typer.Option(
-        "--probe-as-user", help="Open every file as the broker user from a child process (root only)."
-    ),
-]
-DeepOpt = Annotated[
-    bool, typer.Option("--deep", help="CRC-check every segment, not only those the next start recovers.")
-]
-ExpectMountOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--expect-mount",
-        metavar="LOG_DIR=MOUNT",
-        help="LOG_DIR=MOUNT_POINT: the filesystem a log dir must be on (repeatable; '/' accepts the root filesystem).",
-    ),
-]
-WaiveOpt = Annotated[
-    list[str] | None,
-    typer.Option(
-        "--waive",
-        metavar="CHECK[:GLOB]",
-        help="Acknowledge a check's findings (repeatable), or only those whose path matches GLOB (* also matches "
-        "/): they stay in the report, marked waived, and do not fail the gate. A reason may follow after a space.",
-    ),
-]
-WaiveFileOpt = Annotated[
-    Path | None,
-    typer.Option(
-        "--waive-file",
-        metavar="FILE",
-        help="Waivers, one per line as for --waive ('CHECK[:GLOB] reason'); blank and '#' lines are ignored.",
-    ),
-]
+# ------------------------------------------------------------------------------------- the shared options
+# Declared once, in kafka_ops.cmdoptions (the collector builds its argparse parser from the same table); here
+# they become Typer parameters: one Annotated type per option, and with_options() for a command's whole group.
+def _choice_enum(name: str, dest: str) -> Any:
+    """An option's choices as the Enum Typer wants (its values, in the declared order)."""
+    return StrEnum(name, [(c, c) for c in OPTIONS[dest].choices])  # type: ignore[misc]
+
+
+BrokerState = _choice_enum("BrokerState", "broker_state")
+Severity = _choice_enum("Severity", "fail_on")  # --fail-on's values (any case): a severity, or never
+_ENUMS = {"broker_state": BrokerState, "fail_on": Severity}
+
+
+def typer_option(dest: str) -> Any:
+    """The Typer parameter type of one shared option (kafka_ops.cmdoptions.OPTIONS[dest])."""
+    o = OPTIONS[dest]
+    kind: Any
+    if o.choices:
+        kind = _ENUMS[dest]
+    elif o.flag:
+        kind = bool
+    else:
+        one: Any = Path if o.path else str
+        kind = list[one] | None if o.repeat else one if o.default is not None else one | None
+    return Annotated[
+        kind, typer.Option(o.name, metavar=o.metavar or None, help=o.help, case_sensitive=not o.any_case)
+    ]
+
+
+def option_default(dest: str) -> Any:
+    """The value a command gets when the option is not given (a repeatable option's: None, i.e. none given)."""
+    o = OPTIONS[dest]
+    if o.choices:
+        return _ENUMS[dest](o.default)
+    return False if o.flag else None if o.repeat else o.default
+
+
+def with_options(group: str, dests: tuple[str, ...]) -> Callable[[Any], Any]:
+    """Give a command the shared options ``dests`` in place of its parameter ``group`` (where they are listed in
+    its --help), and call it with their values as one dict under that name (a choice as its text)."""
+
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        sig = inspect.signature(fn, eval_str=True)
+        params: list[inspect.Parameter] = []
+        for p in sig.parameters.values():
+            if p.name != group:
+                params.append(p)
+                continue
+            params += [
+                inspect.Parameter(d, p.kind, default=option_default(d), annotation=typer_option(d))
+                for d in dests
+            ]
+
+        @functools.wraps(fn)
+        def command(**kw: Any) -> Any:
+            given = {d: kw.pop(d) for d in dests}
+            kw[group] = {d: v.value if isinstance(v, StrEnum) else v for d, v in given.items()}
+            return fn(**kw)
+
+        command.__signature__ = sig.replace(parameters=params)  # type: ignore[attr-defined]
+        command.__annotations__ = {p.name: p.annotation for p in params}
+        return command
+
+    return wrap
+
+
+Given = dict[str, Any]  # a group of shared options' values, by dest
+GIVEN: Any = None  # the default of a group's parameter in a command's def: with_options passes the values
+
+LogDirOpt = typer_option("log_dir")
+ServerPropsOpt = typer_option("server_properties")
+BrokerUserOpt = typer_option("broker_user")
+KafkaVersionOpt = typer_option("kafka_version")
+TopicConfigsOpt = typer_option("topic_configs")
+UnitOpt = typer_option("systemd_unit")
+StateOpt = typer_option("broker_state")
+NowOpt = typer_option("now")
 
 
 def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> list[Any]:
@@ -307,32 +256,11 @@ def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> lis
         fail(str(exc))
 
 
-FailOnOpt = Annotated[
-    Severity,
-    typer.Option(
-        "--fail-on",
-        case_sensitive=False,
-        help="Exit 1 when a finding that is not waived is at or above this severity (any case); never: report "
-        "only, exit 0 whatever is found. The default, error, fails a pre-deploy gate on a corrupt index too.",
-    ),
-]
-
-
 @app.command(cls=Command)
+@with_options("inputs", INPUTS)
+@with_options("gate", GATE)
 def audit(
-    log_dir: LogDirOpt = None,
-    server_properties: ServerPropsOpt = None,
-    broker_user: BrokerUserOpt = None,
-    kafka_version: KafkaVersionOpt = None,
-    topic_configs: TopicConfigsOpt = None,
-    systemd_unit: UnitOpt = None,
-    broker_state: StateOpt = BrokerState.auto,
-    now: NowOpt = None,
-    horizon: HorizonOpt = "24h",
-    broker_log: LogsOpt = None,
-    probe_as_user: ProbeOpt = False,
-    deep: DeepOpt = False,
-    expect_mount: ExpectMountOpt = None,
+    inputs: Given = GIVEN,
     format: Annotated[
         AuditFormat,
         typer.Option(
@@ -342,9 +270,7 @@ def audit(
             "message'), json (the report), junit, markdown, or html (a page: see `report`).",
         ),
     ] = AuditFormat.table,
-    fail_on: FailOnOpt = Severity.error,
-    waive: WaiveOpt = None,
-    waive_file: WaiveFileOpt = None,
+    gate: Given = GIVEN,
     bootstrap_server: BootstrapOpt = None,
     command_config: CommandConfigOpt = None,
     cluster_timeout: ClusterTimeoutOpt = 10.0,
@@ -389,12 +315,8 @@ def audit(
     Exit codes: 0 nothing at or above --fail-on but what is waived; 1 something is; 2 bad usage or unreadable
     input; 3 a bug in kafka-ops.
     """
-    waivers = read_waiver_options(waive, waive_file)
-    opts = build_options(
-        log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
-        topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
-        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
-    )  # fmt: skip
+    waivers = read_waiver_options(gate["waive"], gate["waive_file"])
+    opts = build_options(**inputs)
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")
     add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, broker_id)
@@ -408,13 +330,13 @@ def audit(
         fail(why)
 
     matched = apply_waivers(report, waivers) if waivers else None
-    code = apply_gate(report, fail_on.value, matched)
+    code = apply_gate(report, gate["fail_on"], matched)
     for w in matched or []:
         if not w["matched"]:
             note_later(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
     keep_exit_code(code)
     show_notes()
-    emit(report, format.value, fail_on.value, output, verbose)
+    emit(report, format.value, gate["fail_on"], output, verbose)
     # on stderr in every format: what the audit decided for itself and skipped, and (when stdout does not show
     # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
     from kafka_ops.render import verdict

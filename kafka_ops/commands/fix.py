@@ -21,6 +21,7 @@ from kafka_ops.commands.audit import (
     LogDirOpt,
     NowOpt,
     ServerPropsOpt,
+    StateOpt,
     TopicConfigsOpt,
     UnitOpt,
     build_options,
@@ -40,14 +41,6 @@ JournalOpt = Annotated[
         "--journal-dir",
         metavar="DIR",
         help="Where the undo journal goes (default /var/lib/kafka-ops/journal).",
-    ),
-]
-StateOpt = Annotated[
-    BrokerState,
-    typer.Option(
-        "--broker-state",
-        help="Whether the broker runs (auto: from the audited log dirs: who holds their .lock per /proc/locks, "
-        "who has their files open; never from another broker's process).",
     ),
 ]
 INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")

@@ -14,30 +14,16 @@ from typing import Annotated, Any
 
 import typer
 
+from kafka_ops.cmdoptions import GATE, INPUTS
 from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say, show_notes
 from kafka_ops.commands.audit import (
+    GIVEN,
     AuditFormat,
-    BrokerState,
-    BrokerUserOpt,
-    DeepOpt,
-    ExpectMountOpt,
-    FailOnOpt,
-    HorizonOpt,
-    KafkaVersionOpt,
-    LogDirOpt,
-    LogsOpt,
-    NowOpt,
-    ProbeOpt,
-    ServerPropsOpt,
-    Severity,
-    StateOpt,
-    TopicConfigsOpt,
-    UnitOpt,
-    WaiveFileOpt,
-    WaiveOpt,
+    Given,
     add_cluster,
     emit,
     read_waiver_options,
+    with_options,
 )
 from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, RequireClusterOpt
 from kafka_ops.units import seconds_parser
@@ -169,6 +155,8 @@ def _spark(master: str | None, conf: dict[str, str] | None = None, executor_pyth
 
 
 @fleet_app.command("audit", cls=Command)
+@with_options("inputs", INPUTS)
+@with_options("gate", GATE)
 def fleet_audit(
     inventory: Annotated[
         Path | None,
@@ -187,28 +175,14 @@ def fleet_audit(
             help="Only these hosts or groups of the inventory (comma-separated).",
         ),
     ] = None,
-    log_dir: LogDirOpt = None,
-    server_properties: ServerPropsOpt = None,
-    broker_user: BrokerUserOpt = None,
-    kafka_version: KafkaVersionOpt = None,
-    topic_configs: TopicConfigsOpt = None,
-    systemd_unit: UnitOpt = None,
-    broker_state: StateOpt = BrokerState.auto,
-    now: NowOpt = None,
-    horizon: HorizonOpt = "24h",
-    broker_log: LogsOpt = None,
-    probe_as_user: ProbeOpt = False,
-    deep: DeepOpt = False,
-    expect_mount: ExpectMountOpt = None,
+    inputs: Given = GIVEN,
     format: Annotated[
         AuditFormat,
         typer.Option(
             "--format", "-f", help="table, brief, json (the report + fleet), junit, markdown or html."
         ),
     ] = AuditFormat.table,
-    fail_on: FailOnOpt = Severity.error,
-    waive: WaiveOpt = None,
-    waive_file: WaiveFileOpt = None,
+    gate: Given = GIVEN,
     output: Annotated[
         Path | None, typer.Option("--output", "-o", metavar="FILE", help="Write the report to this file.")
     ] = None,
@@ -276,14 +250,15 @@ def fleet_audit(
     from kafka_ops.commands.audit import build_options
     from kafka_ops.fleet.inventory import InventoryError, local_target, override, read_inventory
 
-    waivers = read_waiver_options(waive, waive_file)  # before Spark starts: a bad waiver is one line, at once
+    waivers = read_waiver_options(
+        gate["waive"], gate["waive_file"]
+    )  # before Spark starts: a bad waiver is one line, at once
 
     opts = build_options(
-        check_paths=inventory is None,  # an inventory's paths are on its hosts: the collector checks them there
-        log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
-        topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
-        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep, expect_mount=expect_mount,
-    )  # fmt: skip
+        check_paths=inventory
+        is None,  # an inventory's paths are on its hosts: the collector checks them there
+        **inputs,
+    )
     if inventory is not None:
         from kafka_ops.options import _head, _is_binary
 
@@ -342,9 +317,9 @@ def fleet_audit(
     settings = {
         "now_ms": opts.now_ms if opts.now_ms is not None else int(time.time() * 1000),
         "now_given": opts.now_ms is not None,
-        "horizon": horizon, "broker_state": broker_state.value, "fail_on": fail_on.value,
-        "topic_configs": opts.topic_configs, "broker_log": opts.logs, "probe_as_user": probe_as_user,
-        "deep": deep, "expect_mount": opts.expected_mounts, "known_hosts": kh,
+        "horizon": inputs["horizon"], "broker_state": inputs["broker_state"], "fail_on": gate["fail_on"],
+        "topic_configs": opts.topic_configs, "broker_log": opts.logs, "probe_as_user": inputs["probe_as_user"],
+        "deep": inputs["deep"], "expect_mount": opts.expected_mounts, "known_hosts": kh,
         "connect_timeout": connect_timeout, "targets_source": source, "ssh_threads": ssh_threads,
         "cluster": opts.cluster, "cluster_skip": opts.cluster_skip,
     }  # fmt: skip
@@ -376,7 +351,7 @@ def fleet_audit(
         from kafka_ops.audit import apply_gate, apply_waivers
 
         matched = apply_waivers(report, waivers)
-        code = apply_gate(report, fail_on.value, matched)
+        code = apply_gate(report, gate["fail_on"], matched)
         for w in matched:
             if not w["matched"]:
                 say(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
@@ -386,7 +361,7 @@ def fleet_audit(
         f"run {run.run_id}: {len(targets)} host(s) in {run.tasks} Spark task(s), {run.jobs} Spark job(s); "
         f"audit {t['audit_s']:.1f} s, view {t['view_s']:.1f} s, results {t['write_s']:.1f} s"
     )
-    emit(report, format.value, fail_on.value, output)
+    emit(report, format.value, gate["fail_on"], output)
     if format is AuditFormat.table and output is None:
         from rich.console import Console
 

@@ -9,23 +9,12 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
+from kafka_ops.cmdoptions import INPUTS
 from kafka_ops.commands import Command, app, fail, note_later, show_notes
-from kafka_ops.commands.audit import (
-    BrokerState,
-    BrokerUserOpt,
-    DeepOpt,
-    HorizonOpt,
-    KafkaVersionOpt,
-    LogDirOpt,
-    LogsOpt,
-    NowOpt,
-    ProbeOpt,
-    ServerPropsOpt,
-    StateOpt,
-    TopicConfigsOpt,
-    UnitOpt,
-    build_options,
-)
+from kafka_ops.commands.audit import GIVEN, Given, build_options, with_options
+
+# the audit's inputs but --expect-mount (only DIR001, a check, reads it)
+FORECAST_INPUTS = tuple(d for d in INPUTS if d != "expect_mount")
 
 
 class ForecastFormat(StrEnum):
@@ -35,19 +24,9 @@ class ForecastFormat(StrEnum):
 
 
 @app.command(cls=Command)
+@with_options("inputs", FORECAST_INPUTS)
 def forecast(
-    log_dir: LogDirOpt = None,
-    server_properties: ServerPropsOpt = None,
-    broker_user: BrokerUserOpt = None,
-    kafka_version: KafkaVersionOpt = None,
-    topic_configs: TopicConfigsOpt = None,
-    systemd_unit: UnitOpt = None,
-    broker_state: StateOpt = BrokerState.auto,
-    now: NowOpt = None,
-    horizon: HorizonOpt = "24h",
-    broker_log: LogsOpt = None,
-    probe_as_user: ProbeOpt = False,
-    deep: DeepOpt = False,
+    inputs: Given = GIVEN,
     format: Annotated[
         ForecastFormat,
         typer.Option("--format", "-f", help="table, json (one document, streamed) or csv (streamed rows)."),
@@ -82,11 +61,7 @@ def forecast(
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.facts.collect import gather
 
-    opts = build_options(
-        log_dir=log_dir, server_properties=server_properties, broker_user=broker_user, kafka_version=kafka_version,
-        topic_configs=topic_configs, systemd_unit=systemd_unit, broker_state=broker_state.value, now=now,
-        horizon=horizon, broker_log=broker_log, probe_as_user=probe_as_user, deep=deep,
-    )  # fmt: skip
+    opts = build_options(**inputs)
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to forecast: give --log-dir or --server-properties")
     try:

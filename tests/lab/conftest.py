@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.lab import broker as lab_broker
-from kafka_ops.lab.broker import lab_root
-from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.trial import TrialResult
-from kafka_ops.lab.versions import selected
+from kafka_lab import broker as lab_broker
+from kafka_lab.broker import lab_root
+from kafka_lab.jars import LabError
+from kafka_lab.trial import TrialResult
+from kafka_lab.versions import selected
 from tests.lab.dataset import TIMINGS, Dataset, prepare
 from tests.lab.scenarios import run_all
 

@@ -14,10 +14,10 @@ from pathlib import Path
 
 from kafka import TopicPartition
 
-from kafka_ops.lab.broker import LabBroker
-from kafka_ops.lab.faults import CLEAN_SHUTDOWN, batches, segment_bases, segment_file
-from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.produce import (
+from kafka_lab.broker import LabBroker
+from kafka_lab.faults import CLEAN_SHUTDOWN, batches, segment_bases, segment_file
+from kafka_lab.jars import LabError
+from kafka_lab.produce import (
     Acked,
     TopicSpec,
     create_topics,
@@ -27,7 +27,7 @@ from kafka_ops.lab.produce import (
     read_back,
     visible_aborted,
 )
-from kafka_ops.lab.versions import parse
+from kafka_lab.versions import parse
 
 SEGMENT_BYTES = 65536
 TARGETS = [f"t{i:02d}" for i in range(12)]

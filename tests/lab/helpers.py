@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.lab.faults import Fault, batches, segment_bases, segment_file
-from kafka_ops.lab.trial import TrialResult
-from kafka_ops.lab.versions import parse
+from kafka_lab.faults import Fault, batches, segment_bases, segment_file
+from kafka_lab.trial import TrialResult
+from kafka_lab.versions import parse
 from tests.lab.dataset import Dataset
 
 # The characterisation tests (test_partition_faults, test_broker_faults) pin the log lines and index behaviour of

@@ -34,12 +34,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kafka_lab import damage as D
+from kafka_lab import faults as F
+from kafka_lab.broker import LabBroker
+from kafka_lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
+from kafka_lab.trial import Trial, TrialResult, run_trials
 from kafka_ops.engine import checkpoints as ckpt
-from kafka_ops.lab import damage as D
-from kafka_ops.lab import faults as F
-from kafka_ops.lab.broker import LabBroker
-from kafka_ops.lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
-from kafka_ops.lab.trial import Trial, TrialResult, run_trials
 from tests.lab.dataset import (
     OLD_MS,
     RETENTION_MS,

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from kafka_ops.lab.trial import TrialResult
+from kafka_lab.trial import TrialResult
 from tests.lab.conftest import needs_root
 from tests.lab.dataset import Dataset
 from tests.lab.helpers import at_least, full_text, lines, skip_uncharacterised

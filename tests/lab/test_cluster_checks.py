@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.lab.cluster import LabCluster
-from kafka_ops.lab.produce import TopicSpec, create_topics
+from kafka_lab.cluster import LabCluster
+from kafka_lab.produce import TopicSpec, create_topics
 
 pytestmark = pytest.mark.lab
 VERSION = "3.9.1"

@@ -8,10 +8,10 @@ import time
 
 import pytest
 
+from kafka_lab.broker import LabBroker
+from kafka_lab.produce import TopicSpec, create_topics
 from kafka_ops.cluster.client import ClusterUnavailable
 from kafka_ops.cluster.facts import gather
-from kafka_ops.lab.broker import LabBroker
-from kafka_ops.lab.produce import TopicSpec, create_topics
 
 pytestmark = pytest.mark.lab
 

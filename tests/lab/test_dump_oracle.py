@@ -42,6 +42,8 @@ from pathlib import Path
 
 import pytest
 
+from kafka_lab import dumplog, jars
+from kafka_lab.versions import CI_VERSIONS, Version, parse
 from kafka_ops.dump import DumpOptions, _payload, dump_file
 from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
@@ -54,8 +56,6 @@ from kafka_ops.engine.records import (
     control_record,
     iter_records,
 )
-from kafka_ops.lab import dumplog, jars
-from kafka_ops.lab.versions import CI_VERSIONS, Version, parse
 from kafka_ops.simulator.host import Failures, HostSpec, TopicSpec, simulate_host
 
 pytestmark = pytest.mark.lab
@@ -823,7 +823,7 @@ def _stat(root: Path, files: list[str]) -> dict[str, tuple[int, int]]:
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Lab]:
     if not _available(FULL):
-        pytest.skip(f"no java or no Kafka {FULL} jars (kafka_ops.lab.jars)")
+        pytest.skip(f"no java or no Kafka {FULL} jars (kafka_lab.jars)")
     if not (CORPUS / "README.md").is_file():
         pytest.skip(f"no corpus at {CORPUS}")
     t0 = time.monotonic()

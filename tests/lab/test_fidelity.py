@@ -1,7 +1,7 @@
 """The model against the broker: for every lab scenario and version, ``kafka-ops audit``'s ``next_start`` (made
 on the stopped, faulted files before the start) equals what the broker then did, field by field: it starts or
 exits, every log dir's state, every segment's load, truncated bytes and deletion (within the start's duration
-plus a margin; kafka_ops.lab.fidelity). When they differ, the broker is right: fix the model, keep the scenario.
+plus a margin; kafka_lab.fidelity). When they differ, the broker is right: fix the model, keep the scenario.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import re
 
 import pytest
 
-from kafka_ops.lab.trial import TrialResult
+from kafka_lab.trial import TrialResult
 from tests.lab.dataset import RETENTION_MS
 from tests.lab.helpers import at_least
 from tests.lab.scenarios import CHECKPOINT_DAMAGE, OFFLINE_FAULTS

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.lab import faults as F
-from kafka_ops.lab.observe import exit_reason, next_start, offline_dirs, parse_log, snapshot
+from kafka_lab import faults as F
+from kafka_lab.observe import exit_reason, next_start, offline_dirs, parse_log, snapshot
 
 pytestmark = pytest.mark.lab
 

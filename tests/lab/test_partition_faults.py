@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from kafka_ops.lab.trial import TrialResult
+from kafka_lab.trial import TrialResult
 from tests.lab.dataset import RETENTION_MS, RETENTION_TOPIC, Dataset
 from tests.lab.helpers import (
     acked_before,

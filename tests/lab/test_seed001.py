@@ -22,9 +22,9 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.lab import seed001
-from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.versions import selected
+from kafka_lab import seed001
+from kafka_lab.jars import LabError
+from kafka_lab.versions import selected
 from tests.lab.conftest import _lab_skip_reason
 
 pytestmark = pytest.mark.lab

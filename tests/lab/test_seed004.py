@@ -1,4 +1,4 @@
-"""Seed 004 for real: `kafka-ops qos` on a real transactional pipeline (kafka_ops.lab.seed004) on a 3.9.1
+"""Seed 004 for real: `kafka-ops qos` on a real transactional pipeline (kafka_lab.seed004) on a 3.9.1
 broker. With the application bug (in-flight batch dropped at the revocation) it names exactly the records the
 pipeline lost, read from the broker's segments, and the rebalance beside them; without it, it finds nothing.
 The lost records are also checked against a kafka-python read_committed read of both topics (the oracle) and
@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from kafka_lab.seed004 import PHASE1, PHASE2, PHASE3, SOURCE, A, B, Seed004Run, run
 from kafka_ops.commands import load_all
-from kafka_ops.lab.seed004 import PHASE1, PHASE2, PHASE3, SOURCE, A, B, Seed004Run, run
 from tests.lab.conftest import _lab_skip_reason
 
 pytestmark = pytest.mark.lab

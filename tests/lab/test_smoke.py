@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from kafka_ops.lab.produce import kinds_for
+from kafka_lab.produce import kinds_for
 from tests.lab.dataset import Dataset
 from tests.lab.helpers import at_least
 

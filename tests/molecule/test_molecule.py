@@ -53,7 +53,7 @@ def _require() -> None:
 
 def _require_jars(version: str) -> None:
     """The real brokers' jars, fetched by the lab (.ci/setup-lab.sh) and mounted read-only into the hosts."""
-    from kafka_ops.lab.broker import LabError, jar_dir_for
+    from kafka_lab.broker import LabError, jar_dir_for
 
     try:
         jar_dir_for(version)

@@ -23,7 +23,7 @@ from pathlib import Path
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.admin import ConfigResource, ConfigResourceType
 
-from kafka_ops.lab.produce import TopicSpec, create_topics
+from kafka_lab.produce import TopicSpec, create_topics
 
 TOPIC = "events"
 

@@ -27,10 +27,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from kafka_ops.lab import jars
-from kafka_ops.lab.broker import LabBroker, jar_dir_for, java
-from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.produce import TopicSpec, create_topics
+from kafka_lab import jars
+from kafka_lab.broker import LabBroker, jar_dir_for, java
+from kafka_lab.jars import LabError
+from kafka_lab.produce import TopicSpec, create_topics
 
 DRIVER = Path(__file__).with_name("java") / "Seed001Driver.java"
 CLEANER_DIED = "Error due to"

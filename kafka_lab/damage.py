@@ -8,8 +8,8 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+from kafka_lab.faults import Fault
 from kafka_ops.engine import checkpoints as ckpt
-from kafka_ops.lab.faults import Fault
 
 Damager = Callable[[bytes], bytes]
 
@@ -90,7 +90,7 @@ def swap_leftover(partition_dir: Path, name: str = "swap_leftover") -> Fault:
     """An interrupted cleaning: the first two segments' records written as ``<first base>.log.swap`` (a cleaning
     that kept every record), the broker stopped before it renamed the swap in and the old segments away
     (``Log.replaceSegments``). Owner and mode of the first ``.log``; no ``.index.swap``."""
-    from kafka_ops.lab.faults import segment_bases, segment_file
+    from kafka_lab.faults import segment_bases, segment_file
 
     b0, b1, b2 = segment_bases(partition_dir)[:3]
     first = segment_file(partition_dir, b0, ".log")

@@ -16,7 +16,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from kafka_ops.lab.versions import parse
+from kafka_lab.versions import parse
 
 DEFAULT_CACHE = Path("/var/cache/kafka-ops/kafka")
 _DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies"

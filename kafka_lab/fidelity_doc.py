@@ -1,6 +1,6 @@
 """Write docs/fidelity.md from a lab run's reports (``KAFKA_OPS_LAB_REPORT=DIR make lab``, one JSON per version).
 
-``python -m kafka_ops.lab.fidelity_doc DIR [OUT]``: scenario x version, what the plan said and what the broker
+``python -m kafka_lab.fidelity_doc DIR [OUT]``: scenario x version, what the plan said and what the broker
 did, with every difference; then the versions that cannot run here and what the model follows for them.
 """
 
@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kafka_lab.versions import CI_VERSIONS, LAB_VERSIONS, NOT_RUN, java_release, parse, supported_jvm
 from kafka_ops.broker.versions import BEHAVIOURS, text
-from kafka_ops.lab.versions import CI_VERSIONS, LAB_VERSIONS, NOT_RUN, java_release, parse, supported_jvm
 
 
 def label(version: str) -> str:
@@ -62,7 +62,7 @@ def render(reports: list[dict[str, Any]]) -> str:
     out = [
         "# Fidelity: the model's plan against real brokers",
         "",
-        "Written by `python -m kafka_ops.lab.fidelity_doc` from one run of the broker lab (`make lab`, tests/lab):",
+        "Written by `python -m kafka_lab.fidelity_doc` from one run of the broker lab (`make lab`, tests/lab):",
         "for every scenario and version, the lab stops a real broker, plants the fault, runs `kafka-ops audit` on",
         "the stopped files (`next_start`), starts the broker, and reads what it did from its log and its files.",
         "Each cell: **plan** / **broker**; ✅ when they agree field by field (broker starts or exits, every log dir's",
@@ -138,7 +138,7 @@ def render(reports: list[dict[str, Any]]) -> str:
 
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m kafka_ops.lab.fidelity_doc REPORT_DIR [OUT]", file=sys.stderr)
+        print("usage: python -m kafka_lab.fidelity_doc REPORT_DIR [OUT]", file=sys.stderr)
         return 2
     reports = [json.loads(p.read_text()) for p in sorted(Path(argv[0]).glob("*.json"))]
     doc = render(reports)

@@ -215,7 +215,7 @@ class Pod:
 
 def wait_for(event: Any, what: str, timeout: float, pods: list[Pod]) -> None:
     """Wait for a pod's event; a pod that died meanwhile is an error naming it."""
-    from kafka_ops.lab.jars import LabError
+    from kafka_lab.jars import LabError
 
     deadline = time.monotonic() + timeout
     while not event.wait(0.2):

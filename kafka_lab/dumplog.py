@@ -41,8 +41,8 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
-from kafka_ops.lab import jars
-from kafka_ops.lab.versions import Version, parse
+from kafka_lab import jars
+from kafka_lab.versions import Version, parse
 
 # One --files argument must stay below Linux's MAX_ARG_STRLEN (131072 bytes per argument).
 MAX_FILES_ARG = 100_000

@@ -1,4 +1,4 @@
-// The lab's transactional producer for seed 001 (kafka_ops/lab/seed001.py): Kafka's own Java client of the
+// The lab's transactional producer for seed 001 (kafka_lab/seed001.py): Kafka's own Java client of the
 // release under test, compiled with `javac --release 8` against that release's kafka-clients jar.
 //   aborted-then-committed <bootstrap> <topic> <txn id> <records> <bytes each>
 //       one aborted transaction of <records> keyed records, then one committed of as many (KAFKA-6854)

@@ -417,7 +417,7 @@ def broker_view(bootstrap: str, partitions: Iterable[Any] | None = None) -> dict
     """The running broker's log dirs (with their error) and each partition's dir and offsets (admin API)."""
     from kafka.errors import for_code
 
-    from kafka_ops.lab.produce import admin, offsets
+    from kafka_lab.produce import admin, offsets
 
     client = admin(bootstrap)
     try:

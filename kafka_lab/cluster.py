@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from kafka_ops.lab.broker import LabBroker, LabError, StartOutcome
+from kafka_lab.broker import LabBroker, LabError, StartOutcome
 
 
 class LabCluster:
