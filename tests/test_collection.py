@@ -171,28 +171,14 @@ def test_the_roll_finds_the_collector_through_the_installed_collection(
     """The rolling restart's tasks read kafka_preflight's collector by role_path: from the installed tree too."""
     play = installed.tmp / "quorum.yml"
     play.write_text(
-        yaml.safe_dump(
-            [
-                {
-                    "name": "Read the node id as the roll does",
-                    "hosts": "healthy-1",
-                    "gather_facts": False,
-                    "tasks": [
-                        {
-                            "name": "Quorum",
-                            "ansible.builtin.include_role": {
-                                "name": "kafka_ops.kafka.kafka_rolling_restart",
-                                "tasks_from": "quorum.yml",
-                            },
-                        },
-                        {
-                            "name": "Node",
-                            "ansible.builtin.debug": {"msg": "node={{ kafka_rolling_restart_node }}"},
-                        },
-                    ],
-                }
-            ]
-        )
+        "- name: Read the node id as the roll does\n"
+        "  hosts: healthy-1\n"
+        "  gather_facts: false\n"
+        "  tasks:\n"
+        "    - name: Quorum\n"
+        "      ansible.builtin.include_role: {name: kafka_ops.kafka.kafka_rolling_restart, tasks_from: quorum.yml}\n"
+        "    - name: Node\n"
+        "      ansible.builtin.debug: {msg: 'node={{ kafka_rolling_restart_node }}'}\n"
     )
     r = _run(installed, "-i", str(inventory), str(play))
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
