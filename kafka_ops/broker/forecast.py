@@ -40,7 +40,6 @@ from collections.abc import Callable, Collection, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import add, mul, sub
-from types import SimpleNamespace
 from typing import Any, TextIO
 
 from kafka_ops.broker import versions
@@ -61,6 +60,7 @@ from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
+from kafka_ops.facts.context import Context
 
 FORECAST_VERSION = 1
 CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS
@@ -157,9 +157,10 @@ def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple
     if source != TS_LOG and versions.since("no_index_sanity_at_load", host.kafka_version) is False:
         # brokers before 2.3.0 sanity-check every index at load and rebuild a failing one from the records
         # (LogSegment.sanityCheck -> CorruptIndexException -> recoverSegment): then the records' timestamp is used
+        from kafka_ops.broker.context import HostContext
         from kafka_ops.broker.startup import REBUILT, next_start
 
-        if next_start(SimpleNamespace(host=host), pf, seg).verdict == REBUILT:
+        if next_start(HostContext(host), pf, seg).verdict == REBUILT:
             return real_timestamp(seg), TS_LOG
     who = host.identity
     if who is not None and seg.timeindex is not None and source != TS_LOG:
@@ -939,7 +940,7 @@ def _cell(v: int | None) -> str:
 # ----------------------------------------------------------------------------------------------- checks
 
 
-def for_check(ctx: Any, pf: PartitionFacts) -> PartitionForecast:
+def for_check(ctx: Context, pf: PartitionFacts) -> PartitionForecast:
     """The forecast of ``pf`` for the checks of one audit, computed once per partition (RET002/3/4 share it;
     only the current partition is kept, so memory stays flat), or by the worker that gathered ``pf``."""
     cached = ctx.cache.get("forecast")

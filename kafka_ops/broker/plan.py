@@ -50,6 +50,7 @@ from kafka_ops.broker.startup import (
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
+from kafka_ops.facts.context import Context
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
 SWAPPED_IN = swaps.SWAPPED_IN  # its .log replaced at load by a .swap leftover's records (broker.swaps)
@@ -338,7 +339,7 @@ def not_loaded(h: HostFacts, pf: PartitionFacts) -> str | None:
     return why[0] if why else None
 
 
-def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None]:
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
@@ -389,7 +390,7 @@ class NextStartPlan:
         """Whether the dir's own files let the broker serve it (a broker exit is apart: see ``not_loaded``)."""
         return self.dirs[path].state == "online"
 
-    def add_partition(self, ctx, pf: PartitionFacts, deletions: dict[int, tuple[int, str]]) -> bool:  # type: ignore[no-untyped-def]
+    def add_partition(self, ctx: Context, pf: PartitionFacts, deletions: dict[int, tuple[int, str]]) -> bool:
         """Record the partition's listed segments; returns False when its log dir is (now) offline, so that
         the caller drops the partition's retention deletions. ``deletions``: base -> (at_ms, reason)."""
         if not self.applies or is_metadata_log(pf):

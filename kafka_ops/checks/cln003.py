@@ -16,6 +16,7 @@ from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 
@@ -29,7 +30,7 @@ from kafka_ops.units import human_bytes
     "grew its buffers 262144 -> 524288 -> 1000012 bytes and died",
     needs=("kafka_version",),
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     if not pf.config.compacted or pf.control_run is None or not pf.part.segments:
         return
     run_bytes, batches, start, seg_base = pf.control_run

@@ -27,6 +27,7 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 MEMORY_FS = {"tmpfs", "ramfs"}
@@ -40,7 +41,7 @@ MEMORY_FS = {"tmpfs", "ramfs"}
     incident="seed 000: the broker's data lives on volumes mounted at deploy time; a volume that does not mount "
     "leaves the log dir on the root filesystem",
 )
-def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
     expected_all = getattr(ctx.host.options, "expected_mounts", None) or {}
     expected = expected_all.get(ldf.path)
     if expected is None and ldf.mount is not None:

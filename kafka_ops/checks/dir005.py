@@ -18,6 +18,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -28,7 +29,7 @@ from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
     incident="a power loss or a full disk leaves a checkpoint zero-filled, truncated or half-written: at the next "
     "start the log dir goes offline and its partitions are served by no replica on this broker",
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     h = ctx.host
     if isinstance(subject, LogDirFacts):
         for d in dir_damage(h, subject):

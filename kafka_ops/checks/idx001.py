@@ -36,6 +36,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 
 KINDS = (
     ("offset", "index", OFFSET_ENTRY),
@@ -52,7 +53,7 @@ KINDS = (
     incident="seed 002: an unclean stop left corrupt index files that the 0.10.2 broker found at start "
     "('Corrupt index found ... rebuilding index') and rebuilt for hours",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     for seg in pf.part.segments:
         for kind, attr, entry in KINDS:
             fi = getattr(seg, attr)
@@ -102,7 +103,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             )  # fmt: skip
 
 
-def _txn_fate(ctx, pf: PartitionFacts, seg) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _txn_fate(ctx: Context, pf: PartitionFacts, seg) -> tuple[str, str]:
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
         return (

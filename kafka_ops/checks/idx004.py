@@ -31,6 +31,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 
@@ -42,7 +43,7 @@ from kafka_ops.units import human_bytes
     incident="seed 000: .timeindex files the broker could not trim or read gave segments a largest timestamp of 0 "
     "('Scheduling segments for deletion ... largestTime=0'); KAFKA-10207",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     running = ctx.host.broker_state == "running"
     cfg = pf.config
     max_index = cfg.segment_index_bytes

@@ -26,6 +26,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, seg_file
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 MAX_LISTED = 10
@@ -39,7 +40,7 @@ MAX_LISTED = 10
     incident="seed 002: the broker spent its start rebuilding index files; the time it takes is the .log bytes it "
     "re-reads (48 MB/s per recovery thread in seed 002's log)",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     segs = pf.part.segments
     no_index = [s for s in segs if s.index is None and s.log is not None]
     no_time = [s for s in segs if s.index is not None and s.timeindex is None and s.log is not None]

@@ -9,6 +9,7 @@ from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import access_for, owner_text, path_facts
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 
 MAX_LISTED = 50
 
@@ -21,7 +22,7 @@ MAX_LISTED = 50
     incident="seed 000: volumes remounted with root ownership; the broker could not read .timeindex files",
     needs=("broker_user",),
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     who = ctx.host.identity
     bad: list[tuple[str, str, str]] = []  # (path, what is missing, owner)
     if isinstance(subject, PartitionFacts):

@@ -33,6 +33,7 @@ from kafka_ops.facts.access import (
     owner_text,
 )
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
 
 MAX_LISTED = 50
@@ -47,7 +48,7 @@ MAX_LISTED = 50
     "is lost by the next chmod, umask or remount",
     needs=("broker_user",),
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     who: Identity = ctx.host.identity
     if who.uid == 0:
         return

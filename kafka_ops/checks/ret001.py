@@ -9,6 +9,7 @@ from kafka_ops.broker.timestamps import iso, real_timestamp
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_ms
 
 SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
@@ -21,7 +22,7 @@ SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
     title="Time retention will delete recent data: segment timestamp is 0 or a fallback",
     incident="seed 000: 'Scheduling segments for deletion ... largestTime=0' minutes after the records were written",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     cfg = pf.config
     if not cfg.deletes or cfg.retention_ms < 0 or not pf.part.segments:
         return

@@ -30,6 +30,7 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 GRACEFUL = {"TERM", "INT", "HUP"}
 _NUM = {
@@ -87,7 +88,7 @@ def _main_is_not_jvm(unit) -> str | None:  # type: ignore[no-untyped-def]
     "the next start recovers every unflushed segment",
     needs=("systemd_unit",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     unit = h.unit
     assert unit is not None
     svc = unit.service
