@@ -36,7 +36,7 @@ from __future__ import annotations
 import csv
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import add, mul, sub
@@ -254,7 +254,7 @@ class PartitionForecast:
     def segment(self, base: int) -> SegmentForecast | None:
         return next((s for s in self.segments if s.base == base), None)
 
-    def replan(self, timestamps: dict[int, int | None]) -> dict[int, Deletion]:
+    def replan(self, timestamps: Mapping[int, int | None]) -> dict[int, Deletion]:
         """:func:`retention.plan` again with some segments' timestamps replaced (a what-if: RET003's "had the
         producer's clock been right"), with this partition's config, schedule and offsets."""
         if not self.schedule.runs:

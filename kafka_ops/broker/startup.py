@@ -272,14 +272,13 @@ def next_start(ctx: Context, pf: PartitionFacts, seg: Segment) -> NextStart:
 def _partition_text(ctx: Context, pf: PartitionFacts, key: str, make: Callable[[], str]) -> str:
     """A verdict's text that is the same for every segment of ``pf`` (the usual one: kept as it is), made
     once per partition: the plan asks :func:`next_start` for every segment of every partition."""
-    cache = ctx.cache
-    entry = cache.get("next_start")
+    entry: tuple[PartitionFacts, dict[str, str]] | None = ctx.cache.get("next_start")
     if entry is None or entry[0] is not pf:
-        entry = cache["next_start"] = (pf, {})
+        entry = ctx.cache["next_start"] = (pf, {})
     text = entry[1].get(key)
     if text is None:
         text = entry[1][key] = make()
-    return text  # type: ignore[no-any-return]
+    return text
 
 
 def _kept_reason(pf: PartitionFacts) -> str:
@@ -383,7 +382,7 @@ def describe_after(seg: Segment, position: int) -> AfterTail | None:
                 magic = raw[16] if len(raw) > 16 else None
                 if magic == 2:
                     if len(raw) >= 27:
-                        p_last = p_base + struct.unpack_from(">i", raw, 23)[0]  # type: ignore[operator]
+                        p_last = p_base + struct.unpack_from(">i", raw, 23)[0]
                     if len(raw) >= RECORD_BATCH_OVERHEAD:
                         p_count = struct.unpack_from(">i", raw, 57)[0]
                 elif magic in (0, 1):

@@ -14,6 +14,7 @@ from kafka_ops.broker.cleaner import (
 )
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
@@ -157,7 +158,7 @@ def _above(n: int) -> int:
     return -(-2 * n // mib) * mib
 
 
-def _delete_horizon(pf: PartitionFacts, seg) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _delete_horizon(pf: PartitionFacts, seg: Segment | None) -> dict[str, object]:
     """Whether the cleaner would clean the run's segment 'discarding deletes' now (LogCleaner.scala @1.1.0:
     deleteHorizonMs = lastModified of the last segment below firstDirtyOffset - delete.retention.ms;
     retainDeletes = segment.lastModified > deleteHorizonMs)."""
@@ -176,7 +177,7 @@ def _delete_horizon(pf: PartitionFacts, seg) -> dict[str, object]:  # type: igno
             "been cleaned"
         )
         return {"delete_retention_ms": retention, "discarding_now": False, "delete_horizon_text": text}
-    horizon = below[-1].log.mtime_ms - retention
+    horizon = below[-1].log.mtime_ms - retention  # type: ignore[union-attr]  # below: segments with a .log
     discarding = seg.log.mtime_ms <= horizon
     text = (
         f"segment last modified {iso(seg.log.mtime_ms)}, horizon {iso(horizon)} = last clean segment's "

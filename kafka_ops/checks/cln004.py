@@ -75,8 +75,8 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     dirty = [s for s, nxt in zip(segs[:-1], bounds, strict=True) if nxt > checkpoint]
     if not dirty:
         return
-    clean_bytes = sum(s.log.size for s in clean)  # type: ignore[union-attr]
-    dirty_bytes = sum(s.log.size for s in dirty)  # type: ignore[union-attr]
+    clean_bytes = sum(s.log.size for s in clean)  # type: ignore[union-attr,misc]
+    dirty_bytes = sum(s.log.size for s in dirty)  # type: ignore[union-attr,misc]
     eligible_since = None
     why = ""
     cum = 0

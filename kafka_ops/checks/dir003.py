@@ -142,9 +142,9 @@ def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         )
     # partition dirs with a suffix, from the names (no need to scan them)
     by_kind: dict[str, list[str]] = {}
-    for path, name in ldf.scan.partition_names:
-        if name.kind in _KIND_TEXT:
-            by_kind.setdefault(name.kind, []).append(path)
+    for path, pname in ldf.scan.partition_names:
+        if pname.kind in _KIND_TEXT:
+            by_kind.setdefault(pname.kind, []).append(path)
     for kind, paths in sorted(by_kind.items()):
         what, does, fix = _KIND_TEXT[kind]
         if kind == "stray" and versions.since("stray_dirs", ctx.host.kafka_version) is False:

@@ -99,7 +99,7 @@ def _learn(ctx: Context, pf: PartitionFacts, acc: _Acc) -> None:
     index_rate = rate * ENTRY_BYTES / interval
     acc.window_ms = max(acc.window_ms, window)
 
-    size_now = sum(s.log.size for s in segs)  # type: ignore[union-attr]
+    size_now = sum(s.log.size for s in segs)  # type: ignore[union-attr,misc]
     if cfg.deletes and cfg.retention_bytes >= 0:
         bound = max(0, cfg.retention_bytes + cfg.int("segment.bytes") - size_now)
         acc.capped += min((rate + index_rate) * horizon, bound * (1 + ENTRY_BYTES / interval))

@@ -36,9 +36,9 @@ def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding
             if d.check == DEFAULT_CHECK:
                 yield _finding(h, subject, d)
         return
-    d = partition_damage(h, subject)
-    if d is not None:
-        yield _finding(h, subject.log_dir, d, subject)
+    damage = partition_damage(h, subject)
+    if damage is not None:
+        yield _finding(h, subject.log_dir, damage, subject)
 
 
 def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:

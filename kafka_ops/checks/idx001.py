@@ -34,6 +34,7 @@ from kafka_ops.broker.startup import (
 )
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
@@ -103,7 +104,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             )  # fmt: skip
 
 
-def _txn_fate(ctx: Context, pf: PartitionFacts, seg) -> tuple[str, str]:
+def _txn_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str]:
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
         return (
@@ -125,7 +126,7 @@ def _txn_fate(ctx: Context, pf: PartitionFacts, seg) -> tuple[str, str]:
     return KEPT, "the next start keeps it as it is (the segment is not recovered)"
 
 
-def _fix(pf: PartitionFacts, seg, verdict: str) -> str:  # type: ignore[no-untyped-def]
+def _fix(pf: PartitionFacts, seg: Segment, verdict: str) -> str:
     where = f"segment {seg.base_offset} of {partition_name(pf)}"
     return (
         f"With the broker stopped, quarantine the index files of {where}: kafka-ops fix indexes --log-dir "

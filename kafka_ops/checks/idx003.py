@@ -154,7 +154,14 @@ def _cheap_time(seg: Segment, end: int | None) -> list[tuple[str, int | None, st
     return out
 
 
-def _finding(ctx: Context, pf: PartitionFacts, seg: Segment, kind: str, issues, full: bool) -> Finding:
+def _finding(
+    ctx: Context,
+    pf: PartitionFacts,
+    seg: Segment,
+    kind: str,
+    issues: list[tuple[str, int | None, str]],
+    full: bool,
+) -> Finding:
     path = (seg.index if kind == "offset" else seg.timeindex).path  # type: ignore[union-attr]
     kinds = sorted({k for k, _, _ in issues})
     effects = "; ".join(EFFECT[(kind, k)] for k in kinds if (kind, k) in EFFECT)

@@ -48,7 +48,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         return
     running = ctx.host.broker_state == "running"
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
-    nbytes = sum(s.log.size for s in no_index)  # type: ignore[union-attr]
+    nbytes = sum(s.log.size for s in no_index)  # type: ignore[union-attr,misc]
     secs = ctx.recovery_seconds(nbytes, 1)
     parts = []
     if no_index:

@@ -24,7 +24,10 @@ MAX_LISTED = 50
 )
 def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     who = ctx.host.identity
+    assert who is not None  # needs=("broker_user",): the audit runs the check only with one
     bad: list[tuple[str, str, str]] = []  # (path, what is missing, owner)
+    topic: str | None
+    partition: int | None
     if isinstance(subject, PartitionFacts):
         part = subject.part
         files = (

@@ -49,9 +49,12 @@ MAX_LISTED = 50
     needs=("broker_user",),
 )
 def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
-    who: Identity = ctx.host.identity
+    who = ctx.host.identity
+    assert who is not None  # needs=("broker_user",): the audit runs the check only with one
     if who.uid == 0:
         return
+    topic: str | None
+    partition: int | None
     if isinstance(subject, PartitionFacts):
         part = subject.part
         paths: list[FileInfo | PathFacts] = [

@@ -27,7 +27,8 @@ from kafka_ops.facts.identity import Identity
     needs=("broker_user",),
 )
 def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
-    who: Identity = ctx.host.identity
+    who = ctx.host.identity
+    assert who is not None  # needs=("broker_user",): the audit runs the check only with one
     probe = getattr(ldf, "probe", None) or {}
     problems = reach.problems(who, ldf)
     if not problems:

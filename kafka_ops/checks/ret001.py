@@ -35,11 +35,13 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     real = {base: real_timestamp(by_base[base]) for base in suspects}
     expected = fc.replan(real)  # the same plan had the broker used the records' own timestamps
     for base, sf in suspects.items():
+        at = sf.delete_at
+        assert at is not None  # suspects are deleted in the forecast
         e = expected.get(base)
-        if e is not None and e.at_ms <= sf.delete_at:
+        if e is not None and e.at_ms <= at:
             continue  # deleted no earlier than its records warrant: not a loss
         seg = by_base[base]
-        source, at = sf.source, sf.delete_at
+        source = sf.source
         size = sf.size
         rec = real[base]
         when = (

@@ -10,7 +10,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import SegmentForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import future_batches, iso, segment_path
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX
+from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
@@ -41,7 +41,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         return
     by_base = {s.base_offset: s for s in pf.part.segments}
     reads: dict[int, tuple[int, int, int | None, int | None, int | None]] = {}
-    what_if: dict[int, int | None] = {}
+    what_if: dict[int, int] = {}
     for s in future:
         seg = by_base[s.base]
         reads[s.base] = r = future_batches(seg, limit)
@@ -130,7 +130,15 @@ def _when(ctx: Context, at: int) -> str:
     return f"{iso(at)} (in {human_ms(at - ctx.now_ms)})"
 
 
-def _fix(ctx: Context, pf, s0, seg0, first, sane, good) -> str:
+def _fix(
+    ctx: Context,
+    pf: PartitionFacts,
+    s0: SegmentForecast,
+    seg0: Segment,
+    first: int | None,
+    sane: int | None,
+    good: int,
+) -> str:
     cfg = pf.config
     topic, part = pf.part.topic, pf.part.partition
     later = [s for s in pf.part.segments if s.base_offset > s0.base]

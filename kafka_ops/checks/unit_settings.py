@@ -95,8 +95,8 @@ def recommended_settings(ctx: Context, report: dict[str, Any]) -> dict[str, Any]
         timeout, source = sysd001.effective_timeout(h)
         settings["TimeoutStopSec"], reasons["TimeoutStopSec"] = settle_timeout(
             timeout,
-            float(est["needed_s"]),
-            recommended_s,  # type: ignore[arg-type]
+            float(est["needed_s"]),  # type: ignore[arg-type]
+            recommended_s,
         )
         settings["LimitNOFILE"], reasons["LimitNOFILE"] = settle_nofile(
             unit.service.get("LimitNOFILE"), need["required"], need["recommended_nofile"]
