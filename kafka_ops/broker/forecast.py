@@ -658,8 +658,8 @@ class TopicForecast:
             more = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
             if not self.projected:
                 self.projected = [0.0] * len(self.grid)
-            for i, b in enumerate(more[: len(self.grid)]):
-                self.projected[i] += b
+            for i, size in enumerate(more[: len(self.grid)]):
+                self.projected[i] += size
             if deletions:
                 self.rate += o.rate
                 self.line[0] += o.line[0]
@@ -787,8 +787,8 @@ class HostForecast:
             for p, v in o.log_dir_projected.items():
                 acc = self.log_dir_projected.setdefault(p, [0.0] * len(self.grid))
                 if deletions:
-                    for i, b in enumerate(v):
-                        acc[i] += b
+                    for i, size in enumerate(v):
+                        acc[i] += size
                     if p in o.log_dir_line:
                         line = self.log_dir_line.setdefault(p, [0.0, 0.0])
                         line[0] += o.log_dir_line[p][0]
