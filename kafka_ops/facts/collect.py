@@ -396,7 +396,7 @@ def gather(opts: AuditOptions) -> HostFacts:
     mounts = read_mountinfo()
     h.configured_mounts = configured_mounts(opts.fstab, opts.mount_unit_dirs)
     dirs = h.inputs["log_dirs"].value if h.has("log_dirs") else []
-    for d in dirs:  # type: ignore[union-attr]
+    for d in dirs:  # type: ignore[attr-defined]  # the log_dirs input is a list of paths
         h.log_dirs.append(gather_log_dir(h, d, mounts))
     determine_broker_state(h)
     apply_cluster(h, opts)
