@@ -49,14 +49,14 @@ from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
 from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
-from kafka_ops.facts.collect import NOT_READ, PartitionFacts
+from kafka_ops.facts.collect import NOT_READ, HostFacts, PartitionFacts
 from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
 
 
-def duplicate_partition_dirs(h) -> Iterator[tuple[PartitionName, str, str]]:  # type: ignore[no-untyped-def]
+def duplicate_partition_dirs(h: HostFacts) -> Iterator[tuple[PartitionName, str, str]]:
     """(name, first path, second path) for every partition (or its ``-future`` dir) found in two log dirs:
     ``LogManager.loadLog`` throws IllegalStateException("Duplicate log directories ...") and start-up fails."""
     seen: dict[tuple[str, int, str], str] = {}

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.cleaner import (
     DELETE_RETENTION_MS_DEFAULT,
+    CleanerBuffers,
     affected_by_6854,
     affected_by_8335,
     cleaner_buffers,
@@ -88,8 +89,18 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
                       partition=pf.part.partition, segment=seg_base, details=details)  # fmt: skip
 
 
-def _affected(pf, what, bufs, growth, seg_path, active, horizon, details, name) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    run_bytes = int(details["run_bytes"])
+def _affected(
+    pf: PartitionFacts,
+    what: str,
+    bufs: CleanerBuffers,
+    growth: str,
+    seg_path: str | None,
+    active: bool,
+    horizon: dict[str, object],
+    details: dict[str, object],
+    name: str,
+) -> Iterator[Finding]:
+    run_bytes = int(details["run_bytes"])  # type: ignore[call-overload]  # an int, set by run
     certain = bufs.certain_fatal_run
     replay = None
     if run_bytes >= certain:
@@ -149,7 +160,7 @@ def _affected(pf, what, bufs, growth, seg_path, active, horizon, details, name) 
         "If the thread already died, restart it after the change (CLN001)."
     )
     yield run.finding(message, remediation, severity=severity, path=seg_path or pf.part.path, topic=pf.part.topic,
-                      partition=pf.part.partition, segment=int(details["segment"]), details=details)  # fmt: skip
+                      partition=pf.part.partition, segment=int(details["segment"]), details=details)  # type: ignore[call-overload]  # fmt: skip
 
 
 def _above(n: int) -> int:

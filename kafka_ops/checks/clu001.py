@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.replication import NOT_REFUSING, stop_risks
+from kafka_ops.broker.replication import NOT_REFUSING, AtRisk, stop_risks
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
@@ -78,7 +78,7 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
         )
 
 
-def _row(r) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _row(r: AtRisk) -> dict[str, object]:
     return {
         "topic": r.topic, "partition": r.partition, "replicas": r.replicas, "isr": r.isr,
         "min_insync_replicas": r.min_isr, "left_in_sync": r.left_in_sync, "kind": r.kind,

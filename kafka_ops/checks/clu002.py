@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.replication import unhealthy
+from kafka_ops.broker.replication import Unhealthy, unhealthy
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
@@ -54,7 +54,7 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     )
 
 
-def _row(u) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _row(u: Unhealthy) -> dict[str, object]:
     return {
         "topic": u.topic,
         "partition": u.partition,

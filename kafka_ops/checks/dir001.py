@@ -26,8 +26,9 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.mounts import MountFacts
 from kafka_ops.units import human_bytes
 
 MEMORY_FS = {"tmpfs", "ramfs"}
@@ -151,7 +152,7 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         return
 
 
-def where_now(m) -> str:  # type: ignore[no-untyped-def]
+def where_now(m: MountFacts) -> str:
     return "the root filesystem" if m.on_root_fs else f"the filesystem mounted at {m.mount_point}"
 
 
@@ -177,7 +178,7 @@ def _unmounted_configured_mount(
     return best
 
 
-def _empty_but_should_hold_data(h, ldf: LogDirFacts) -> str | None:  # type: ignore[no-untyped-def]
+def _empty_but_should_hold_data(h: HostFacts, ldf: LogDirFacts) -> str | None:
     """Why an empty log dir should hold data, or None (it holds partitions, or nothing says it should)."""
     if ldf.scan.partition_names:
         return None

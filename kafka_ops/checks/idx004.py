@@ -29,6 +29,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.startup import REBUILT, next_start, partition_name, rebuild_cost
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
@@ -133,7 +134,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             )  # fmt: skip
 
 
-def _fix(pf: PartitionFacts, seg, kind: str) -> str:  # type: ignore[no-untyped-def]
+def _fix(pf: PartitionFacts, seg: Segment, kind: str) -> str:
     return (
         f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with --apply: "
         f"the .index, .timeindex and .txnindex of segment {seg.base_offset} go to a quarantine folder and the broker "

@@ -25,6 +25,7 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, seg_file
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
@@ -121,7 +122,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     )  # fmt: skip
 
 
-def _segments(segs, listed: str, more: str) -> str:  # type: ignore[no-untyped-def]
+def _segments(segs: list[Segment], listed: str, more: str) -> str:
     active = " (the active segment)" if segs[-1].active else ""
     if len(segs) == 1:
         return f"segment {listed}{active}"

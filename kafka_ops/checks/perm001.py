@@ -10,6 +10,7 @@ from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import access_for, owner_text, path_facts
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.identity import Identity
 
 MAX_LISTED = 50
 
@@ -105,7 +106,7 @@ def _verbs(missing: str) -> list[str]:
     return [v for c, v in (("r", "read"), ("w", "write"), ("x", "traverse")) if c in missing]
 
 
-def _group(who) -> str:  # type: ignore[no-untyped-def]
+def _group(who: Identity) -> str:
     return group_name(who.gid)  # looked up once, not for each of 20,000 findings
 
 

@@ -10,6 +10,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.identity import Identity
 from kafka_ops.units import human_ms
 
 SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
@@ -88,7 +89,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         )  # fmt: skip
 
 
-def _fix(source: str, part_dir: str, base: int, who) -> str:  # type: ignore[no-untyped-def]
+def _fix(source: str, part_dir: str, base: int, who: Identity | None) -> str:
     user = who.user if who else "<broker user>"
     if source == TS_UNREADABLE:
         return (

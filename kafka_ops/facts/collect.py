@@ -17,6 +17,7 @@ from typing import Any
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.layout import PartitionName
 from kafka_ops.engine.logdir import (
     LogDir,
     Partition,
@@ -514,7 +515,7 @@ def topic_config(h: HostFacts, topic: str) -> TopicConfig:
     return cfg
 
 
-def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> PartitionFacts:  # type: ignore[no-untyped-def]
+def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionName) -> PartitionFacts:
     from kafka_ops.engine.logdir import read_segment_tails
 
     part = scan_partition(path, name, read_tails=False)
