@@ -64,13 +64,24 @@ def _silenced_or_untyped(sig: str, comments: str) -> bool:
 
 def test_no_ctx_parameter_is_untyped_or_silenced() -> None:
     bad = []
-    for top in ("engine", "facts", "broker", "checks", "audit.py"):
-        base = ROOT / "kafka_ops" / top
-        for path in sorted([base] if base.is_file() else base.rglob("*.py")):
+    for top in TYPED:
+        for path in sorted([ROOT / top] if top.endswith(".py") else (ROOT / top).rglob("*.py")):
             for line, sig, comments in _defs_with_ctx(path.read_text()):
                 if _silenced_or_untyped(sig, comments):
                     bad.append(f"{path.relative_to(ROOT)}:{line}: {sig}")
     assert bad == [], "type ctx (facts.context.Context), do not silence it:\n" + "\n".join(bad)
+
+
+def test_no_untyped_def_is_silenced_in_the_typed_folders() -> None:
+    """mypy --strict passes over a silenced untyped def: none is left in the typed folders (79 were, 65 for ctx)."""
+    bad = [
+        f"{path.relative_to(ROOT)}:{n}"
+        for top in TYPED
+        for path in sorted([ROOT / top] if top.endswith(".py") else (ROOT / top).rglob("*.py"))
+        for n, line in enumerate(path.read_text().splitlines(), start=1)
+        if "type: ignore[no-untyped-def]" in line
+    ]
+    assert bad == [], "type these instead: " + ", ".join(bad)
 
 
 def test_the_ctx_rule_catches_what_it_is_meant_to() -> None:
