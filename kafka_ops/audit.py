@@ -14,10 +14,10 @@ from typing import Any
 
 from kafka_ops import __version__
 from kafka_ops.broker import versions
+from kafka_ops.broker.context import HostContext
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
-from kafka_ops.broker.startup import recovery_seconds
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
 from kafka_ops.engine.shell import content_free
@@ -49,24 +49,12 @@ INPUT_REASONS = {
 
 
 @dataclass
-class AuditContext:
-    """What every check is given besides its subject: host facts and the audit's own settings."""
+class AuditContext(HostContext):
+    """What every check is given besides its subject (a ``facts.context.Context``): host facts, the state checks
+    share (``cache``) and the audit's own settings."""
 
-    host: HostFacts
     partition_checks: list[CheckSpec] = field(default_factory=list)
     on_partition: Callable[[PartitionFacts], None] | None = None
-    cache: dict[str, Any] = field(
-        default_factory=dict
-    )  # per-audit state checks share (one partition at a time)
-
-    @property
-    def now_ms(self) -> int:
-        return self.host.now_ms
-
-    def recovery_seconds(self, nbytes: int, partitions: int = 1, largest: int | None = None) -> float:
-        """broker.startup.recovery_seconds with this host's num.recovery.threads.per.data.dir."""
-        threads = self.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
-        return recovery_seconds(nbytes, partitions, threads, nbytes if largest is None else largest)
 
 
 def _missing(spec: CheckSpec, h: HostFacts) -> str | None:

@@ -527,13 +527,13 @@ class Digest:
         if k == "cleaner_error":
             thread = str(e["thread"])
             d = CleanerDeath(thread, e.get("time") or e.get("_t") or None, _where(e))
-            ctx = self._ctx.get((f, _thread_number(thread)))
-            if ctx is not None:
-                if ctx["cleaning"] is not None:
-                    d.log, d.segment, d.deletes = ctx["cleaning"]
+            was = self._ctx.get((f, _thread_number(thread)))
+            if was is not None:
+                if was["cleaning"] is not None:
+                    d.log, d.segment, d.deletes = was["cleaning"]
                 else:
-                    d.log = ctx["log"]
-                d.growths = list(ctx["growths"])
+                    d.log = was["log"]
+                d.growths = list(was["growths"])
             self.counts["deaths"] += 1
             self.deaths.append(d)
             entry = (d, e, {"strong": None, "late": None, "same_line": None})
@@ -761,7 +761,8 @@ def follow(
                         k = e["kind"]
                         if k == "loading_logs" or (load is None and k in PROGRESS_KINDS):
                             load = Load(
-                                started_at=e.get("time"), start_where=_where(e), total_override=total,
+                                started_at=e.get("time"),  # type: ignore[arg-type]  # a str, or absent
+                                start_where=_where(e), total_override=total,
                                 total_fallback=total_fallback,
                             )  # fmt: skip
                         if load is not None:

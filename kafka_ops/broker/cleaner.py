@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from kafka_ops.broker import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
+from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.config import TopicConfig
 
 IO_BUFFER_SIZE_DEFAULT = 512 * 1024  # KafkaConfig/CleanerConfig LogCleanerIoBufferSize
 CLEANER_THREADS_DEFAULT = 1
@@ -83,7 +85,7 @@ class CleanerBuffers:
         }  # fmt: skip
 
 
-def cleaner_buffers(host, topic_config) -> CleanerBuffers:  # type: ignore[no-untyped-def]
+def cleaner_buffers(host: HostFacts, topic_config: TopicConfig) -> CleanerBuffers:
     """The buffers of an affected cleaner for one topic, from server.properties and the topic's config."""
     cfg = host.configs
     version = host.kafka_version

@@ -36,11 +36,10 @@ from __future__ import annotations
 import csv
 import json
 from bisect import bisect_left
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import repeat
 from operator import add, mul, sub
-from types import SimpleNamespace
 from typing import Any, TextIO
 
 from kafka_ops.broker import versions
@@ -61,6 +60,7 @@ from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, PartitionFacts, gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
+from kafka_ops.facts.context import Context
 
 FORECAST_VERSION = 1
 CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS
@@ -157,9 +157,10 @@ def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple
     if source != TS_LOG and versions.since("no_index_sanity_at_load", host.kafka_version) is False:
         # brokers before 2.3.0 sanity-check every index at load and rebuild a failing one from the records
         # (LogSegment.sanityCheck -> CorruptIndexException -> recoverSegment): then the records' timestamp is used
+        from kafka_ops.broker.context import HostContext
         from kafka_ops.broker.startup import REBUILT, next_start
 
-        if next_start(SimpleNamespace(host=host), pf, seg).verdict == REBUILT:
+        if next_start(HostContext(host), pf, seg).verdict == REBUILT:
             return real_timestamp(seg), TS_LOG
     who = host.identity
     if who is not None and seg.timeindex is not None and source != TS_LOG:
@@ -253,7 +254,7 @@ class PartitionForecast:
     def segment(self, base: int) -> SegmentForecast | None:
         return next((s for s in self.segments if s.base == base), None)
 
-    def replan(self, timestamps: dict[int, int | None]) -> dict[int, Deletion]:
+    def replan(self, timestamps: Mapping[int, int | None]) -> dict[int, Deletion]:
         """:func:`retention.plan` again with some segments' timestamps replaced (a what-if: RET003's "had the
         producer's clock been right"), with this partition's config, schedule and offsets."""
         if not self.schedule.runs:
@@ -657,8 +658,8 @@ class TopicForecast:
             more = o.projected if deletions else [float(o.bytes_now)] * len(self.grid)
             if not self.projected:
                 self.projected = [0.0] * len(self.grid)
-            for i, b in enumerate(more[: len(self.grid)]):
-                self.projected[i] += b
+            for i, size in enumerate(more[: len(self.grid)]):
+                self.projected[i] += size
             if deletions:
                 self.rate += o.rate
                 self.line[0] += o.line[0]
@@ -786,8 +787,8 @@ class HostForecast:
             for p, v in o.log_dir_projected.items():
                 acc = self.log_dir_projected.setdefault(p, [0.0] * len(self.grid))
                 if deletions:
-                    for i, b in enumerate(v):
-                        acc[i] += b
+                    for i, size in enumerate(v):
+                        acc[i] += size
                     if p in o.log_dir_line:
                         line = self.log_dir_line.setdefault(p, [0.0, 0.0])
                         line[0] += o.log_dir_line[p][0]
@@ -939,7 +940,7 @@ def _cell(v: int | None) -> str:
 # ----------------------------------------------------------------------------------------------- checks
 
 
-def for_check(ctx: Any, pf: PartitionFacts) -> PartitionForecast:
+def for_check(ctx: Context, pf: PartitionFacts) -> PartitionForecast:
     """The forecast of ``pf`` for the checks of one audit, computed once per partition (RET002/3/4 share it;
     only the current partition is kept, so memory stays flat), or by the worker that gathered ``pf``."""
     cached = ctx.cache.get("forecast")

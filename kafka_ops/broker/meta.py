@@ -34,6 +34,7 @@ import base64
 import binascii
 import os
 from dataclasses import dataclass, field
+from typing import cast
 
 from kafka_ops.broker import versions
 from kafka_ops.engine.checkpoints import META_PROPERTIES
@@ -127,7 +128,9 @@ def _verdicts(h: HostFacts) -> list[MetaVerdict]:
     flagged: set[str] = set()
     for ldf, kv in valid:
         path = os.path.join(ldf.path, META_PROPERTIES)
-        version, cluster, node, dir_id = kv["version"], kv["cluster_id"], kv["node_id"], kv["directory_id"]
+        version, dir_id = kv["version"], kv["directory_id"]
+        cluster = cast("str | None", kv["cluster_id"])  # _kafka_view: cluster.id as read, node id as parsed
+        node = cast("int | None", kv["node_id"])
         key = "node.id" if version == 1 else "broker.id"
         finding = None
         if mode == "zk" and not migrating and version != 0:

@@ -50,6 +50,8 @@ from kafka_ops.broker.startup import (
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
+from kafka_ops.facts.context import Context
+from kafka_ops.facts.identity import Identity
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
 SWAPPED_IN = swaps.SWAPPED_IN  # its .log replaced at load by a .swap leftover's records (broker.swaps)
@@ -111,7 +113,7 @@ class LogDirFate:
         }  # fmt: skip
 
 
-def _who(h: HostFacts):  # type: ignore[no-untyped-def]
+def _who(h: HostFacts) -> Identity | None:
     return h.identity
 
 
@@ -221,22 +223,22 @@ def _partition_access_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, st
             )
     if part.segments:
         active = part.segments[-1]
-        for f in (active.index, active.timeindex):
-            if f is not None and not access_for(who, f, pf.acls.get(f.path), pf.probe).write:
+        for ix in (active.index, active.timeindex):
+            if ix is not None and not access_for(who, ix, pf.acls.get(ix.path), pf.probe).write:
                 return (
-                    f"the broker user {who.user} cannot write {f.path}: the active segment's indexes are resized "
+                    f"the broker user {who.user} cannot write {ix.path}: the active segment's indexes are resized "
                     "read-write at the end of loading (resizeIndexes), the IOException takes the whole log dir "
                     "offline",
                     "PERM001",
                 )
     for base in pf.will_recover:
-        s = next((x for x in part.segments if x.base_offset == base), None)
-        if s is None:
+        rs = next((x for x in part.segments if x.base_offset == base), None)
+        if rs is None:
             continue
-        for f in (s.index, s.timeindex, s.txnindex):
-            if f is not None and not access_for(who, f, pf.acls.get(f.path), pf.probe).write:
+        for ix in (rs.index, rs.timeindex, rs.txnindex):
+            if ix is not None and not access_for(who, ix, pf.acls.get(ix.path), pf.probe).write:
                 return (
-                    f"the broker user {who.user} cannot write {f.path}, which recovery rewrites "
+                    f"the broker user {who.user} cannot write {ix.path}, which recovery rewrites "
                     "(LogSegment.recover): the IOException takes the whole log dir offline",
                     "PERM001",
                 )
@@ -338,7 +340,7 @@ def not_loaded(h: HostFacts, pf: PartitionFacts) -> str | None:
     return why[0] if why else None
 
 
-def segment_fate(ctx, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None]:  # type: ignore[no-untyped-def]
+def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str | None]:
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
@@ -389,7 +391,7 @@ class NextStartPlan:
         """Whether the dir's own files let the broker serve it (a broker exit is apart: see ``not_loaded``)."""
         return self.dirs[path].state == "online"
 
-    def add_partition(self, ctx, pf: PartitionFacts, deletions: dict[int, tuple[int, str]]) -> bool:  # type: ignore[no-untyped-def]
+    def add_partition(self, ctx: Context, pf: PartitionFacts, deletions: dict[int, tuple[int, str]]) -> bool:
         """Record the partition's listed segments; returns False when its log dir is (now) offline, so that
         the caller drops the partition's retention deletions. ``deletions``: base -> (at_ms, reason)."""
         if not self.applies or is_metadata_log(pf):
@@ -403,9 +405,9 @@ class NextStartPlan:
                 self.exit = damage.reason, damage.check
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
-            why = partition_offline(self.h, pf)
-            if why is not None:
-                fate.state, fate.reason, fate.check = "offline", why[0], why[1]
+            off = partition_offline(self.h, pf)
+            if off is not None:
+                fate.state, fate.reason, fate.check = "offline", off[0], off[1]
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
         if online and pf.part.name.kind == "delete":
@@ -557,12 +559,12 @@ class NextStartPlan:
                 s.reason = self.exit[0] if self.exit else None
         v = h.kafka_version
         extra = self._offline_consequence()
-        for d in dirs:
+        for row in dirs:
             # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated)
-            at_load = d.get("check") not in failure_channel.AFTER_START_CHECKS
-            if d["state"] == "offline" and d.get("check") and extra and d["reason"] and at_load:
-                d["reason"] += extra
-            d["reason"] = versions.localize(d["reason"], v) if d["reason"] else None
+            at_load = row.get("check") not in failure_channel.AFTER_START_CHECKS
+            if row["state"] == "offline" and row.get("check") and extra and row["reason"] and at_load:
+                row["reason"] += extra
+            row["reason"] = versions.localize(row["reason"], v) if row["reason"] else None
         for s in segs:
             s.reason = versions.localize(s.reason, v) if s.reason else None
         return {

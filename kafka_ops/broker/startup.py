@@ -49,13 +49,14 @@ from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
 from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
-from kafka_ops.facts.collect import NOT_READ, PartitionFacts
+from kafka_ops.facts.collect import NOT_READ, HostFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"
 
 
-def duplicate_partition_dirs(h) -> Iterator[tuple[PartitionName, str, str]]:  # type: ignore[no-untyped-def]
+def duplicate_partition_dirs(h: HostFacts) -> Iterator[tuple[PartitionName, str, str]]:
     """(name, first path, second path) for every partition (or its ``-future`` dir) found in two log dirs:
     ``LogManager.loadLog`` throws IllegalStateException("Duplicate log directories ...") and start-up fails."""
     seen: dict[tuple[str, int, str], str] = {}
@@ -86,7 +87,7 @@ def recover_log_floor(pf: PartitionFacts) -> int | None:
     return floor if floor is not None else segs[0].base_offset
 
 
-def in_recover_log(ctx, pf: PartitionFacts, seg: Segment) -> bool:  # type: ignore[no-untyped-def]
+def in_recover_log(ctx: Context, pf: PartitionFacts, seg: Segment) -> bool:
     """Whether ``LogLoader.recoverLog`` (not just ``loadSegmentFiles``) re-reads the segment at the next start,
     for a stopped broker: no clean-shutdown marker (or the metadata log) and at or above the floor."""
     if ctx.host.broker_state == "running":
@@ -97,7 +98,7 @@ def in_recover_log(ctx, pf: PartitionFacts, seg: Segment) -> bool:  # type: igno
     return floor is not None and seg.base_offset >= floor
 
 
-def stops_loading(ctx, pf: PartitionFacts, seg: Segment, tail: Tail) -> bool:  # type: ignore[no-untyped-def]
+def stops_loading(ctx: Context, pf: PartitionFacts, seg: Segment, tail: Tail) -> bool:
     """Whether this tail makes the next start fail as a whole (SHUT002 reports it, the plan follows it): the active
     segment, not recovered, is read by LogSegment.readNextOffset when the log is loaded, and FileLogInputStream
     .nextBatch throws CorruptRecordException on a size field below the minimum record overhead (14: a zero-filled
@@ -112,7 +113,7 @@ def stops_loading(ctx, pf: PartitionFacts, seg: Segment, tail: Tail) -> bool:  #
     )
 
 
-def load_failure(ctx, pf: PartitionFacts) -> str | None:  # type: ignore[no-untyped-def]
+def load_failure(ctx: Context, pf: PartitionFacts) -> str | None:
     """Why loading this partition makes the broker exit at its next start (``stops_loading``), or None."""
     if ctx.host.broker_state == "running" or not pf.part.segments:
         return None
@@ -151,7 +152,7 @@ def recovery_seconds(nbytes: int, partitions: int, threads: int, largest: int) -
     return max(largest, nbytes / parallel) / RECOVERY_BYTES_PER_S
 
 
-def recovery_reason(ctx, pf: PartitionFacts, seg: Segment) -> str | None:  # type: ignore[no-untyped-def]
+def recovery_reason(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
     """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
     # up to 2.2 a missing .index is created empty by LogSegment.open and passes sanityCheck: not rebuilt
     # (AbstractIndex @2.2.1: file.createNewFile in the constructor; LogSegment.sanityCheck @2.3.0 checks the lazy
@@ -202,7 +203,7 @@ class NextStart:
     why: str
 
 
-def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ignore[no-untyped-def]
+def next_start(ctx: Context, pf: PartitionFacts, seg: Segment) -> NextStart:
     """Whether the next start rebuilds this segment's indexes (and re-reads its .log), and why."""
     version = ctx.host.kafka_version
     reason = recovery_reason(ctx, pf, seg)
@@ -268,19 +269,16 @@ def next_start(ctx, pf: PartitionFacts, seg: Segment) -> NextStart:  # type: ign
     )  # fmt: skip
 
 
-def _partition_text(ctx, pf: PartitionFacts, key: str, make: Callable[[], str]) -> str:  # type: ignore[no-untyped-def]
+def _partition_text(ctx: Context, pf: PartitionFacts, key: str, make: Callable[[], str]) -> str:
     """A verdict's text that is the same for every segment of ``pf`` (the usual one: kept as it is), made
     once per partition: the plan asks :func:`next_start` for every segment of every partition."""
-    cache = getattr(ctx, "cache", None)  # forecast.broker_timestamp passes a context without one
-    if cache is None:
-        return make()
-    entry = cache.get("next_start")
+    entry: tuple[PartitionFacts, dict[str, str]] | None = ctx.cache.get("next_start")
     if entry is None or entry[0] is not pf:
-        entry = cache["next_start"] = (pf, {})
+        entry = ctx.cache["next_start"] = (pf, {})
     text = entry[1].get(key)
     if text is None:
         text = entry[1][key] = make()
-    return text  # type: ignore[no-any-return]
+    return text
 
 
 def _kept_reason(pf: PartitionFacts) -> str:
@@ -384,7 +382,7 @@ def describe_after(seg: Segment, position: int) -> AfterTail | None:
                 magic = raw[16] if len(raw) > 16 else None
                 if magic == 2:
                     if len(raw) >= 27:
-                        p_last = p_base + struct.unpack_from(">i", raw, 23)[0]  # type: ignore[operator]
+                        p_last = p_base + struct.unpack_from(">i", raw, 23)[0]
                     if len(raw) >= RECORD_BATCH_OVERHEAD:
                         p_count = struct.unpack_from(">i", raw, 57)[0]
                 elif magic in (0, 1):
@@ -408,7 +406,7 @@ def seg_file(seg: Segment, suffix: str) -> str:
     return os.path.join(seg.dir, f"{seg.base_offset:020d}{suffix}")
 
 
-def rebuild_cost(ctx, seg: Segment) -> str:  # type: ignore[no-untyped-def]
+def rebuild_cost(ctx: Context, seg: Segment) -> str:
     """'re-reading its 1.2 GiB .log: about 25 s' at the audit's recovery rate (seed 002's broker: 48 MB/s)."""
     size = seg.log.size if seg.log else 0
     return f"re-reading its {human_bytes(size)} .log takes about {human_ms(ctx.recovery_seconds(size, 1) * 1000)}"

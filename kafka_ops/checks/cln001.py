@@ -9,6 +9,7 @@ from kafka_ops.broker.cleaner import affected_by_6854
 from kafka_ops.brokerlogs import CleanerDeath, cleaner_deaths
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 KAFKA_6854_TEXT = "larger than maximum allowable size"
 
@@ -22,7 +23,7 @@ KAFKA_6854_TEXT = "larger than maximum allowable size"
     "compacted partition grew for weeks until the disks filled",
     needs=("logs",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     deaths = cleaner_deaths([dict(e) for e in h.log_events])
     if not deaths:
         return
@@ -99,7 +100,7 @@ def _remove_cause(h: HostFacts, d: CleanerDeath) -> str:
     return f"{first}: the exception above says what it is."
 
 
-def _finding(ctx, h: HostFacts, d: CleanerDeath, deaths: int, threads: int, dead: int) -> Finding:  # type: ignore[no-untyped-def]
+def _finding(ctx: Context, h: HostFacts, d: CleanerDeath, deaths: int, threads: int, dead: int) -> Finding:
     n = d.thread.rsplit("-", 1)[-1]
     again = f" (death {deaths} of this thread in these logs)" if deaths > 1 else ""
     details = {

@@ -16,6 +16,7 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 
 MAX_LISTED = 50
 
@@ -38,7 +39,7 @@ class _Acc:
     "in __consumer_offsets (KAFKA-6854), which KAFKA-8335 had let pile up",
     needs=("kafka_version",),
 )
-def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     version = ctx.host.kafka_version
     bug6854, bug8335 = affected_by_6854(version), affected_by_8335(version)
     if not (bug6854 or bug8335):

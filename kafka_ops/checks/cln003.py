@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.cleaner import (
     DELETE_RETENTION_MS_DEFAULT,
+    CleanerBuffers,
     affected_by_6854,
     affected_by_8335,
     cleaner_buffers,
@@ -14,8 +15,10 @@ from kafka_ops.broker.cleaner import (
 )
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 
@@ -29,7 +32,7 @@ from kafka_ops.units import human_bytes
     "grew its buffers 262144 -> 524288 -> 1000012 bytes and died",
     needs=("kafka_version",),
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     if not pf.config.compacted or pf.control_run is None or not pf.part.segments:
         return
     run_bytes, batches, start, seg_base = pf.control_run
@@ -86,8 +89,18 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
                       partition=pf.part.partition, segment=seg_base, details=details)  # fmt: skip
 
 
-def _affected(pf, what, bufs, growth, seg_path, active, horizon, details, name) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    run_bytes = int(details["run_bytes"])
+def _affected(
+    pf: PartitionFacts,
+    what: str,
+    bufs: CleanerBuffers,
+    growth: str,
+    seg_path: str | None,
+    active: bool,
+    horizon: dict[str, object],
+    details: dict[str, object],
+    name: str,
+) -> Iterator[Finding]:
+    run_bytes = int(details["run_bytes"])  # type: ignore[call-overload]  # an int, set by run
     certain = bufs.certain_fatal_run
     replay = None
     if run_bytes >= certain:
@@ -147,7 +160,7 @@ def _affected(pf, what, bufs, growth, seg_path, active, horizon, details, name) 
         "If the thread already died, restart it after the change (CLN001)."
     )
     yield run.finding(message, remediation, severity=severity, path=seg_path or pf.part.path, topic=pf.part.topic,
-                      partition=pf.part.partition, segment=int(details["segment"]), details=details)  # fmt: skip
+                      partition=pf.part.partition, segment=int(details["segment"]), details=details)  # type: ignore[call-overload]  # fmt: skip
 
 
 def _above(n: int) -> int:
@@ -156,7 +169,7 @@ def _above(n: int) -> int:
     return -(-2 * n // mib) * mib
 
 
-def _delete_horizon(pf: PartitionFacts, seg) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _delete_horizon(pf: PartitionFacts, seg: Segment | None) -> dict[str, object]:
     """Whether the cleaner would clean the run's segment 'discarding deletes' now (LogCleaner.scala @1.1.0:
     deleteHorizonMs = lastModified of the last segment below firstDirtyOffset - delete.retention.ms;
     retainDeletes = segment.lastModified > deleteHorizonMs)."""
@@ -175,7 +188,7 @@ def _delete_horizon(pf: PartitionFacts, seg) -> dict[str, object]:  # type: igno
             "been cleaned"
         )
         return {"delete_retention_ms": retention, "discarding_now": False, "delete_horizon_text": text}
-    horizon = below[-1].log.mtime_ms - retention
+    horizon = below[-1].log.mtime_ms - retention  # type: ignore[union-attr]  # below: segments with a .log
     discarding = seg.log.mtime_ms <= horizon
     text = (
         f"segment last modified {iso(seg.log.mtime_ms)}, horizon {iso(horizon)} = last clean segment's "

@@ -18,6 +18,7 @@ from kafka_ops.broker.cleaner import MIN_CLEANABLE_RATIO_DEFAULT
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 LAG_GRACE_MS = 24 * 3600 * 1000
@@ -42,7 +43,7 @@ def _num(
     incident="seed 001: __consumer_offsets-20 stopped being compacted when the cleaner died and grew until the "
     "disks filled",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     segs = [s for s in pf.part.segments if s.log is not None]
     if not pf.config.compacted or len(segs) < 2:
         return
@@ -74,8 +75,8 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     dirty = [s for s, nxt in zip(segs[:-1], bounds, strict=True) if nxt > checkpoint]
     if not dirty:
         return
-    clean_bytes = sum(s.log.size for s in clean)  # type: ignore[union-attr]
-    dirty_bytes = sum(s.log.size for s in dirty)  # type: ignore[union-attr]
+    clean_bytes = sum(s.log.size for s in clean)  # type: ignore[union-attr,misc]
+    dirty_bytes = sum(s.log.size for s in dirty)  # type: ignore[union-attr,misc]
     eligible_since = None
     why = ""
     cum = 0

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.replication import NOT_REFUSING, stop_risks
+from kafka_ops.broker.replication import NOT_REFUSING, AtRisk, stop_risks
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 SHOWN = 10  # partitions named in the message; details.partitions has them all
 
@@ -21,7 +22,7 @@ SHOWN = 10  # partitions named in the message; details.partitions has them all
     "acks=all producers fail (NotEnoughReplicas) or the partitions go offline until it is back",
     needs=("cluster",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     facts, node = h.cluster, h.node_id
     if facts is None or node is None or h.cluster_mismatch:
         return  # CLU004 says why the cluster's facts are not this broker's
@@ -77,7 +78,7 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
         )
 
 
-def _row(r) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _row(r: AtRisk) -> dict[str, object]:
     return {
         "topic": r.topic, "partition": r.partition, "replicas": r.replicas, "isr": r.isr,
         "min_insync_replicas": r.min_isr, "left_in_sync": r.left_in_sync, "kind": r.kind,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.replication import unhealthy
+from kafka_ops.broker.replication import Unhealthy, unhealthy
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 SHOWN = 10
 
@@ -20,7 +21,7 @@ SHOWN = 10
     "replicas the cluster is already short of",
     needs=("cluster",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     facts = h.cluster
     if facts is None or h.cluster_mismatch:
         return
@@ -53,7 +54,7 @@ def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
     )
 
 
-def _row(u) -> dict[str, object]:  # type: ignore[no-untyped-def]
+def _row(u: Unhealthy) -> dict[str, object]:
     return {
         "topic": u.topic,
         "partition": u.partition,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.replication import offline_log_dirs
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -18,7 +19,7 @@ from kafka_ops.facts.collect import HostFacts
     "by nobody on this broker until an operator looked",
     needs=("cluster",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     facts, node = h.cluster, h.node_id
     if facts is None or node is None or h.cluster_mismatch:
         return

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.replication import answering_node
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -18,7 +19,7 @@ from kafka_ops.facts.collect import HostFacts
     "answers for another cluster: its ISRs and configs say nothing about this broker",
     needs=("cluster",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     facts = h.cluster
     if facts is None:
         return

@@ -26,6 +26,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.config import TOPIC_DEFAULTS, ConfigProblem
+from kafka_ops.facts.context import Context
 
 _EXIT = (
     "at start KafkaConfig.fromProps refuses the file with ConfigException '{err}' and the broker exits before it "
@@ -46,7 +47,7 @@ def _where(p: ConfigProblem) -> str:
     incident="a value written as operators think of it (log.retention.ms=7d, cleanup.policy=compcat, "
     "log.preallocate=yes) stops the broker at its next start: the rolling deploy stalls with the broker down",
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     for p in h.configs.problems():
         if p.kind == "server" and p.bad is not None:  # stops_the_start: the plan says the broker exits
             b = p.bad

@@ -26,7 +26,9 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.facts.collect import HostFacts, LogDirFacts
+from kafka_ops.facts.context import Context
+from kafka_ops.facts.mounts import MountFacts
 from kafka_ops.units import human_bytes
 
 MEMORY_FS = {"tmpfs", "ramfs"}
@@ -40,7 +42,7 @@ MEMORY_FS = {"tmpfs", "ramfs"}
     incident="seed 000: the broker's data lives on volumes mounted at deploy time; a volume that does not mount "
     "leaves the log dir on the root filesystem",
 )
-def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
     expected_all = getattr(ctx.host.options, "expected_mounts", None) or {}
     expected = expected_all.get(ldf.path)
     if expected is None and ldf.mount is not None:
@@ -150,7 +152,7 @@ def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-
         return
 
 
-def where_now(m) -> str:  # type: ignore[no-untyped-def]
+def where_now(m: MountFacts) -> str:
     return "the root filesystem" if m.on_root_fs else f"the filesystem mounted at {m.mount_point}"
 
 
@@ -176,7 +178,7 @@ def _unmounted_configured_mount(
     return best
 
 
-def _empty_but_should_hold_data(h, ldf: LogDirFacts) -> str | None:  # type: ignore[no-untyped-def]
+def _empty_but_should_hold_data(h: HostFacts, ldf: LogDirFacts) -> str | None:
     """Why an empty log dir should hold data, or None (it holds partitions, or nothing says it should)."""
     if ldf.scan.partition_names:
         return None

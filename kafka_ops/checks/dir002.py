@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.meta import broker_mode, metadata_log_dir, metadata_log_dir_of, verdicts
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -21,7 +22,7 @@ from kafka_ops.facts.collect import HostFacts
     incident="a log dir restored from another broker or cluster, or a disk swapped between brokers: the broker "
     "refuses to start, or silently adopts foreign data",
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     for v in verdicts(h):
         yield run.finding(
             v.message, v.fix, severity=v.severity, path=v.path, log_dir=v.log_dir, details=dict(v.details)

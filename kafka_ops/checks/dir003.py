@@ -48,6 +48,7 @@ from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q, qs
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 MAX_LISTED = 50
@@ -93,7 +94,7 @@ _KIND_TEXT = {
     incident="a log dir at a filesystem's root holds lost+found: the broker refuses to start "
     "('is not in the form of topic-partition')",
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts | HostFacts) -> Iterator[Finding]:
     if isinstance(subject, PartitionFacts):
         yield from _partition_leftovers(subject)
     elif isinstance(subject, LogDirFacts):
@@ -102,7 +103,7 @@ def run(ctx, subject: PartitionFacts | LogDirFacts | HostFacts) -> Iterator[Find
         yield from _host(subject)
 
 
-def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
     if not ldf.scan.exists:
         return
     for d in ldf.scan.fatal_dirs:
@@ -141,9 +142,9 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
         )
     # partition dirs with a suffix, from the names (no need to scan them)
     by_kind: dict[str, list[str]] = {}
-    for path, name in ldf.scan.partition_names:
-        if name.kind in _KIND_TEXT:
-            by_kind.setdefault(name.kind, []).append(path)
+    for path, pname in ldf.scan.partition_names:
+        if pname.kind in _KIND_TEXT:
+            by_kind.setdefault(pname.kind, []).append(path)
     for kind, paths in sorted(by_kind.items()):
         what, does, fix = _KIND_TEXT[kind]
         if kind == "stray" and versions.since("stray_dirs", ctx.host.kafka_version) is False:

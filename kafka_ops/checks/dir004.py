@@ -42,6 +42,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 ENTRY_BYTES = OFFSET_ENTRY + TIME_ENTRY  # one .index and (at most) one .timeindex entry per index interval
@@ -74,7 +75,7 @@ class _Acc:
     title="Free space below what the broker writes before retention frees space, plus recovery",
     incident="seed 001: a partition kept growing until the disks filled; a full log dir goes offline",
 )
-def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     accs: dict[str, _Acc] = ctx.cache.setdefault("dir004", {})
     if isinstance(subject, PartitionFacts):
         _learn(ctx, subject, accs.setdefault(subject.log_dir.path, _Acc()))
@@ -82,7 +83,7 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
     yield from _judge(ctx, subject, accs)
 
 
-def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyped-def]
+def _learn(ctx: Context, pf: PartitionFacts, acc: _Acc) -> None:
     segs = [s for s in pf.part.segments if s.log is not None]
     acc.partitions += 1
     if not segs:
@@ -98,7 +99,7 @@ def _learn(ctx, pf: PartitionFacts, acc: _Acc) -> None:  # type: ignore[no-untyp
     index_rate = rate * ENTRY_BYTES / interval
     acc.window_ms = max(acc.window_ms, window)
 
-    size_now = sum(s.log.size for s in segs)  # type: ignore[union-attr]
+    size_now = sum(s.log.size for s in segs)  # type: ignore[union-attr,misc]
     if cfg.deletes and cfg.retention_bytes >= 0:
         bound = max(0, cfg.retention_bytes + cfg.int("segment.bytes") - size_now)
         acc.capped += min((rate + index_rate) * horizon, bound * (1 + ENTRY_BYTES / interval))
@@ -153,7 +154,7 @@ def _fs_key(ldf: LogDirFacts) -> tuple[str, ...]:
     return ("mp", m.mount_point)
 
 
-def _judge(ctx, h: HostFacts, accs: dict[str, _Acc]) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def _judge(ctx: Context, h: HostFacts, accs: dict[str, _Acc]) -> Iterator[Finding]:
     groups: dict[tuple[str, ...], list[LogDirFacts]] = {}
     for ldf in h.log_dirs:
         if ldf.scan.exists and ldf.mount is not None and ldf.mount.free_bytes is not None:

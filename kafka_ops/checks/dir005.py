@@ -18,6 +18,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -28,16 +29,16 @@ from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
     incident="a power loss or a full disk leaves a checkpoint zero-filled, truncated or half-written: at the next "
     "start the log dir goes offline and its partitions are served by no replica on this broker",
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     h = ctx.host
     if isinstance(subject, LogDirFacts):
         for d in dir_damage(h, subject):
             if d.check == DEFAULT_CHECK:
                 yield _finding(h, subject, d)
         return
-    d = partition_damage(h, subject)
-    if d is not None:
-        yield _finding(h, subject.log_dir, d, subject)
+    damage = partition_damage(h, subject)
+    if damage is not None:
+        yield _finding(h, subject.log_dir, damage, subject)
 
 
 def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:

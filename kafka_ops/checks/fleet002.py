@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -15,7 +16,7 @@ from kafka_ops.facts.collect import HostFacts
     title="Host key not in known_hosts or different from it: the connection was refused",
     incident="fleet audit: a reinstalled or impersonated host: paramiko refuses an unknown or changed host key rather than sending credentials to it",
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     # Only `kafka-ops fleet audit` gathers connection facts: a single-host audit never has them (it is running
     # on the host, so the host was reached).
     conn = h.inputs.get("fleet_connection")

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -15,7 +16,7 @@ from kafka_ops.facts.collect import HostFacts
     title="sudo to the broker user failed: permissions could not be probed as the broker sees them",
     incident="fleet audit: without running as the broker user, an unreadable .timeindex (seed 000) looks readable to a root login",
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     # Only `kafka-ops fleet audit` gathers connection facts: a single-host audit never has them (it is running
     # on the host, so the host was reached).
     conn = h.inputs.get("fleet_connection")

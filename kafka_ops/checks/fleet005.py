@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -15,7 +16,7 @@ from kafka_ops.facts.collect import HostFacts
     title="The collector could not run or its input was rejected on the host (exit 2, no python3, bad output)",
     incident="fleet audit: an audit that silently checks nothing: a missing python3, a log dir that is not there, a bad option",
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     # Only `kafka-ops fleet audit` gathers connection facts: a single-host audit never has them (it is running
     # on the host, so the host was reached).
     conn = h.inputs.get("fleet_connection")

@@ -34,8 +34,10 @@ from kafka_ops.broker.startup import (
 )
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, TXN_ENTRY
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 
 KINDS = (
     ("offset", "index", OFFSET_ENTRY),
@@ -52,7 +54,7 @@ KINDS = (
     incident="seed 002: an unclean stop left corrupt index files that the 0.10.2 broker found at start "
     "('Corrupt index found ... rebuilding index') and rebuilt for hours",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     for seg in pf.part.segments:
         for kind, attr, entry in KINDS:
             fi = getattr(seg, attr)
@@ -102,7 +104,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             )  # fmt: skip
 
 
-def _txn_fate(ctx, pf: PartitionFacts, seg) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _txn_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str]:
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
         return (
@@ -124,7 +126,7 @@ def _txn_fate(ctx, pf: PartitionFacts, seg) -> tuple[str, str]:  # type: ignore[
     return KEPT, "the next start keeps it as it is (the segment is not recovered)"
 
 
-def _fix(pf: PartitionFacts, seg, verdict: str) -> str:  # type: ignore[no-untyped-def]
+def _fix(pf: PartitionFacts, seg: Segment, verdict: str) -> str:
     where = f"segment {seg.base_offset} of {partition_name(pf)}"
     return (
         f"With the broker stopped, quarantine the index files of {where}: kafka-ops fix indexes --log-dir "

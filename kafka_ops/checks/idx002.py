@@ -33,6 +33,7 @@ from kafka_ops.broker.startup import (
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 
 
 @check(
@@ -43,7 +44,7 @@ from kafka_ops.facts.collect import PartitionFacts
     incident="seed 002: 'Corrupt index found, index file ... has non-zero size but the last offset is 24386649 "
     "which is no larger than the base offset 24386649' after an OOM kill; the 0.10.2 broker rebuilt its indexes",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     version = ctx.host.kafka_version
     strict = versions.since("strict_offset_sanity", version) is False
     running = ctx.host.broker_state == "running"

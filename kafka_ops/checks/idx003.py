@@ -35,6 +35,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 
 REPORTED = ("non_monotonic", "past_end", "not_batch_start", "offset_before_batch", "offset_past_log_end")
 MAX_IN_MESSAGE = 3
@@ -82,7 +83,7 @@ ACTIVE_LAST_PAST = (
     incident="seed 002: after an unclean stop the index no longer matched the log; the 0.10.2 broker caught it at "
     "start only because its sanity check ran on every segment (since 2.3.0 it does not)",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     segs = pf.part.segments
     for i, seg in enumerate(segs):
         next_base = segs[i + 1].base_offset if i + 1 < len(segs) else None
@@ -153,7 +154,14 @@ def _cheap_time(seg: Segment, end: int | None) -> list[tuple[str, int | None, st
     return out
 
 
-def _finding(ctx, pf: PartitionFacts, seg: Segment, kind: str, issues, full: bool) -> Finding:  # type: ignore[no-untyped-def]
+def _finding(
+    ctx: Context,
+    pf: PartitionFacts,
+    seg: Segment,
+    kind: str,
+    issues: list[tuple[str, int | None, str]],
+    full: bool,
+) -> Finding:
     path = (seg.index if kind == "offset" else seg.timeindex).path  # type: ignore[union-attr]
     kinds = sorted({k for k, _, _ in issues})
     effects = "; ".join(EFFECT[(kind, k)] for k in kinds if (kind, k) in EFFECT)

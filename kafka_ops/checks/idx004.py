@@ -29,8 +29,10 @@ from collections.abc import Iterator
 from kafka_ops.broker.startup import REBUILT, next_start, partition_name, rebuild_cost
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 
@@ -42,7 +44,7 @@ from kafka_ops.units import human_bytes
     incident="seed 000: .timeindex files the broker could not trim or read gave segments a largest timestamp of 0 "
     "('Scheduling segments for deletion ... largestTime=0'); KAFKA-10207",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     running = ctx.host.broker_state == "running"
     cfg = pf.config
     max_index = cfg.segment_index_bytes
@@ -132,7 +134,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             )  # fmt: skip
 
 
-def _fix(pf: PartitionFacts, seg, kind: str) -> str:  # type: ignore[no-untyped-def]
+def _fix(pf: PartitionFacts, seg: Segment, kind: str) -> str:
     return (
         f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with --apply: "
         f"the .index, .timeindex and .txnindex of segment {seg.base_offset} go to a quarantine folder and the broker "

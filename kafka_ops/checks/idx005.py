@@ -25,7 +25,9 @@ from collections.abc import Iterator
 from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, seg_file
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 MAX_LISTED = 10
@@ -39,7 +41,7 @@ MAX_LISTED = 10
     incident="seed 002: the broker spent its start rebuilding index files; the time it takes is the .log bytes it "
     "re-reads (48 MB/s per recovery thread in seed 002's log)",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     segs = pf.part.segments
     no_index = [s for s in segs if s.index is None and s.log is not None]
     no_time = [s for s in segs if s.index is not None and s.timeindex is None and s.log is not None]
@@ -47,7 +49,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
         return
     running = ctx.host.broker_state == "running"
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
-    nbytes = sum(s.log.size for s in no_index)  # type: ignore[union-attr]
+    nbytes = sum(s.log.size for s in no_index)  # type: ignore[union-attr,misc]
     secs = ctx.recovery_seconds(nbytes, 1)
     parts = []
     if no_index:
@@ -120,7 +122,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     )  # fmt: skip
 
 
-def _segments(segs, listed: str, more: str) -> str:  # type: ignore[no-untyped-def]
+def _segments(segs: list[Segment], listed: str, more: str) -> str:
     active = " (the active segment)" if segs[-1].active else ""
     if len(segs) == 1:
         return f"segment {listed}{active}"

@@ -9,6 +9,8 @@ from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import access_for, owner_text, path_facts
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
+from kafka_ops.facts.identity import Identity
 
 MAX_LISTED = 50
 
@@ -21,9 +23,12 @@ MAX_LISTED = 50
     incident="seed 000: volumes remounted with root ownership; the broker could not read .timeindex files",
     needs=("broker_user",),
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     who = ctx.host.identity
+    assert who is not None  # needs=("broker_user",): the audit runs the check only with one
     bad: list[tuple[str, str, str]] = []  # (path, what is missing, owner)
+    topic: str | None
+    partition: int | None
     if isinstance(subject, PartitionFacts):
         part = subject.part
         files = (
@@ -101,7 +106,7 @@ def _verbs(missing: str) -> list[str]:
     return [v for c, v in (("r", "read"), ("w", "write"), ("x", "traverse")) if c in missing]
 
 
-def _group(who) -> str:  # type: ignore[no-untyped-def]
+def _group(who: Identity) -> str:
     return group_name(who.gid)  # looked up once, not for each of 20,000 findings
 
 

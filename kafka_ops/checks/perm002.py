@@ -33,6 +33,7 @@ from kafka_ops.facts.access import (
     owner_text,
 )
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
 
 MAX_LISTED = 50
@@ -47,10 +48,13 @@ MAX_LISTED = 50
     "is lost by the next chmod, umask or remount",
     needs=("broker_user",),
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    who: Identity = ctx.host.identity
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
+    who = ctx.host.identity
+    assert who is not None  # needs=("broker_user",): the audit runs the check only with one
     if who.uid == 0:
         return
+    topic: str | None
+    partition: int | None
     if isinstance(subject, PartitionFacts):
         part = subject.part
         paths: list[FileInfo | PathFacts] = [
@@ -121,7 +125,9 @@ def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # typ
     )
 
 
-def _explain(who: Identity, f: FileInfo | PathFacts, acl, via: str) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+def _explain(
+    who: Identity, f: FileInfo | PathFacts, acl: list[tuple[int, int, int]] | None, via: str
+) -> tuple[str, str]:
     """(via, how the access is granted, in words)."""
     if via == "group":
         bits = (f.mode >> 3) & 7
@@ -133,9 +139,11 @@ def _explain(who: Identity, f: FileInfo | PathFacts, acl, via: str) -> tuple[str
     mask = next((p for t, p, _ in acl or [] if t == ACL_MASK), None)
     masked = f", masked by mask::{rwx(mask)}" if mask is not None else ""
     if via == "acl_user":
+        assert acl is not None  # decide() granted it through the ACL
         perm = next(p for t, p, i in acl if t == ACL_USER and i == who.uid)
         return via, f"through the ACL entry user:{who.user}:{rwx(perm)}{masked}"
     if via == "acl_group":
+        assert acl is not None  # decide() granted it through the ACL
         entries = []
         if f.gid in who.groups:
             go = next((p for t, p, _ in acl if t == ACL_GROUP_OBJ), (f.mode >> 3) & 7)

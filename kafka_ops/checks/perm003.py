@@ -14,6 +14,7 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q, qs
 from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
 
 
@@ -25,8 +26,9 @@ from kafka_ops.facts.identity import Identity
     incident="seed 000: volumes remounted with root ownership; a log dir the broker cannot open goes offline",
     needs=("broker_user",),
 )
-def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
-    who: Identity = ctx.host.identity
+def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
+    who = ctx.host.identity
+    assert who is not None  # needs=("broker_user",): the audit runs the check only with one
     probe = getattr(ldf, "probe", None) or {}
     problems = reach.problems(who, ldf)
     if not problems:

@@ -9,6 +9,8 @@ from kafka_ops.broker.timestamps import iso, real_timestamp
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
+from kafka_ops.facts.identity import Identity
 from kafka_ops.units import human_ms
 
 SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
@@ -21,7 +23,7 @@ SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
     title="Time retention will delete recent data: segment timestamp is 0 or a fallback",
     incident="seed 000: 'Scheduling segments for deletion ... largestTime=0' minutes after the records were written",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     cfg = pf.config
     if not cfg.deletes or cfg.retention_ms < 0 or not pf.part.segments:
         return
@@ -34,11 +36,13 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     real = {base: real_timestamp(by_base[base]) for base in suspects}
     expected = fc.replan(real)  # the same plan had the broker used the records' own timestamps
     for base, sf in suspects.items():
+        at = sf.delete_at
+        assert at is not None  # suspects are deleted in the forecast
         e = expected.get(base)
-        if e is not None and e.at_ms <= sf.delete_at:
+        if e is not None and e.at_ms <= at:
             continue  # deleted no earlier than its records warrant: not a loss
         seg = by_base[base]
-        source, at = sf.source, sf.delete_at
+        source = sf.source
         size = sf.size
         rec = real[base]
         when = (
@@ -85,7 +89,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
         )  # fmt: skip
 
 
-def _fix(source: str, part_dir: str, base: int, who) -> str:  # type: ignore[no-untyped-def]
+def _fix(source: str, part_dir: str, base: int, who: Identity | None) -> str:
     user = who.user if who else "<broker user>"
     if source == TS_UNREADABLE:
         return (

@@ -9,6 +9,7 @@ from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 # per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is
@@ -30,7 +31,7 @@ REASON_TEXT = {
     incident="seed 003: topic sizes drop in spikes as whole segments expire (segment.bytes / segment.ms decide "
     "how big each drop is)",
 )
-def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     acc: HostForecast | None = ctx.cache.get("ret002")
     if acc is None:
         acc = ctx.cache["ret002"] = HostForecast(ctx.now_ms, ctx.host.horizon_ms, keep_segments=MAX_SEGMENTS)
@@ -46,17 +47,17 @@ def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type:
         yield _finding(ctx, t, stopped)
 
 
-def _point(ctx, at: int, stopped: bool) -> str:  # type: ignore[no-untyped-def]
+def _point(ctx: Context, at: int, stopped: bool) -> str:
     if at <= ctx.now_ms + first_check_delay(ctx.host):
         return "the first retention check after the broker starts" if stopped else "the next retention check"
     return f"{iso(at)} (in {human_ms(at - ctx.now_ms)})"
 
 
-def _when(ctx, at: int, stopped: bool) -> str:  # type: ignore[no-untyped-def]
+def _when(ctx: Context, at: int, stopped: bool) -> str:
     return "at " + _point(ctx, at, stopped)
 
 
-def _finding(ctx, t: TopicForecast, stopped: bool) -> Finding:  # type: ignore[no-untyped-def]
+def _finding(ctx: Context, t: TopicForecast, stopped: bool) -> Finding:
     d = t.to_dict()
     reasons = ", ".join(
         f"{v['segments']} by {REASON_TEXT[r]} ({human_bytes(v['bytes'])})" for r, v in d["by_reason"].items()

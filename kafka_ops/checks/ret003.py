@@ -10,9 +10,10 @@ from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import SegmentForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import future_batches, iso, segment_path
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX
+from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 # A segment whose largest timestamp is more than this after now is "in the future". Clocks of producers and
@@ -29,7 +30,7 @@ INF = math.inf
     incident="records stamped in the future by a producer with a wrong clock: time retention keeps their segment "
     "until that future time plus retention.ms, and every later segment with it",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     cfg = pf.config
     if not cfg.deletes or cfg.retention_ms < 0 or not pf.part.segments:
         return
@@ -40,7 +41,7 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
         return
     by_base = {s.base_offset: s for s in pf.part.segments}
     reads: dict[int, tuple[int, int, int | None, int | None, int | None]] = {}
-    what_if: dict[int, int | None] = {}
+    what_if: dict[int, int] = {}
     for s in future:
         seg = by_base[s.base]
         reads[s.base] = r = future_batches(seg, limit)
@@ -122,14 +123,22 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
     )
 
 
-def _when(ctx, at: int) -> str:  # type: ignore[no-untyped-def]
+def _when(ctx: Context, at: int) -> str:
     if at <= ctx.now_ms + first_check_delay(ctx.host):
         running = ctx.host.broker_state == "running"
         return "the next retention check" if running else "the first retention check after the broker starts"
     return f"{iso(at)} (in {human_ms(at - ctx.now_ms)})"
 
 
-def _fix(ctx, pf, s0, seg0, first, sane, good) -> str:  # type: ignore[no-untyped-def]
+def _fix(
+    ctx: Context,
+    pf: PartitionFacts,
+    s0: SegmentForecast,
+    seg0: Segment,
+    first: int | None,
+    sane: int | None,
+    good: int,
+) -> str:
     cfg = pf.config
     topic, part = pf.part.topic, pf.part.partition
     later = [s for s in pf.part.segments if s.base_offset > s0.base]

@@ -10,6 +10,7 @@ from kafka_ops.broker.timestamps import iso, segment_path
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 DAY_MS = 24 * 3600 * 1000
@@ -24,7 +25,7 @@ SEED_SEGMENT_BYTES = 128 * 1024 * 1024  # what seed 003's operators lowered segm
     incident="seed 003: a compact,delete topic with one week of retention served months-old records, because the "
     "cleaner had merged them into segments with new ones and retention deletes whole segments only",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     cfg = pf.config
     if not (cfg.compacted and cfg.deletes) or cfg.retention_ms < 0 or not pf.part.segments:
         return

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.facts.collect import LogDirFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 # The severity follows the estimated recovery: what the operator waits for at the next start. Under a minute the
@@ -29,7 +30,7 @@ def severity_for(recover_seconds: float) -> str:
     incident="seed 002: an OOM kill / systemd SIGKILL left no marker; the broker spent hours rebuilding indexes",
     needs=("broker_stopped",),
 )
-def run(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
     if not ldf.scan.exists or ldf.clean_shutdown:
         return
     if not ldf.scan.partition_names:

@@ -45,6 +45,7 @@ from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, Tail
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import NOT_READ, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes
 
 SMALL_SIZE = BELOW_MIN_OVERHEAD
@@ -59,7 +60,7 @@ SMALL_SIZE = BELOW_MIN_OVERHEAD
     ".../00000000000024386649.log at byte offset 886339595: Record size is smaller than minimum record overhead "
     "(14)' and truncated the segment there",
 )
-def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     running = ctx.host.broker_state == "running"
     segs = pf.part.segments
     tails: list[tuple[Segment, Tail, int | None]] = []
@@ -85,8 +86,8 @@ def run(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untype
             truncating = seg
 
 
-def _finding(  # type: ignore[no-untyped-def]
-    ctx,
+def _finding(
+    ctx: Context,
     pf: PartitionFacts,
     seg: Segment,
     tail: Tail,

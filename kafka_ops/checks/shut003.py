@@ -37,6 +37,7 @@ from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.units import human_bytes, human_ms
 
 
@@ -48,20 +49,20 @@ from kafka_ops.units import human_bytes, human_ms
     incident="seed 002: the recovery after an unclean stop re-read everything from the recovery point; a lost or "
     "unreadable checkpoint makes that everything",
 )
-def run(ctx, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:
     if isinstance(subject, LogDirFacts):
         yield from _log_dir(ctx, subject)
     else:
         yield from _partition(ctx, subject)
 
 
-def _state(ctx, ldf: LogDirFacts) -> str:  # type: ignore[no-untyped-def]
+def _state(ctx: Context, ldf: LogDirFacts) -> str:
     if ctx.host.broker_state == "running":
         return "running"
     return "clean" if ldf.clean_shutdown else "unclean"
 
 
-def _full_recovery(ctx, ldf: LogDirFacts) -> str:  # type: ignore[no-untyped-def]
+def _full_recovery(ctx: Context, ldf: LogDirFacts) -> str:
     a = ldf.agg
     secs = ctx.recovery_seconds(a.log_bytes, a.partitions, a.largest_partition_bytes)
     took = "under a second" if secs < 1 else f"about {human_ms(secs * 1000)}"
@@ -71,7 +72,7 @@ def _full_recovery(ctx, ldf: LogDirFacts) -> str:  # type: ignore[no-untyped-def
     )
 
 
-def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
     if not ldf.scan.exists or ldf.scan.info is None or not ldf.scan.info.is_dir:
         return
     path = os.path.join(ldf.path, ckpt.RECOVERY_POINT)
@@ -159,7 +160,7 @@ def _log_dir(ctx, ldf: LogDirFacts) -> Iterator[Finding]:  # type: ignore[no-unt
     )  # fmt: skip
 
 
-def _partition(ctx, pf: PartitionFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def _partition(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     if is_metadata_log(pf) or pf.part.name.kind != "log" or not pf.part.segments:
         return
     ldf = pf.log_dir

@@ -41,6 +41,7 @@ from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.facts.systemd import DEFAULT_TIMEOUT_STOP_S
 from kafka_ops.units import human_bytes
 
@@ -168,7 +169,7 @@ def effective_timeout(h: HostFacts) -> tuple[float | None, str]:
     ".kafka_cleanshutdown, hours of index rebuilds at the next start",
     needs=("systemd_unit",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     timeout, source = effective_timeout(h)
     shown = (
         "TimeoutStopSec unset: systemd's DefaultTimeoutStopSec=90s"

@@ -30,6 +30,8 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
+from kafka_ops.facts.systemd import UnitFacts
 
 GRACEFUL = {"TERM", "INT", "HUP"}
 _NUM = {
@@ -63,7 +65,7 @@ def _cmd(line: str) -> str:
     return line.lstrip("-@+!:|")  # systemd's ExecStart=/ExecStop= prefixes
 
 
-def _main_is_not_jvm(unit) -> str | None:  # type: ignore[no-untyped-def]
+def _main_is_not_jvm(unit: UnitFacts) -> str | None:
     """The ExecStart= that leaves a shell, not the JVM, as the unit's main process (None when it is the JVM or
     undecidable). kafka-server-start.sh execs kafka-run-class.sh, which execs java."""
     for line in unit.lists.get("ExecStart", []):
@@ -87,7 +89,7 @@ def _main_is_not_jvm(unit) -> str | None:  # type: ignore[no-untyped-def]
     "the next start recovers every unflushed segment",
     needs=("systemd_unit",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     unit = h.unit
     assert unit is not None
     svc = unit.service

@@ -35,6 +35,7 @@ from typing import Any
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.facts.context import Context
 
 CONNECTION_ALLOWANCE = (
     10_000  # sockets when max.connections is unset: clients and replication of a busy broker
@@ -96,7 +97,7 @@ def parse_limit(value: str) -> tuple[int, int]:
     "Kafka's ops guide recommends at least 100000",
     needs=("systemd_unit",),
 )
-def run(ctx, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     acc: _Acc = ctx.cache.setdefault("sysd003", _Acc())
     if isinstance(subject, PartitionFacts):
         acc.segments += len(subject.part.segments)

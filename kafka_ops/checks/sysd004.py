@@ -26,6 +26,7 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.context import Context
 from kafka_ops.facts.systemd import parse_bytes
 from kafka_ops.units import human_bytes
 
@@ -69,7 +70,7 @@ def _limit(h: HostFacts) -> tuple[int | None, str | None]:
     "marker, hours of index rebuilds",
     needs=("systemd_unit",),
 )
-def run(ctx, h: HostFacts) -> Iterator[Finding]:  # type: ignore[no-untyped-def]
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     jvm = h.jvm
     if jvm is None:
         return

@@ -20,6 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_ops.checks import sysd001, sysd003
+from kafka_ops.facts.context import Context
 
 KEEP_TIMEOUT_MARGIN = 1.1  # keep a TimeoutStopSec that covers the needed stop time x 1.1 (raised to x1.25)
 KEEP_NOFILE_MARGIN = (
@@ -71,7 +72,7 @@ def settle_nofile(current: str | None, required: int, recommended: int) -> tuple
     )
 
 
-def recommended_settings(ctx: Any, report: dict[str, Any]) -> dict[str, Any]:
+def recommended_settings(ctx: Context, report: dict[str, Any]) -> dict[str, Any]:
     """``ctx`` is the finished audit's AuditContext, ``report`` its report."""
     h = ctx.host
     est = sysd001.estimate(h)
@@ -94,8 +95,8 @@ def recommended_settings(ctx: Any, report: dict[str, Any]) -> dict[str, Any]:
         timeout, source = sysd001.effective_timeout(h)
         settings["TimeoutStopSec"], reasons["TimeoutStopSec"] = settle_timeout(
             timeout,
-            float(est["needed_s"]),
-            recommended_s,  # type: ignore[arg-type]
+            float(est["needed_s"]),  # type: ignore[arg-type]
+            recommended_s,
         )
         settings["LimitNOFILE"], reasons["LimitNOFILE"] = settle_nofile(
             unit.service.get("LimitNOFILE"), need["required"], need["recommended_nofile"]

@@ -17,7 +17,9 @@ from __future__ import annotations
 import json
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from kafka_ops.engine.errors import EngineError, FormatError
 from kafka_ops.engine.fileio import read_bytes
@@ -246,7 +248,10 @@ def read_quorum_state(path: str) -> dict[str, object]:
     return doc
 
 
-def safe(fn, *args):  # type: ignore[no-untyped-def]
+T = TypeVar("T")
+
+
+def safe(fn: Callable[..., T], *args: Any) -> tuple[T | None, EngineError | None]:
     """Call a reader; return (value, None) or (None, EngineError)."""
     try:
         return fn(*args), None

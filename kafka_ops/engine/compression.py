@@ -20,7 +20,7 @@ _XERIAL_HEADER = _XERIAL_MAGIC + struct.pack(">ii", 1, 1)
 try:  # pragma: no cover - environment dependent
     import cramjam as _cramjam
 except ImportError:  # pragma: no cover
-    _cramjam = None
+    _cramjam = None  # type: ignore[assignment]
 
 
 class CodecUnavailable(Exception):

@@ -388,14 +388,14 @@ def scan_log_dir(path: str, read_tails: bool = True, partitions: bool = True) ->
         ld.clean_shutdown = ckpt.read_clean_shutdown(ld.path)
     except EngineError as exc:
         ld.errors.append(exc)
-    for name in ckpt.OFFSET_CHECKPOINTS:
-        if name not in root:
-            ld.checkpoints[name] = None
+    for ck in ckpt.OFFSET_CHECKPOINTS:
+        if ck not in root:
+            ld.checkpoints[ck] = None
             continue
         try:
-            ld.checkpoints[name] = ckpt.read_offset_checkpoint(os.path.join(ld.path, name))
+            ld.checkpoints[ck] = ckpt.read_offset_checkpoint(os.path.join(ld.path, ck))
         except EngineError as exc:
-            ld.checkpoints[name] = None
+            ld.checkpoints[ck] = None
             ld.errors.append(exc)
     return ld
 

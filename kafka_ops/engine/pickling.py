@@ -13,7 +13,7 @@ def by_constructor(cls: T) -> T:
     constructor call on their field values (read in C by ``attrgetter``): pickle's default for a slots class,
     ``__getstate__``/``__setstate__`` over ``dataclasses.fields``, costs several times more, and the audit's
     workers send a few dozen of them per partition. New fields are included by themselves."""
-    names = cls.__slots__
+    names = cls.__slots__  # type: ignore[attr-defined]  # a slots dataclass
     if len(names) < 2:  # attrgetter of one name returns the value, not a 1-tuple
         raise TypeError(f"{cls.__name__}: needs two fields or more")
     values = attrgetter(*names)

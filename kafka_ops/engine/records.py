@@ -403,9 +403,10 @@ class BatchScanner:
                 if attrs & CONTROL_FLAG and controls:
                     _fill_control(view, batch, batch_end)
             else:
-                batch = self._legacy(view, pos, batch_end, offset, length, magic)
-                if batch is None:
+                legacy = self._legacy(view, pos, batch_end, offset, length, magic)
+                if legacy is None:
                     break
+                batch = legacy
                 if not batch.crc_valid:
                     self._stop(
                         pos, f"CRC-32 mismatch in message at offset {offset} (stored {batch.crc})", "corrupt"

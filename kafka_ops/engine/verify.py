@@ -65,7 +65,7 @@ class LogMap:
         if self._ordered is None:
             self._ordered = sorted(self.batches.values())
             self._bases = [b[0] for b in self._ordered]
-        i = bisect.bisect_right(self._bases, offset) - 1
+        i = bisect.bisect_right(self._bases, offset) - 1  # type: ignore[arg-type]  # set with _ordered
         if i >= 0 and self._ordered[i][0] <= offset <= self._ordered[i][1]:
             return self._ordered[i]
         return None
@@ -132,7 +132,8 @@ def verify_offset_index(idx: IndexFile, log: LogMap | None, active: bool) -> lis
                         i,
                         f"slot {i}: position {p} (offset {o}) is not a batch start",
                     )
-    if missing or any(map(operator.gt, map(operator.itemgetter(0), found), offsets)):
+    # (read only when nothing is missing: no None in found)
+    if missing or any(map(operator.gt, map(operator.itemgetter(0), found), offsets)):  # type: ignore[arg-type]
         for i, (o, p) in enumerate(real):
             b = batches.get(p)
             if b is not None and b[0] > o:

@@ -17,6 +17,7 @@ import functools
 import os
 import stat as statmod
 import struct
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -97,7 +98,7 @@ def access_for(
     who: Identity,
     f: FileInfo | PathFacts,
     acl: list[tuple[int, int, int]] | None,
-    probe: dict[str, tuple[bool, ...]] | None = None,
+    probe: Mapping[str, tuple[bool, ...]] | None = None,
 ) -> Access:
     """The broker user's access to a path: the kernel's own answer when it was probed, else computed."""
     if probe and f.path in probe:

@@ -17,6 +17,7 @@ from typing import Any
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.layout import PartitionName
 from kafka_ops.engine.logdir import (
     LogDir,
     Partition,
@@ -396,7 +397,7 @@ def gather(opts: AuditOptions) -> HostFacts:
     mounts = read_mountinfo()
     h.configured_mounts = configured_mounts(opts.fstab, opts.mount_unit_dirs)
     dirs = h.inputs["log_dirs"].value if h.has("log_dirs") else []
-    for d in dirs:  # type: ignore[union-attr]
+    for d in dirs:  # type: ignore[attr-defined]  # the log_dirs input is a list of paths
         h.log_dirs.append(gather_log_dir(h, d, mounts))
     determine_broker_state(h)
     apply_cluster(h, opts)
@@ -514,7 +515,7 @@ def topic_config(h: HostFacts, topic: str) -> TopicConfig:
     return cfg
 
 
-def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name) -> PartitionFacts:  # type: ignore[no-untyped-def]
+def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionName) -> PartitionFacts:
     from kafka_ops.engine.logdir import read_segment_tails
 
     part = scan_partition(path, name, read_tails=False)

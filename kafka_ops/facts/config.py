@@ -11,6 +11,7 @@ segments.
 
 from __future__ import annotations
 
+import builtins
 import json
 import os
 import re
@@ -306,14 +307,14 @@ def check_value(key: str, raw: str, spec: ConfigType) -> tuple[object, BadValue 
         items = re.split(r"\s*,\s*", trimmed) if trimmed else []
         for item in items:
             if spec.one_of and item not in spec.one_of:
-                meant = [_closest(i, spec.one_of) or i for i in items if i]
-                ok = all(m in spec.one_of for m in meant)
-                hint = f"{item!r} is not one of them; did you mean {','.join(meant)}?" if ok else None
+                closest = [_closest(i, spec.one_of) or i for i in items if i]
+                ok = all(m in spec.one_of for m in closest)
+                hint = f"{item!r} is not one of them; did you mean {','.join(closest)}?" if ok else None
                 return bad(
                     f"String must be one of: {', '.join(spec.one_of)}",
                     item,
                     hint,
-                    ",".join(meant) if ok else None,
+                    ",".join(closest) if ok else None,
                 )
         value = items
     else:
@@ -432,11 +433,11 @@ class TopicConfig:
         return value
 
     @property
-    def retention_ms(self) -> int:
+    def retention_ms(self) -> builtins.int:
         return self.int("retention.ms")
 
     @property
-    def retention_bytes(self) -> int:
+    def retention_bytes(self) -> builtins.int:
         return self.int("retention.bytes")
 
     @property
@@ -463,7 +464,7 @@ class TopicConfig:
         return "delete" in self._policies
 
     @property
-    def segment_index_bytes(self) -> int:
+    def segment_index_bytes(self) -> builtins.int:
         return self.int("segment.index.bytes")
 
     def to_dict(self) -> dict[str, object]:

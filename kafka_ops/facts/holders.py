@@ -148,7 +148,7 @@ def open_users(dirs: list[str], proc: str = PROC, skip: set[int] | None = None) 
 
 def kafka_processes(proc: str = PROC) -> list[int]:
     """Pids whose command line names kafka.Kafka (said in the reason, never used to decide)."""
-    out = []
+    out: list[int] = []
     try:
         names = os.listdir(proc)
     except OSError:

@@ -61,7 +61,8 @@ def parse_bytes(value: str) -> int | None:
     m = re.fullmatch(r"(\d+)([KMGTP]?)", v, re.IGNORECASE)
     if not m:
         raise ValueError(f"bad size {value!r}")
-    return int(m.group(1)) * 1024 ** " KMGTP".index(m.group(2).upper() or " ")
+    scale: int = 1024 ** " KMGTP".index(m.group(2).upper() or " ")
+    return int(m.group(1)) * scale
 
 
 @dataclass(slots=True)
@@ -197,7 +198,8 @@ _DIRECT = re.compile(r"-XX:MaxDirectMemorySize=(\d+)([kKmMgGtT]?)")
 
 
 def _jvm_size(num: str, unit: str) -> int:
-    return int(num) * 1024 ** " kmgt".index(unit.lower() or " ")
+    scale: int = 1024 ** " kmgt".index(unit.lower() or " ")
+    return int(num) * scale
 
 
 def jvm_from_env(env: dict[str, str]) -> JvmFacts:
