@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_lab.versions import CI_VERSIONS, LAB_VERSIONS, NOT_RUN, java_release, parse, supported_jvm
-from kafka_ops.broker.versions import BEHAVIOURS, text
+from kafka_ops.engine.versions import BEHAVIOURS, text
 
 
 def label(version: str) -> str:
@@ -126,7 +126,7 @@ def render(reports: list[dict[str, Any]]) -> str:
     out += [
         "",
         "For those the model follows Kafka's source at the release tags, one row per behaviour that changed "
-        "(`kafka_ops/broker/versions.py`):",
+        "(`kafka_ops/engine/versions.py`):",
         "",
         "| behaviour | since | ticket | source |",
         "|---|---|---|---|",

@@ -36,7 +36,7 @@ SEED_ONLY: tuple[str, ...] = ("1.1.0", "2.2.0")
 # within its 60 minutes. `make lab` (KAFKA_OPS_LAB_VERSIONS=all) runs every version.
 CI_VERSIONS: tuple[str, ...] = ("2.2.1", "2.8.2", "3.5.2", "3.7.2", "4.3.1")
 
-# Releases that cannot run here, and why: the model follows their source at the tag (kafka_ops.broker.versions).
+# Releases that cannot run here, and why: the model follows their source at the tag (kafka_ops.engine.versions).
 NOT_RUN: dict[str, str] = {
     "0.10.2 (seed 002), 1.0": "not tried yet: the oldest lab release is 1.1 (Java 17 runs its ZooKeeper 3.4.10 client; "
     "0.10.2 would need the same, with kafka_2.11/2.12 jars)",

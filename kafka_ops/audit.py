@@ -13,13 +13,13 @@ from functools import partial
 from typing import Any
 
 from kafka_ops import __version__
-from kafka_ops.broker import versions
 from kafka_ops.broker.context import HostContext
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
 from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
+from kafka_ops.engine import versions
 from kafka_ops.engine.shell import content_free
 from kafka_ops.facts.collect import (
     AuditOptions,
@@ -79,7 +79,7 @@ def _missing(spec: CheckSpec, h: HostFacts) -> str | None:
 def _stamp(f: Finding, h: HostFacts, log_dir: str | None) -> Finding:
     f.host = f.host or h.host
     f.log_dir = f.log_dir or log_dir
-    # Kafka class names as the audited version has them (none when it is unknown): broker.versions.localize
+    # Kafka class names as the audited version has them (none when it is unknown): engine.versions.localize
     f.message = versions.localize(f.message, h.kafka_version)
     f.remediation = versions.localize(f.remediation, h.kafka_version)
     return f

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import compression
+from kafka_ops.engine.decoders import decode_internal
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import (
     offset_sanity,
@@ -31,11 +32,6 @@ from kafka_ops.engine.snapshot import read_snapshot
 from kafka_ops.engine.verify import LogMap, verify_offset_index, verify_time_index
 
 Event = dict[str, object]
-
-try:  # decoders for __consumer_offsets / __transaction_state
-    from kafka_ops.engine.internal_topics import decode_internal
-except ImportError:  # pragma: no cover
-    decode_internal = None  # type: ignore[assignment]
 
 
 @dataclass
@@ -106,9 +102,7 @@ def dump_log(path: str, opts: DumpOptions) -> Iterator[Event]:
                 continue
             # per batch, not per record: what each record's event holds besides its own fields
             is_control = batch.is_control
-            decode = (
-                (opts.decode or opts.decoder) and topic and decode_internal is not None and not is_control
-            )
+            decode = (opts.decode or opts.decoder) and topic and not is_control
             payloads = opts.payloads
             try:
                 for rec in iter_records(buf, batch):

@@ -19,10 +19,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from kafka_ops.engine.decoders import decode_internal
 from kafka_ops.engine.internal_topics import (
     TRANSACTION_STATES,
     decode_consumer_offsets,
-    decode_internal,
     decode_transaction_state,
 )
 from kafka_ops.engine.records import BatchScanner, LogBuffer, iter_records

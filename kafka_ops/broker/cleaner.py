@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from kafka_ops.broker import versions
+from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
 from kafka_ops.facts.collect import HostFacts

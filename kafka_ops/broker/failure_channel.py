@@ -34,8 +34,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from kafka_ops.broker import versions
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
 from kafka_ops.engine.errors import FormatError
 from kafka_ops.engine.shell import content_free
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts

@@ -42,12 +42,13 @@ from itertools import repeat
 from operator import add, mul, sub
 from typing import Any, TextIO
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.arrivals import arrival_rate
 from kafka_ops.broker.plan import not_loaded
 from kafka_ops.broker.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
+from kafka_ops.broker.scheduler import INITIAL_TASK_DELAY_MS, initial_task_delay  # noqa: F401 (INITIAL_TASK_DELAY_MS: its old home)
 from kafka_ops.broker.suffixed_dirs import no_retention
 from kafka_ops.broker.timestamps import TS_ACTIVE, iso, predicted_timestamp, real_timestamp
+from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import (
     TS_LOG,
     TS_MTIME,
@@ -136,17 +137,12 @@ def retention_schedule(configs: Configs, cfg: TopicConfig) -> Schedule:
 # ----------------------------------------------------------------------------------------------- what
 
 
-INITIAL_TASK_DELAY_MS = 30_000  # LogManager.InitialTaskDelayMs; log.initial.task.delay.ms's default from 3.9
-
-
 def first_check_delay(host: HostFacts) -> int:
     """How long after the next start the first retention check runs: 0 for a running broker (its checks are
     already going; their phase is unknown), else LogManager's initial task delay."""
     if host.broker_state == "running":
         return 0
-    if versions.since("initial_task_delay_config", host.kafka_version) is not False:
-        return max(0, host.configs.server_int("log.initial.task.delay.ms", INITIAL_TASK_DELAY_MS))
-    return INITIAL_TASK_DELAY_MS
+    return initial_task_delay(host)
 
 
 def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple[int | None, str]:

@@ -36,7 +36,7 @@ import os
 from dataclasses import dataclass, field
 from typing import cast
 
-from kafka_ops.broker import versions
+from kafka_ops.engine import versions
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q

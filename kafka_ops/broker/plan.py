@@ -37,7 +37,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, meta, reach, suffixed_dirs, swaps, versions
+from kafka_ops.broker import failure_channel, meta, reach, suffixed_dirs, swaps
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -47,6 +47,7 @@ from kafka_ops.broker.startup import (
     next_start,
     recovery_reason,
 )
+from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls

@@ -36,7 +36,7 @@ import struct
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from kafka_ops.broker import versions
+from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import (
     IndexFile,

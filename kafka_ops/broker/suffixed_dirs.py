@@ -32,7 +32,8 @@ from the files alone: only the dirs already so named are handled here.
 
 from __future__ import annotations
 
-from kafka_ops.broker import versions
+from kafka_ops.broker.scheduler import initial_task_delay
+from kafka_ops.engine import versions
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 
 DELETE_DIR = "delete_dir"  # SegmentFate.deleted_by: the kafka-delete-logs task removed the whole -delete dir
@@ -46,12 +47,7 @@ def kind(pf: PartitionFacts) -> str:
 def delete_dir_at(h: HostFacts) -> int:
     """When the kafka-delete-logs task removes a -delete dir queued at the next start (its "now"): its first run
     (the initial task delay), or the queue time plus file.delete.delay.ms when that is later."""
-    from kafka_ops.broker.forecast import INITIAL_TASK_DELAY_MS
-
-    if versions.since("initial_task_delay_config", h.kafka_version) is not False:
-        initial = max(0, h.configs.server_int("log.initial.task.delay.ms", INITIAL_TASK_DELAY_MS))
-    else:
-        initial = INITIAL_TASK_DELAY_MS
+    initial = initial_task_delay(h)
     delay = max(0, h.configs.server_int("log.segment.delete.delay.ms", FILE_DELETE_DELAY_MS))
     return h.now_ms + max(initial, delay)
 

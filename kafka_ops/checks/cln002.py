@@ -12,9 +12,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.facts.collect import HostFacts, PartitionFacts
 from kafka_ops.facts.context import Context
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.cleaner import (
     DELETE_RETENTION_MS_DEFAULT,
     CleanerBuffers,
@@ -15,6 +14,7 @@ from kafka_ops.broker.cleaner import (
 )
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts

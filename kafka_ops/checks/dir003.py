@@ -43,9 +43,9 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q, qs
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context

@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.failure_channel import DEFAULT_CHECK, Damage, dir_damage, partition_damage
 from kafka_ops.broker.meta import broker_mode, metadata_log_dir
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context

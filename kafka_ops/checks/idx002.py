@@ -23,7 +23,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.startup import (
     REBUILT,
     next_start,
@@ -31,6 +30,7 @@ from kafka_ops.broker.startup import (
     rebuild_cost,
 )
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, seg_file
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context

@@ -6,10 +6,10 @@ import json
 import math
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.forecast import SegmentForecast, first_check_delay, for_check
 from kafka_ops.broker.timestamps import future_batches, iso, segment_path
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, Segment
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import PartitionFacts

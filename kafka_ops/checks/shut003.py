@@ -30,10 +30,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.broker.startup import is_metadata_log, partition_name, recover_log_floor
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.collect import LogDirFacts, PartitionFacts

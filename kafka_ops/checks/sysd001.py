@@ -37,8 +37,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from kafka_ops.broker import versions
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context

@@ -208,7 +208,7 @@ def offset_sanity(
     strict = kafka_version is not None and tuple(kafka_version) < (
         2,
         1,
-    )  # KAFKA-7076: broker.versions "strict_offset_sanity"
+    )  # KAFKA-7076: engine.versions "strict_offset_sanity"
     if n != 0 and (last_off <= base_offset if strict else last_off < base_offset):
         word = "no larger than" if strict else "less than"
         return (

@@ -616,26 +616,11 @@ def decode_transaction_state(key: bytes | None, value: bytes | None) -> dict[str
     )
 
 
-def decode_internal(topic: str, key: bytes | None, value: bytes | None) -> dict[str, Any] | None:
-    """Decode a record of ``__consumer_offsets``, ``__transaction_state`` or ``__cluster_metadata`` (KRaft's
-    metadata log: engine.metadata_records); None for any other topic."""
-    if topic == CONSUMER_OFFSETS:
-        return decode_consumer_offsets(key, value)
-    if topic == TRANSACTION_STATE:
-        return decode_transaction_state(key, value)
-    if topic == "__cluster_metadata":
-        from kafka_ops.engine.metadata_records import decode_metadata_record  # it imports this module
-
-        return decode_metadata_record(value)
-    return None
-
-
 __all__ = [
     "CONSUMER_OFFSETS",
     "MEMBER_STATES",
     "TRANSACTION_STATE",
     "TRANSACTION_STATES",
     "decode_consumer_offsets",
-    "decode_internal",
     "decode_transaction_state",
 ]

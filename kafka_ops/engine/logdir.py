@@ -416,7 +416,7 @@ def recovered_segments(
     ``recovery_point`` None means the checkpoint has no entry (or is unreadable): the broker uses 0.
     A segment with a missing ``.index`` is recovered even after a clean shutdown from 2.3 on
     (``missing_index_recovers``); up to 2.2 ``LogSegment.open`` creates it empty and it loads as is
-    (kafka_ops.broker.versions: missing_index_rebuilt).
+    (kafka_ops.engine.versions: missing_index_rebuilt).
     """
     out = [s for s in part.segments if s.index is None] if missing_index_recovers else []
     if clean_shutdown or not part.segments or part.name.kind == "delete":

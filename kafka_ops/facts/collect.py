@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.layout import PartitionName
 from kafka_ops.engine.logdir import (
@@ -311,10 +312,10 @@ def gather_host(opts: AuditOptions) -> HostFacts:
             h.kafka_version = parse_version(found[0])
             h.inputs["kafka_version"] = Input(found[0], found[1])
         else:
-            versions = [e for e in h.log_events if e.get("kind") == "version"]
-            if versions:
-                h.kafka_version = parse_version(str(versions[-1]["version"]))
-                h.inputs["kafka_version"] = Input(versions[-1]["version"], str(versions[-1]["file"]))
+            announced = [e for e in h.log_events if e.get("kind") == "version"]
+            if announced:
+                h.kafka_version = parse_version(str(announced[-1]["version"]))
+                h.inputs["kafka_version"] = Input(announced[-1]["version"], str(announced[-1]["file"]))
             else:
                 h.skipped_inputs["kafka_version"] = (
                     "no --kafka-version, no kafka_*.jar found and no 'Kafka version' log line"
@@ -536,8 +537,6 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionN
         pf.acls.update(partition_acls(who, part))
     running = h.broker_state == "running"
     if not running and part.segments:
-        from kafka_ops.broker import versions  # stdlib only; imported here: broker imports facts
-
         rec = recovered_segments(
             part, ldf.clean_shutdown, pf.recovery_point,
             missing_index_recovers=versions.since("missing_index_rebuilt", h.kafka_version) is not False,

@@ -605,7 +605,7 @@ def cleaner_death_lines(kafka_version: str) -> list[str]:
     every Exception in a LogCleaningException); only an Error still ends doWork, and ShutdownableThread logs
     'Error due to' and 'Stopped': an OutOfMemoryError while cleaning (a heap too small for the dedupe buffer
     and the I/O buffers), the death simulated there."""
-    from kafka_ops.broker.versions import norm
+    from kafka_ops.engine.versions import norm
 
     try:
         version = norm(tuple(int(x) for x in kafka_version.split("-")[0].split(".")))
