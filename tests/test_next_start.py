@@ -468,3 +468,43 @@ def test_delete_dir_after_an_unclean_stop_is_not_counted_as_recovery(tmp_path: P
     assert len([s for s in after["next_start"]["segments"] if s["load"] == "recovered"]) == sum(
         d["recover_segments"] for d in after["log_dirs"]
     )
+
+
+def test_leftovers_in_a_dir_that_goes_offline_at_load(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    """An unreadable .timeindex takes its log dir offline while that partition loads ('Could not read file'):
+    its own leftovers may stay (the loader stops at the first unreadable file it lists), but LogManager.loadLogs
+    still loads the dir's other partitions and deletes theirs (handleIOException only records the dir)."""
+    u = broker_users.broker
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    spec = HostSpec(
+        now_ms=NOW_MS, failures=Failures(unreadable_timeindex=True),
+        broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid,
+    )  # fmt: skip
+    host = simulate_host(str(open_tmp / "host"), spec)
+    [unreadable] = host.planted["unreadable_timeindex"]
+    failing = os.path.dirname(unreadable)
+    other = next(
+        p for p in host.partitions.values() if os.path.dirname(p) == os.path.dirname(failing) and p != failing
+    )
+    for part in (failing, other):
+        b0 = bases(part)[0]
+        dst = seg_path(part, b0, ".log.deleted")
+        shutil.copy(seg_path(part, b0, ".log"), dst)
+        os.chown(dst, u.uid, u.gid)
+    # 3.6.1: a KRaft broker before 3.7 does not halt when the metadata log dir fails; 3.7.0 may (first dir)
+    for v in ("3.6.1", "3.7.0"):
+        ns = plan(audit(host, broker_user=u.name, kafka_version=v))
+        fate = {os.path.dirname(lf["path"]): lf for lf in ns["leftovers"]}
+        assert set(fate) == {failing, other}, v
+        if ns["broker"] == "exits":  # the KRaft metadata log dir (first of log.dirs) halts a 3.7+ broker
+            assert v == "3.7.0" and {lf["fate"] for lf in fate.values()} == {"kept"}
+            continue
+        assert (
+            fate[failing]["fate"] == "kept" and "loading this partition fails" in fate[failing]["reason"]
+        ), v
+        assert fate[other]["fate"] == "deleted_at_load", v
+        assert "goes offline over another one" in fate[other]["reason"], v

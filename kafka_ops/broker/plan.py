@@ -508,11 +508,6 @@ class NextStartPlan:
             lf = LeftoverFate(p, pf.part.topic, pf.part.partition, kind, path, reason=why)
             if kept is not None:
                 lf.fate, lf.reason = KEPT, kept
-            elif self.dirs[path].state == "offline":  # over another partition: this one is still loaded
-                lf.reason = (
-                    f"{why}; LogManager.loadLogs still loads this partition although the log dir goes offline "
-                    "over another one"
-                )
             self.leftovers.append(lf)
 
     def _delete_dir(self, pf: PartitionFacts) -> None:
@@ -627,6 +622,16 @@ class NextStartPlan:
         for lf in self.leftovers:
             if exited:  # loadLogs never runs, or the plan loads nothing (a load failure: see the module doc)
                 lf.fate, lf.reason = KEPT, self.exit[0] if self.exit else None
+            elif (
+                lf.fate == DELETED_AT_LOAD
+                and self.dirs[lf.log_dir].state == "offline"
+                and "over another one" not in (lf.reason or "")
+            ):  # to_dict may be asked twice
+                # the dir went offline over another partition (before or after this one in the stream)
+                lf.reason = (
+                    f"{lf.reason}; LogManager.loadLogs still loads this partition although the log dir goes "
+                    "offline over another one"
+                )
             lf.reason = versions.localize(lf.reason, v) if lf.reason else None
         return {
             "kafka_version": versions.text(h.kafka_version) if h.kafka_version else None,
