@@ -328,3 +328,26 @@ def corrupt_batch_behind_recovery(partition_dir: Path) -> Fault:
     f.paths += rp.paths
     f.detail["recovery_point_was"] = rp.detail["was"]
     return f
+
+
+def leftover_files(partition_dir: Path, base: int | None = None) -> Fault:
+    """What a broker stopped in the middle of deletions and a cleaning leaves: a ``.deleted`` copy of a closed
+    segment's ``.log`` and ``.index`` (retention renames a segment's files ``.deleted`` and deletes them
+    ``file.delete.delay.ms`` later) and the first segment's records as ``<first base>.log.cleaned`` (a cleaning's
+    output before its rename to ``.swap``). The originals stay; owner and mode are the originals'."""
+    bases = segment_bases(partition_dir)
+    # a closed segment other than the first when there is one (the first gets the .cleaned)
+    base = _rolled(partition_dir, base if base is not None or len(bases) < 3 else bases[1])
+    first = bases[0]
+    planted = []
+    for src, dst in (
+        (segment_file(partition_dir, base, ".log"), segment_file(partition_dir, base, ".log.deleted")),
+        (segment_file(partition_dir, base, ".index"), segment_file(partition_dir, base, ".index.deleted")),
+        (segment_file(partition_dir, first, ".log"), segment_file(partition_dir, first, ".log.cleaned")),
+    ):
+        dst.write_bytes(src.read_bytes())
+        st = src.stat()
+        os.chown(dst, st.st_uid, st.st_gid)
+        dst.chmod(st.st_mode & 0o7777)
+        planted.append(dst)
+    return Fault("leftover_files", planted, {"partition_dir": str(partition_dir), "base_offset": base})

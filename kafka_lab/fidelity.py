@@ -108,6 +108,33 @@ def compare(
                 )
             if o["deleted_by"] is not None and p["deleted_by"] != o["deleted_by"]:
                 out.append(f"{where}: deleted by {o['deleted_by']}, predicted {p['deleted_by']}")
+    out += _compare_leftovers(predicted, observed, offline)
+    return out
+
+
+def _compare_leftovers(predicted: dict[str, Any], observed: dict[str, Any], offline: set[str]) -> list[str]:
+    """Each ``.deleted`` / ``.cleaned`` file's fate (deleted at load or kept). The plan's unfinished-split ``.swap``
+    files are not compared: their deletion cannot be told from a swap's rename by the files alone."""
+
+    def by_path(side: dict[str, Any]) -> dict[str, dict[str, Any]]:
+        return {
+            os.path.normpath(lf["path"]): lf
+            for lf in side.get("leftovers", [])
+            if lf["kind"] in ("deleted", "cleaned")
+            and os.path.basename(os.path.dirname(lf["path"])) != f"{METADATA_TOPIC}-0"
+        }
+
+    out = []
+    pred, obs = by_path(predicted), by_path(observed)
+    for path in sorted(set(pred) | set(obs)):
+        if os.path.dirname(os.path.dirname(path)) in offline:
+            continue  # compared as a dir
+        p, o = pred.get(path, {}).get("fate", "not listed"), obs.get(path, {}).get("fate", "not listed")
+        if p != o:
+            where = f"{os.path.basename(os.path.dirname(path))} {os.path.basename(path)}"
+            out.append(
+                f"{where}: predicted {p}, broker: {o} ({pred.get(path, {}).get('reason') or 'not listed'})"
+            )
     return out
 
 

@@ -48,6 +48,13 @@ def _summary(ns: dict[str, Any] | None) -> str:
     parts += [f"{n} {k.replace('_', ' ')}" for k, n in sorted(counts.items())]
     if trunc:
         parts.append(f"{trunc} B truncated")
+    gone = [
+        lf
+        for lf in ns.get("leftovers", [])
+        if lf.get("fate") == "deleted_at_load" and lf.get("kind") != "swap"
+    ]
+    if gone:
+        parts.append(f"{len(gone)} leftover file(s) deleted at load")
     return ", ".join(parts) or "nothing"
 
 
@@ -66,7 +73,8 @@ def render(reports: list[dict[str, Any]]) -> str:
         "for every scenario and version, the lab stops a real broker, plants the fault, runs `kafka-ops audit` on",
         "the stopped files (`next_start`), starts the broker, and reads what it did from its log and its files.",
         "Each cell: **plan** / **broker**; ✅ when they agree field by field (broker starts or exits, every log dir's",
-        "state, every segment's load, truncated bytes and deletion within the tolerance), else the differences below.",
+        "state, every segment's load, truncated bytes and deletion within the tolerance; since issue 19 every `.deleted`",
+        "and `.cleaned` file's fate too), else the differences below.",
         "",
         "| scenario | " + " | ".join(label(v) for v in versions) + " |",
         "|---|" + "---|" * len(versions),
@@ -96,7 +104,8 @@ def render(reports: list[dict[str, Any]]) -> str:
         "second log dir unusable for the broker user; `all_dirs_offline` both dirs; `lost_and_found` and",
         "`meta_mismatch` (another cluster.id) the second dir's root; `zero_tail` appends 4 KiB of zeros to an active",
         "segment after a clean stop, as a power loss leaves a file whose size was committed before its data (`unclean`",
-        "has the same on another topic); `sigkill` kills the broker while a producer writes;",
+        "has the same on another topic); `leftover_files` puts a `.deleted` copy of a closed segment's `.log` and",
+        "`.index` and a `.log.cleaned` in one partition; `sigkill` kills the broker while a producer writes;",
         "`seed003_retention` adds a `compact,delete` topic (two-day-old records, then current ones that share the last",
         "old segment) and a `delete` topic over its `retention.bytes` (three segments); `recovery_threads` kills the",
         "broker after writing about 8 MiB to one new partition and restarts it with 4 recovery threads per dir.",

@@ -363,6 +363,7 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         "reason": exit_reason(entries) if exited else None,
         "log_dirs": dirs,
         "segments": segments,
+        "leftovers": leftovers(before, after),
     }
     created = sorted(
         p
@@ -370,6 +371,27 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         if st.is_dir and os.path.dirname(p) in after.log_dirs and p not in before.files
     )
     return Observation(out, relevant, changes, created)
+
+
+_LEFTOVER_FILE = re.compile(r"^\d{20}\.(?:log|index|timeindex|txnindex|snapshot)\.(deleted|cleaned)$")
+
+
+def leftovers(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
+    """Every ``.deleted`` and ``.cleaned`` segment file of a partition dir before the start, and its fate: gone
+    after the stop (``deleted_at_load``: the broker deletes them only when it loads the partition) or ``kept``.
+    The broker logs these deletions at debug level only, so the files say it."""
+    out = []
+    for path in sorted(before.files):
+        m = _LEFTOVER_FILE.match(os.path.basename(path))
+        if (
+            m is None
+            or before.files[path].is_dir
+            or parse_partition_dir(os.path.basename(os.path.dirname(path))) is None
+        ):
+            continue
+        fate = "kept" if path in after.files else "deleted_at_load"
+        out.append({"path": path, "kind": m[1], "fate": fate})
+    return out
 
 
 def _changes(before: Snapshot, after: Snapshot, prefix: str) -> dict[str, list[Any]]:

@@ -145,6 +145,24 @@ class NextStartSegmentModel(BaseModel):
     )
 
 
+class NextStartLeftoverModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The leftover file")
+    topic: str
+    partition: int
+    kind: Literal["deleted", "cleaned", "swap"] = Field(
+        description="Its last suffix: .deleted (renamed for deletion), .cleaned (an interrupted cleaning's output) "
+        "or .swap (only one at or above the smallest .cleaned offset: an unfinished segment split, KAFKA-6264; "
+        "the other .swap files are swapped in, see segments' load swapped_in)"
+    )
+    fate: Literal["deleted_at_load", "kept"] = Field(
+        description="deleted_at_load: the start deletes it while loading the partition "
+        "(removeTempFilesAndCollectSwapFiles); kept: the start does not load the partition (the broker exits, "
+        "the log dir is offline before loading, or this partition's own load fails)"
+    )
+    reason: str | None = Field(None, description="Why, in one line")
+
+
 class NextStartModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kafka_version: str | None = Field(
@@ -157,6 +175,11 @@ class NextStartModel(BaseModel):
     segments: list[NextStartSegmentModel] = Field(
         description="Every segment whose fate differs from 'loaded as is and kept beyond the horizon' (empty on "
         "a healthy host; the KRaft metadata log, re-read at every start by design, is not listed)"
+    )
+    leftovers: list[NextStartLeftoverModel] = Field(
+        default_factory=list,
+        description="Every .deleted and .cleaned file of a partition dir, and every .swap of an unfinished split, "
+        "with what the start does with it (empty on a healthy host and when the broker is running)",
     )
 
 

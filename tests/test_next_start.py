@@ -337,7 +337,7 @@ def test_stray_dir_stops_a_broker_before_3_6_1_and_is_kept_without_retention_aft
 def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     """An interrupted cleaning's <base>.log.swap holding the first two segments' records: at load the broker
     swaps it in at the first segment's base and deletes the second (LogLoader from 3.0, Log.completeSwapOperations
-    before); a .swap at or above the smallest .cleaned offset is an unfinished split, deleted instead (2.1+)."""
+    before); a .swap at or above the smallest .cleaned offset is an unfinished split, deleted instead (2.0+)."""
     host = simulate(tmp_path)
     part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
     b0, b1, b2 = bases(part)[:3]
@@ -355,10 +355,104 @@ def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     shutil.copy(seg_path(part, b0, ".log"), seg_path(part, b0, ".log.cleaned"))
     ns = plan(audit(host, kafka_version="3.7.0"))
     assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == part]
-    ns = plan(audit(host, kafka_version="2.0.0"))  # no KAFKA-6264 rule yet: swapped in
+    for v in ("2.0.0", "2.8.2"):  # KAFKA-6264 is in the 2.0.0 tag (commit 9c1cb407d89)
+        ns = plan(audit(host, kafka_version=v))
+        assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == part], v
+    ns = plan(audit(host, kafka_version="1.1.1"))  # no KAFKA-6264 rule yet: swapped in
     assert {s["load"] for s in ns["segments"] if s["base_offset"] == b0 and s["log"].startswith(part)} == {
         "swapped_in"
     }
+
+
+def leftover_fates(ns: dict[str, Any]) -> dict[str, tuple[str, str]]:
+    return {os.path.basename(lf["path"]): (lf["kind"], lf["fate"]) for lf in ns["leftovers"]}
+
+
+def test_deleted_and_cleaned_leftovers_are_deleted_at_load(tmp_path: Path) -> None:
+    """A .deleted copy of a closed segment (retention renamed it, the broker stopped before file.delete.delay.ms)
+    and a .cleaned file: loading the partition deletes both (removeTempFilesAndCollectSwapFiles, every release);
+    the segments themselves load as they are. The lab's leftovers scenario saw real brokers do it."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    b0, b1 = bases(part)[:2]
+    for suffix in (".log", ".index"):
+        shutil.copy(seg_path(part, b1, suffix), seg_path(part, b1, suffix + ".deleted"))
+    shutil.copy(seg_path(part, b0, ".log"), seg_path(part, b0, ".log.cleaned"))
+    names = {
+        os.path.basename(seg_path(part, b1, ".log.deleted")): ("deleted", "deleted_at_load"),
+        os.path.basename(seg_path(part, b1, ".index.deleted")): ("deleted", "deleted_at_load"),
+        os.path.basename(seg_path(part, b0, ".log.cleaned")): ("cleaned", "deleted_at_load"),
+    }
+    for v in ("1.1.1", "2.2.1", "3.7.0", "4.1.0"):
+        report = audit(host, kafka_version=v)
+        ns = plan(report)
+        assert ns["broker"] == "starts" and ns["segments"] == [], v
+        assert leftover_fates(ns) == names, v
+        reasons = {os.path.basename(lf["path"]): lf["reason"] for lf in ns["leftovers"]}
+        fn = (
+            "Log.removeTempFilesAndCollectSwapFiles"
+            if v < "3"
+            else "LogLoader.removeTempFilesAndCollectSwapFiles"
+        )
+        assert all(fn in r for r in reasons.values()), (v, reasons)
+        assert (
+            "Deleting stray temporary file" in reasons[os.path.basename(seg_path(part, b1, ".log.deleted"))]
+        )
+        text = "\n".join(plan_sentences(ns))
+        assert "deletes 3 leftover file(s) at load (.cleaned, .deleted" in text, text
+        assert "loads every segment as it is" in text, text
+        # DIR003 says the same (info)
+        [dir003] = [f for f in report["findings"] if f["check"] == "DIR003" and f["path"].startswith(part)]
+        assert dir003["severity"] == "info" and "deleted at load" in dir003["message"]
+
+
+def test_unfinished_split_swaps_are_deleted_at_load_as_each_release_collects_them(tmp_path: Path) -> None:
+    """A .swap at or above the smallest .cleaned offset is an unfinished split (KAFKA-6264, 2.0+): deleted at
+    load with the .cleaned. Up to 2.8 only a .log.swap is collected, with the index swaps of its base; from 3.0
+    every .swap file at or above the offset. 1.1 swaps it in (swaps.py) and lists only the .cleaned."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    _b0, b1, b2 = bases(part)[:3]
+    shutil.copy(seg_path(part, b1, ".log"), seg_path(part, b1, ".log.cleaned"))
+    shutil.copy(seg_path(part, b1, ".log"), seg_path(part, b1, ".log.swap"))
+    shutil.copy(seg_path(part, b1, ".index"), seg_path(part, b1, ".index.swap"))
+    shutil.copy(seg_path(part, b2, ".index"), seg_path(part, b2, ".index.swap"))  # no .log.swap at b2
+    name = lambda b, sfx: os.path.basename(seg_path(part, b, sfx))  # noqa: E731
+    cleaned = {name(b1, ".log.cleaned"): ("cleaned", "deleted_at_load")}
+    split = {
+        name(b1, ".log.swap"): ("swap", "deleted_at_load"),
+        name(b1, ".index.swap"): ("swap", "deleted_at_load"),
+    }
+    ns = plan(audit(host, kafka_version="3.7.0"))
+    assert leftover_fates(ns) == cleaned | split | {name(b2, ".index.swap"): ("swap", "deleted_at_load")}
+    assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == part]  # nothing swapped in
+    ns = plan(audit(host, kafka_version="2.8.2"))
+    assert leftover_fates(ns) == cleaned | split
+    ns = plan(audit(host, kafka_version="1.1.1"))
+    assert leftover_fates(ns) == cleaned
+    assert {s["load"] for s in ns["segments"] if s["base_offset"] == b1 and s["log"].startswith(part)} == {
+        "swapped_in"
+    }
+
+
+def test_leftovers_stay_when_the_broker_exits(tmp_path: Path) -> None:
+    """lost+found in a log dir: the broker exits while listing the logs to load: nothing is deleted."""
+    host = simulate(tmp_path, failures=Failures(lost_found=True))
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    b0 = bases(part)[0]
+    shutil.copy(seg_path(part, b0, ".log"), seg_path(part, b0, ".log.deleted"))
+    ns = plan(audit(host))
+    assert ns["broker"] == "exits"
+    [lf] = ns["leftovers"]
+    assert (lf["fate"], lf["kind"]) == ("kept", "deleted") and "lost+found" in lf["reason"]
+    assert "leftover file(s)" not in "\n".join(plan_sentences(ns))
+
+
+def test_running_broker_plan_lists_no_leftovers(tmp_path: Path) -> None:
+    host = simulate(tmp_path, running=True)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    shutil.copy(seg_path(part, bases(part)[0], ".log"), seg_path(part, bases(part)[0], ".log.deleted"))
+    assert plan(audit(host, broker_state="running"))["leftovers"] == []
 
 
 def test_delete_dir_after_an_unclean_stop_is_not_counted_as_recovery(tmp_path: Path) -> None:
@@ -374,3 +468,43 @@ def test_delete_dir_after_an_unclean_stop_is_not_counted_as_recovery(tmp_path: P
     assert len([s for s in after["next_start"]["segments"] if s["load"] == "recovered"]) == sum(
         d["recover_segments"] for d in after["log_dirs"]
     )
+
+
+def test_leftovers_in_a_dir_that_goes_offline_at_load(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    """An unreadable .timeindex takes its log dir offline while that partition loads ('Could not read file'):
+    its own leftovers may stay (the loader stops at the first unreadable file it lists), but LogManager.loadLogs
+    still loads the dir's other partitions and deletes theirs (handleIOException only records the dir)."""
+    u = broker_users.broker
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    spec = HostSpec(
+        now_ms=NOW_MS, failures=Failures(unreadable_timeindex=True),
+        broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid,
+    )  # fmt: skip
+    host = simulate_host(str(open_tmp / "host"), spec)
+    [unreadable] = host.planted["unreadable_timeindex"]
+    failing = os.path.dirname(unreadable)
+    other = next(
+        p for p in host.partitions.values() if os.path.dirname(p) == os.path.dirname(failing) and p != failing
+    )
+    for part in (failing, other):
+        b0 = bases(part)[0]
+        dst = seg_path(part, b0, ".log.deleted")
+        shutil.copy(seg_path(part, b0, ".log"), dst)
+        os.chown(dst, u.uid, u.gid)
+    # 3.6.1: a KRaft broker before 3.7 does not halt when the metadata log dir fails; 3.7.0 may (first dir)
+    for v in ("3.6.1", "3.7.0"):
+        ns = plan(audit(host, broker_user=u.name, kafka_version=v))
+        fate = {os.path.dirname(lf["path"]): lf for lf in ns["leftovers"]}
+        assert set(fate) == {failing, other}, v
+        if ns["broker"] == "exits":  # the KRaft metadata log dir (first of log.dirs) halts a 3.7+ broker
+            assert v == "3.7.0" and {lf["fate"] for lf in fate.values()} == {"kept"}
+            continue
+        assert (
+            fate[failing]["fate"] == "kept" and "loading this partition fails" in fate[failing]["reason"]
+        ), v
+        assert fate[other]["fate"] == "deleted_at_load", v
+        assert "goes offline over another one" in fate[other]["reason"], v

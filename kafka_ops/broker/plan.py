@@ -27,6 +27,12 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
   ``.index`` or a corrupt ``.txnindex``); ``LogLoader.recoverLog`` deletes every later unflushed segment once a
   segment was truncated ("Corruption found in segment ..., truncating to offset ..." then
   ``removeAndDeleteSegmentsAsync(unflushedIter)``). Retention deletions come from ``forecast``.
+* Leftover files (``leftovers``): loading a partition first deletes its ``.deleted`` and ``.cleaned`` files and
+  the ``.swap`` files of an unfinished split (``removeTempFilesAndCollectSwapFiles``; ``broker.leftovers`` cites
+  it per release). ``LogManager.loadLogs`` keeps loading a dir's other partitions when one throws an IOException
+  (``handleIOException`` only records the dir), so they are deleted in a dir that goes offline over another
+  partition too; they stay in a dir that is offline before loading, in the partition whose load fails (the
+  failing file may be listed first), and when the broker exits (the plan then loads nothing).
 * The KRaft metadata log (``__cluster_metadata-0``) is re-read in full at every start by design
   (KafkaMetadataLog: recovery point 0); it is not listed.
 """
@@ -37,7 +43,7 @@ import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, meta, reach, suffixed_dirs, swaps
+from kafka_ops.broker import failure_channel, leftovers, meta, reach, suffixed_dirs, swaps
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -65,6 +71,7 @@ RECOVERY = "recovery"  # deleted at the start by LogLoader.recoverLog after a tr
 # the whole <tp>.<uuid>-delete dir removed by the kafka-delete-logs task
 DELETE_DIR = suffixed_dirs.DELETE_DIR
 SWAP = swaps.SWAP  # deleted at the start: a .swap leftover that is swapped in covers it
+DELETED_AT_LOAD, KEPT = leftovers.DELETED_AT_LOAD, leftovers.KEPT  # LeftoverFate.fate
 
 
 def iso(ms: int | None) -> str | None:
@@ -96,6 +103,25 @@ class SegmentFate:
             "log": self.log, "topic": self.topic, "partition": self.partition, "base_offset": self.base_offset,
             "load": self.load, "truncated_bytes": self.truncated_bytes, "deleted_at": iso(self.deleted_at),
             "deleted_by": self.deleted_by, "reason": self.reason, "checks": sorted(set(self.checks)),
+        }  # fmt: skip
+
+
+@dataclass(slots=True)
+class LeftoverFate:
+    """A ``.deleted``, ``.cleaned`` or unfinished-split ``.swap`` file of a partition dir (broker.leftovers)."""
+
+    path: str
+    topic: str
+    partition: int
+    kind: str  # deleted | cleaned | swap
+    log_dir: str
+    fate: str = DELETED_AT_LOAD
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path, "topic": self.topic, "partition": self.partition, "kind": self.kind,
+            "fate": self.fate, "reason": self.reason,
         }  # fmt: skip
 
 
@@ -382,11 +408,14 @@ class NextStartPlan:
         self.exit = broker_exit(h) if self.applies else None
         self.dirs: dict[str, LogDirFate] = {}
         self.segments: list[SegmentFate] = []
+        self.leftovers: list[LeftoverFate] = []
+        self._offline_before_load: set[str] = set()  # dirs LogManager never loads a partition of
         for ldf in h.log_dirs:
             fate = self.dirs[ldf.path] = LogDirFate(ldf.path)
             why = log_dir_offline(h, ldf) if self.applies else None
             if why is not None:
                 fate.state, fate.reason, fate.check = "offline", why[0], why[1]
+                self._offline_before_load.add(ldf.path)
 
     def dir_online(self, path: str) -> bool:
         """Whether the dir's own files let the broker serve it (a broker exit is apart: see ``not_loaded``)."""
@@ -411,6 +440,8 @@ class NextStartPlan:
                 fate.state, fate.reason, fate.check = "offline", off[0], off[1]
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
+        if pf.part.leftovers:
+            self._leftovers(pf)
         if online and pf.part.name.kind == "delete":
             self._delete_dir(pf)
             return online
@@ -459,6 +490,28 @@ class NextStartPlan:
                 sf.deleted_at, sf.deleted_by = d[0], DELETED_BY.get(d[1], d[1])
             self.segments.append(sf)
         return online
+
+    def _leftovers(self, pf: PartitionFacts) -> None:
+        """The partition's leftover files that loading it deletes (a broker exit is applied in ``to_dict``)."""
+        planned = leftovers.deleted_at_load(self.h, pf)
+        if not planned:
+            return
+        path = pf.log_dir.path
+        kept: str | None = None
+        if path in self._offline_before_load:
+            kept = f"the log dir goes offline before any partition is loaded ({self.dirs[path].reason})"
+        else:
+            own = partition_offline(self.h, pf)
+            if own is not None:
+                kept = (
+                    f"loading this partition fails ({own[0]}); the loader deletes leftovers only as it lists them, "
+                    "and may list the failing file first"
+                )
+        for p, kind, why in planned:
+            lf = LeftoverFate(p, pf.part.topic, pf.part.partition, kind, path, reason=why)
+            if kept is not None:
+                lf.fate, lf.reason = KEPT, kept
+            self.leftovers.append(lf)
 
     def _delete_dir(self, pf: PartitionFacts) -> None:
         """Every segment of a -delete dir: loaded without recovery, then removed with the dir (suffixed_dirs)."""
@@ -545,6 +598,7 @@ class NextStartPlan:
                 "check": None,
                 "log_dirs": [],
                 "segments": [],
+                "leftovers": [],
             }
         exited = self.exit is not None
         dirs = []
@@ -568,6 +622,20 @@ class NextStartPlan:
             row["reason"] = versions.localize(row["reason"], v) if row["reason"] else None
         for s in segs:
             s.reason = versions.localize(s.reason, v) if s.reason else None
+        for lf in self.leftovers:
+            if exited:  # loadLogs never runs, or the plan loads nothing (a load failure: see the module doc)
+                lf.fate, lf.reason = KEPT, self.exit[0] if self.exit else None
+            elif (
+                lf.fate == DELETED_AT_LOAD
+                and self.dirs[lf.log_dir].state == "offline"
+                and "over another one" not in (lf.reason or "")
+            ):  # to_dict may be asked twice
+                # the dir went offline over another partition (before or after this one in the stream)
+                lf.reason = (
+                    f"{lf.reason}; LogManager.loadLogs still loads this partition although the log dir goes "
+                    "offline over another one"
+                )
+            lf.reason = versions.localize(lf.reason, v) if lf.reason else None
         return {
             "kafka_version": versions.text(h.kafka_version) if h.kafka_version else None,
             "broker": "exits" if exited else "starts",
@@ -577,6 +645,7 @@ class NextStartPlan:
             "segments": [
                 s.to_dict() for s in sorted(segs, key=lambda s: (s.topic, s.partition, s.base_offset))
             ],
+            "leftovers": [lf.to_dict() for lf in sorted(self.leftovers, key=lambda lf: lf.path)],
         }
 
 
@@ -649,6 +718,13 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
         )
     if not parts:
         parts.append("loads every segment as it is, and retention deletes nothing within the horizon")
+    gone = [lf for lf in ns.get("leftovers", []) if lf["fate"] == DELETED_AT_LOAD]
+    if gone:
+        kinds = sorted({lf["kind"] for lf in gone})
+        parts.append(
+            f"deletes {len(gone)} leftover file(s) at load ({', '.join('.' + k for k in kinds)}: "
+            "removeTempFilesAndCollectSwapFiles)"
+        )
     out.append("It " + "; ".join(parts) + ".")
     shown = sorted(segs, key=lambda s: (not s["truncated_bytes"], not s["deleted_at"]))[:limit]
     for s in shown:

@@ -3,7 +3,7 @@ stopped in the middle of: the new segment written as ``<base>.log.swap``, the ol
 
 Kafka source (apache/kafka, at the tags named):
 
-* Which swaps count: ``removeTempFilesAndCollectSwapFiles`` keeps the ``.swap`` files; from 2.1 (KAFKA-6264) one
+* Which swaps count: ``removeTempFilesAndCollectSwapFiles`` keeps the ``.swap`` files; from 2.0 (KAFKA-6264) one
   whose base offset is at or above the smallest ``.cleaned`` offset is an unfinished split and is deleted
   (Log.scala@2.8.2:673-676, LogLoader.scala@3.7.1:241-248). Only ``.log.swap`` files define a swap segment.
 * Up to 2.8 (``Log.completeSwapOperations``, Log.scala@1.1.0:379-392, @2.8.2:766-791): for each swap segment,

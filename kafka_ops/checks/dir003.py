@@ -31,8 +31,9 @@ Leftovers (info), with what the next start does with them:
   ("Deleting stray temporary file"); ``*.cleaned`` are deleted; a ``*.swap`` is renamed into place after the
   segments it replaces are deleted ("Found log file ... from interrupted swap operation, which is recoverable
   from .swap files by renaming."), unless its base offset is >= the smallest ``.cleaned`` offset (an unfinished
-  segment split, KAFKA-6264): then it is deleted. Every one must be readable (``canRead``) or the dir goes
-  offline ("Could not read file", PERM001).
+  segment split, KAFKA-6264, 2.0+; which .swap files, per release: kafka_ops.broker.leftovers): then it is
+  deleted. The next_start plan lists each file deleted at load (``leftovers``, ``deleted_at_load``). Every one
+  must be readable (``canRead``) or the dir goes offline ("Could not read file", PERM001).
 * ``*.tmp`` at the root: an interrupted ``CheckpointFile.write`` / ``PropertiesUtils.writePropertiesFile``
   (``<file>.tmp``, fsync, atomic rename); never read; the next write of that file truncates and reuses it
   (``new FileOutputStream(tempPath)``), the real file holds the previous version.
@@ -43,6 +44,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
+from kafka_ops.broker import leftovers
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
@@ -96,7 +98,7 @@ _KIND_TEXT = {
 )
 def run(ctx: Context, subject: PartitionFacts | LogDirFacts | HostFacts) -> Iterator[Finding]:
     if isinstance(subject, PartitionFacts):
-        yield from _partition_leftovers(subject)
+        yield from _partition_leftovers(ctx.host, subject)
     elif isinstance(subject, LogDirFacts):
         yield from _log_dir(ctx, subject)
     else:
@@ -192,7 +194,7 @@ def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         )
 
 
-def _partition_leftovers(pf: PartitionFacts) -> Iterator[Finding]:
+def _partition_leftovers(h: HostFacts, pf: PartitionFacts) -> Iterator[Finding]:
     left = pf.part.leftovers
     if not left:
         return
@@ -201,6 +203,8 @@ def _partition_leftovers(pf: PartitionFacts) -> Iterator[Finding]:
         kinds.setdefault(f.path.rsplit(".", 1)[-1], []).append(f.path)
     cleaned = [int(os.path.basename(p).split(".", 1)[0]) for p in kinds.get("cleaned", [])]
     min_cleaned = min(cleaned) if cleaned else None
+    # the .swap files of an unfinished split: the plan's rule, per release (kafka_ops.broker.leftovers)
+    split = [p for p, kind, _ in leftovers.deleted_at_load(h, pf) if kind == "swap"]
     says = []
     if "deleted" in kinds:
         says.append(
@@ -213,17 +217,12 @@ def _partition_leftovers(pf: PartitionFacts) -> Iterator[Finding]:
         )
     if "swap" in kinds:
         swaps = kinds["swap"]
-        split = [
-            p
-            for p in swaps
-            if min_cleaned is not None and int(os.path.basename(p).split(".", 1)[0]) >= min_cleaned
-        ]
         says.append(
             f"{len(swaps)} .swap file(s) (a cleaned or split segment being swapped in): renamed into place after the "
             f"segments they replace are deleted ('Found log file ... from interrupted swap operation'), "
             + (
                 f"except {len(split)} at or above the smallest .cleaned offset {min_cleaned}, an unfinished segment "
-                f"split that is deleted (KAFKA-6264)"
+                f"split that is deleted (KAFKA-6264, 2.0+)"
                 if split
                 else "completing the interrupted swap"
             )
@@ -234,7 +233,8 @@ def _partition_leftovers(pf: PartitionFacts) -> Iterator[Finding]:
         f"cleans up (LogLoader.removeTempFilesAndCollectSwapFiles): "
         + "; ".join(says)
         + ". The broker user must be "
-        "able to read them (canRead, else 'Could not read file' takes the log dir offline: PERM001).",
+        "able to read them (canRead, else 'Could not read file' takes the log dir offline: PERM001). The "
+        "next_start plan lists each file deleted at load (leftovers).",
         "Nothing to do: the broker handles them at start. Do not delete a .swap by hand: it may be the only copy of "
         "the segment's cleaned data.",
         severity="info",

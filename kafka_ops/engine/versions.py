@@ -47,8 +47,8 @@ _ROWS = (
         "OffsetIndex.sanityCheck fails on lastOffset < baseOffset (was <=), so a zero-padded index passes",
     ),
     Behaviour(
-        "invalid_swap_after_cleaned", (2, 1, 0), "KAFKA-6264",
-        "core/src/main/scala/kafka/log/Log.scala@2.1.0 (removeTempFilesAndCollectSwapFiles)",
+        "invalid_swap_after_cleaned", (2, 0, 0), "KAFKA-6264",
+        "core/src/main/scala/kafka/log/Log.scala@2.0.0 (removeTempFilesAndCollectSwapFiles; commit 9c1cb407d89 is in the 2.0.0 tag)",
         "a .swap at or above the smallest .cleaned offset is an unfinished segment split and is deleted at load",
     ),
     Behaviour(

@@ -8,6 +8,8 @@
   the ``.swap`` a zero-filled tail (a power loss) on ``SWAP_TARGET``'s active segment: recovery truncates it;
 * ``zero_tail``: that zero-filled tail after a clean stop: not recovered, read by ``readNextOffset``, and the
   broker exits (``broker.startup.stops_loading``);
+* ``leftover_files``: a ``.deleted`` copy of a closed segment's ``.log`` and ``.index`` and a ``<first>.log.cleaned``
+  in ``CONTROL`` after a clean stop: the broker deletes them while loading the partition, nothing else changes;
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -244,12 +246,18 @@ def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
 
 
 def run_all(ds: Dataset) -> dict[str, TrialResult]:
-    """Every trial of one version (the three that wait for retention side by side, sharing the wait)."""
+    """Every trial of one version (the three that wait for retention side by side, sharing the wait).
+    KAFKA_OPS_LAB_TRIALS=<name>,...: only those trials (to run one scenario's tests while working on it)."""
+    only = {n for n in os.environ.get("KAFKA_OPS_LAB_TRIALS", "").split(",") if n}
+
+    def wanted(trials: list[Trial]) -> list[Trial]:
+        return [t for t in trials if not only or t.name in only]
+
     props = {"log.retention.ms": RETENTION_MS}
     began = time.monotonic()
     results: dict[str, TrialResult] = {}
     for r in run_trials(
-        [
+        wanted([
             Trial(
                 "clean",
                 ds.saved,
@@ -273,7 +281,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
                 properties={**props, "log.cleaner.backoff.ms": 2000}, wait_retention=True,
                 topic_configs=SEED003_CONFIGS,
             ),
-        ]
+        ])
     ):  # fmt: skip
         results[r.name] = r
     TIMINGS[ds.version]["clean+unclean+seed003"] = time.monotonic() - began
@@ -297,6 +305,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
         Trial("zero_tail", ds.saved, lambda b: [F.zero_filled_tail(partition_dir(ds, b, CONTROL))]),
+        Trial("leftover_files", ds.saved, lambda b: [F.leftover_files(partition_dir(ds, b, CONTROL))]),
     ]
     singles += [
         Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)
@@ -310,7 +319,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     )  # fmt: skip
     sigkill_acked = Acked().merge(ds.acked)
     singles.append(Trial("sigkill", ds.saved, plant_sigkill(ds, sigkill_acked), acked=sigkill_acked))
-    for t in singles:
+    for t in wanted(singles):
         t0 = time.monotonic()
         (r,) = run_trials([t])
         results[r.name] = r

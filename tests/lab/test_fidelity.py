@@ -28,6 +28,7 @@ SCENARIOS = (
         "lost_and_found",
         "meta_mismatch",
         "zero_tail",
+        "leftover_files",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -103,6 +104,33 @@ def test_seed003_compact_delete_keeps_old_records_that_share_a_segment_and_size_
     by_size = deleted("sizeret", r.next_start)
     assert by_size and set(by_size.values()) == {"retention.bytes"}, by_size
     assert deleted("sizeret", r.predicted) == by_size
+
+
+def test_leftover_files_are_deleted_at_load_and_the_segments_load_as_they_are(
+    trials: dict[str, TrialResult],
+) -> None:
+    """A .deleted copy of a closed segment's .log and .index and a .cleaned file: the plan said the start deletes
+    each while loading the partition (removeTempFilesAndCollectSwapFiles), and after the broker started they were
+    gone while the segments they copied were loaded as they are and kept."""
+    r = trials["leftover_files"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    planted = sorted(str(p) for p in r.faults[0].paths)
+    assert sorted(os.path.basename(p)[20:] for p in planted) == [
+        ".index.deleted",
+        ".log.cleaned",
+        ".log.deleted",
+    ]
+    assert sorted(lf["path"] for lf in r.predicted["leftovers"]) == planted
+    assert {lf["fate"] for lf in r.predicted["leftovers"]} == {"deleted_at_load"}
+    assert (
+        sorted(lf["path"] for lf in r.next_start["leftovers"] if lf["fate"] == "deleted_at_load") == planted
+    )
+    assert not any(os.path.exists(p) for p in planted)
+    assert r.predicted["segments"] == [] and r.predicted["broker"] == "starts"
+    assert [s for s in r.next_start["segments"] if "__cluster_metadata" not in s["log"]] == []
+    # the segment copied as .deleted was not touched (its files are not among the changed ones)
+    pdir = r.faults[0].partition_dir
+    assert pdir is not None and not [p for p in r.observation.changes if os.path.dirname(p) == str(pdir)]
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")

@@ -1,0 +1,104 @@
+"""Which leftover files of a partition dir the next start deletes while it loads the partition: ``.deleted`` and
+``.cleaned`` files, and the ``.swap`` files of an unfinished segment split.
+
+Kafka source (apache/kafka, at the tags named), ``removeTempFilesAndCollectSwapFiles``, the first step of loading
+a partition (Log.scala up to 2.8, LogLoader.scala 3.0-3.9, storage/.../internals/log/LogLoader.java in 4.x, read
+at the trunk snapshot 1eb7644); every regular file of the dir passes ``canRead`` first ("Could not read file"):
+
+* ``*.deleted`` (a segment retention, recovery or the cleaner had renamed for deletion ``file.delete.delay.ms``
+  later; the broker stopped first): deleted at once ("Deleting stray temporary file", debug level) in every
+  release (Log.scala@1.1.0:297-299, @2.8.2:652-654; LogLoader.scala@3.7.1:230-232; LogLoader.java:278-280);
+  from 3.3 a KRaft snapshot's ``.checkpoint.deleted`` is skipped (not a segment file: not a leftover here).
+* ``*.cleaned`` (the output of an interrupted cleaning): deleted at load in every release; 1.1 in the same loop
+  (Log.scala@1.1.0:297), from 2.0 after the loop, once the invalid swaps are gone ("Deleting stray .clean file",
+  Log.scala@2.0.0:364-366, @2.8.2:685-687, LogLoader.scala@3.7.1:251-253, LogLoader.java:307-309).
+* ``*.swap`` at or above the smallest ``.cleaned`` offset (an unfinished split, KAFKA-6264, since 2.0.0: commit
+  9c1cb407d89 is first in the 2.0.0 tag): deleted ("Deleting invalid swap file", debug). Up to 2.8 only
+  ``.log.swap`` files are collected, and an invalid one is deleted with the ``.index.swap``, ``.timeindex.swap``
+  and ``.txnindex.swap`` of its base (``deleteIndicesIfExist(baseFile, SwapFileSuffix)``, Log.scala@2.0.0:352-361,
+  @2.8.2:673-682); from 3.0 every ``.swap`` file is collected and each one at or above that offset is deleted
+  (LogLoader.scala@3.0.0:246, @3.7.1:241-248; LogLoader.java:290-304). 1.1 has no such rule. The other ``.swap``
+  files are swapped in (kafka_ops.broker.swaps: the plan's segments say ``swapped_in``), not listed here.
+"""
+
+from __future__ import annotations
+
+import os
+
+from kafka_ops.engine import versions
+from kafka_ops.facts.collect import HostFacts, PartitionFacts
+
+DELETED_AT_LOAD = "deleted_at_load"  # the plan's leftover fate: the start deletes the file while loading
+KEPT = "kept"  # the start does not load the partition (broker exit, offline dir): the file stays
+
+_INDEX_SWAPS = (".index.swap", ".timeindex.swap", ".txnindex.swap")
+
+
+def _offset(path: str) -> int | None:
+    digits = os.path.basename(path).split(".", 1)[0]
+    return int(digits) if digits.isascii() and digits.isdigit() else None
+
+
+def kind(path: str) -> str:
+    """``deleted``, ``cleaned`` or ``swap``: the leftover's last suffix."""
+    return path.rsplit(".", 1)[-1]
+
+
+def deleted_at_load(h: HostFacts, pf: PartitionFacts) -> list[tuple[str, str, str]]:
+    """(path, kind, why) of each leftover file that loading this partition deletes, in path order."""
+    left = [f for f in pf.part.leftovers if not f.is_dir]
+    if not left:
+        return []
+    v = h.kafka_version
+    fn = _function(v)
+    cleaned = [o for f in left if kind(f.path) == "cleaned" and (o := _offset(f.path)) is not None]
+    min_cleaned = min(cleaned) if cleaned else None
+    invalid_swaps: set[str] = set()
+    # an unknown version: the rule of every release since 2.0, as swaps.valid_log_swaps assumes
+    if min_cleaned is not None and versions.since("invalid_swap_after_cleaned", v) is not False:
+        swaps = [f.path for f in left if kind(f.path) == "swap"]
+        if versions.since("log_loader", v) is not False:  # 3.0+: every .swap file at or above the offset
+            invalid_swaps = {p for p in swaps if (o := _offset(p)) is not None and o >= min_cleaned}
+        else:  # 2.0-2.8: a .log.swap at or above it, and the index swaps of its base
+            bases = {
+                o
+                for p in swaps
+                if p.endswith(".log.swap") and (o := _offset(p)) is not None and o >= min_cleaned
+            }
+            invalid_swaps = {
+                p
+                for p in swaps
+                if _offset(p) in bases and (p.endswith(".log.swap") or p.endswith(_INDEX_SWAPS))
+            }
+    out = []
+    for f in sorted(left, key=lambda f: f.path):
+        k = kind(f.path)
+        if k == "deleted":
+            why = (
+                f"a .deleted file (a segment file renamed for deletion file.delete.delay.ms later; the broker stopped "
+                f"first): {fn} deletes it when it loads the partition ('Deleting stray temporary file')"
+            )
+        elif k == "cleaned":
+            why = (
+                f"a .cleaned file (the output of an interrupted cleaning): {fn} deletes it when it loads the "
+                "partition ('Deleting stray .clean file')"
+            )
+        elif f.path in invalid_swaps:
+            why = (
+                f"a .swap at or above the smallest .cleaned offset {min_cleaned}, an unfinished segment split "
+                f"(KAFKA-6264): {fn} deletes it when it loads the partition ('Deleting invalid swap file')"
+            )
+        else:
+            continue  # swapped in (kafka_ops.broker.swaps)
+        out.append((f.path, k, why))
+    return out
+
+
+def _function(v: versions.Version | None) -> str:
+    if v is None:
+        return "the log loader's removeTempFilesAndCollectSwapFiles"
+    return (
+        "Log.removeTempFilesAndCollectSwapFiles"
+        if versions.norm(v) < (3, 0, 0)
+        else ("LogLoader.removeTempFilesAndCollectSwapFiles")
+    )
