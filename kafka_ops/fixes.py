@@ -852,8 +852,8 @@ class UndoLines(list[str]):
     problems = 0
 
 
-def _read_journal(path: str) -> tuple[dict[str, Any], list[dict[str, Any]], bool]:
-    """(header, records, old whole-JSON format)."""
+def _read_journal(path: str) -> tuple[dict[str, Any], list[dict[str, Any]], bool, int | None]:
+    """(header, records, old whole-JSON format, where a torn last line starts: None when there is none)."""
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -866,25 +866,27 @@ def _read_journal(path: str) -> tuple[dict[str, Any], list[dict[str, Any]], bool
             raise FixError(f"{path}: not a readable kafka-ops journal ({exc})") from exc
         if not isinstance(doc, dict) or not isinstance(doc.get("done"), list):
             raise FixError(f"{path}: not a kafka-ops journal")
-        return doc, doc["done"], True
+        return doc, doc["done"], True, None
     lines = text.split("\n")
     recs = []
+    offset = 0  # in bytes, where this line starts
     for i, line in enumerate(lines):
-        if not line:
-            continue
-        try:
-            recs.append(json.loads(line))
-        except ValueError as exc:
-            if i >= len(lines) - 2:
-                break  # a torn last line: written when the apply was killed, before its change was made
-            raise FixError(f"{path}: damaged journal: line {i + 1} is not JSON ({exc})") from exc
-    return recs[0], recs[1:], False
+        if line:
+            try:
+                recs.append(json.loads(line))
+            except ValueError as exc:
+                if i >= len(lines) - 2:
+                    # a torn last line: written when the apply was killed, before its change was made
+                    return recs[0], recs[1:], False, offset
+                raise FixError(f"{path}: damaged journal: line {i + 1} is not JSON ({exc})") from exc
+        offset += len(line.encode("utf-8")) + 1
+    return recs[0], recs[1:], False, None
 
 
 def undo(journal_path: str) -> UndoLines:
     """Reverse a journal's changes, last first, each only if the fix made it and the file is still the one the
     fix changed. Can be run again (after a kill, or to finish what was left)."""
-    header, recs, old = _read_journal(journal_path)
+    header, recs, old, torn_at = _read_journal(journal_path)
     out = UndoLines()
     if old:
         if header.get("undone"):
@@ -903,6 +905,16 @@ def undo(journal_path: str) -> UndoLines:
         if old
         else _Journal(journal_path, os.open(journal_path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
     )
+    if j is not None and torn_at is not None:
+        # undo appends its records: the torn line goes first (as a log's recovery truncates a torn tail), or it
+        # would sit mid-file and make the journal unreadable to the next undo
+        try:
+            os.ftruncate(j.fd, torn_at)
+            os.fsync(j.fd)
+            j.durable = torn_at
+        except OSError as exc:
+            j.close()
+            raise FixError(f"{journal_path}: cannot cut its torn last line ({exc.strerror})") from exc
     trees: dict[str, _Tree] = {}
     last_sync = time.monotonic()
     try:

@@ -216,3 +216,21 @@ def test_the_cli_on_a_full_journal_disk_says_so_in_one_line(tmp_path: Path, smal
     (line,) = r.stderr.splitlines()
     assert "disk is full" in line and "nothing was changed" in line and "Traceback" not in line
     assert tree(root) == before and list(small_fs.iterdir()) == []
+
+
+def test_undo_cuts_a_torn_last_line_so_the_next_undo_can_read_the_journal(tmp_path: Path) -> None:
+    """An apply killed while writing an intent leaves a torn last line. Undo reads past it, and since undo appends
+    its own records, it cuts that line first: otherwise it would sit mid-file and the next undo would refuse the
+    journal as damaged (seen once in test_apply_killed_anywhere_is_undone_exactly)."""
+    root = tmp_path / "logs"
+    make_tree(root, partitions=2, files=5)
+    restored = without_setuid(tree(root))
+    journal = fixes.apply(fixes.plan_ownership([str(root)], UID, GID), str(tmp_path / "j"))
+    assert journal is not None
+    with open(journal, "a") as f:
+        f.write('{"n":999,"op":"own","path":"' + str(root))  # killed mid-line: no closing, no newline
+    fixes.undo(str(journal))
+    assert tree(root) == restored
+    assert fixes.undo(str(journal)) == []  # read, not "damaged journal: line N is not JSON"
+    lines = Path(journal).read_text().splitlines()
+    assert not any('"n":999' in line for line in lines) and all(line.endswith("}") for line in lines)
