@@ -34,7 +34,8 @@ KEPT = "kept"  # the start does not load the partition (broker exit, offline dir
 _INDEX_SWAPS = (".index.swap", ".timeindex.swap", ".txnindex.swap")
 
 
-def _offset(path: str) -> int | None:
+def offset(path: str) -> int | None:
+    """The base offset a leftover's name starts with (None when it does not start with digits)."""
     digits = os.path.basename(path).split(".", 1)[0]
     return int(digits) if digits.isascii() and digits.isdigit() else None
 
@@ -44,32 +45,36 @@ def kind(path: str) -> str:
     return path.rsplit(".", 1)[-1]
 
 
+def unfinished_split(h: HostFacts, pf: PartitionFacts) -> tuple[int | None, set[str]]:
+    """(the smallest ``.cleaned`` offset, the ``.swap`` files at or above it that loading deletes as an unfinished
+    split): the one rule behind the plan's leftovers, the swaps it completes (broker.swaps) and DIR003. Only files
+    count (the loader lists ``isFile`` entries)."""
+    left = [f for f in pf.part.leftovers if not f.is_dir]
+    cleaned = [o for f in left if kind(f.path) == "cleaned" and (o := offset(f.path)) is not None]
+    min_cleaned = min(cleaned) if cleaned else None
+    v = h.kafka_version
+    # an unknown version: the rule of every release since 2.0
+    if min_cleaned is None or versions.since("invalid_swap_after_cleaned", v) is False:
+        return min_cleaned, set()
+    swaps = [f.path for f in left if kind(f.path) == "swap"]
+    if versions.since("log_loader", v) is not False:  # 3.0+: every .swap file at or above the offset
+        return min_cleaned, {p for p in swaps if (o := offset(p)) is not None and o >= min_cleaned}
+    # 2.0-2.8: a .log.swap at or above it, and the index swaps of its base
+    bases = {
+        o for p in swaps if p.endswith(".log.swap") and (o := offset(p)) is not None and o >= min_cleaned
+    }
+    return min_cleaned, {
+        p for p in swaps if offset(p) in bases and (p.endswith(".log.swap") or p.endswith(_INDEX_SWAPS))
+    }
+
+
 def deleted_at_load(h: HostFacts, pf: PartitionFacts) -> list[tuple[str, str, str]]:
     """(path, kind, why) of each leftover file that loading this partition deletes, in path order."""
     left = [f for f in pf.part.leftovers if not f.is_dir]
     if not left:
         return []
-    v = h.kafka_version
-    fn = _function(v)
-    cleaned = [o for f in left if kind(f.path) == "cleaned" and (o := _offset(f.path)) is not None]
-    min_cleaned = min(cleaned) if cleaned else None
-    invalid_swaps: set[str] = set()
-    # an unknown version: the rule of every release since 2.0, as swaps.valid_log_swaps assumes
-    if min_cleaned is not None and versions.since("invalid_swap_after_cleaned", v) is not False:
-        swaps = [f.path for f in left if kind(f.path) == "swap"]
-        if versions.since("log_loader", v) is not False:  # 3.0+: every .swap file at or above the offset
-            invalid_swaps = {p for p in swaps if (o := _offset(p)) is not None and o >= min_cleaned}
-        else:  # 2.0-2.8: a .log.swap at or above it, and the index swaps of its base
-            bases = {
-                o
-                for p in swaps
-                if p.endswith(".log.swap") and (o := _offset(p)) is not None and o >= min_cleaned
-            }
-            invalid_swaps = {
-                p
-                for p in swaps
-                if _offset(p) in bases and (p.endswith(".log.swap") or p.endswith(_INDEX_SWAPS))
-            }
+    fn = _function(h.kafka_version)
+    min_cleaned, invalid_swaps = unfinished_split(h, pf)
     out = []
     for f in sorted(left, key=lambda f: f.path):
         k = kind(f.path)

@@ -26,8 +26,7 @@ segment's facts for the one swapped in (an approximation: its records are the cl
 
 from __future__ import annotations
 
-import os
-
+from kafka_ops.broker import leftovers
 from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
@@ -35,11 +34,6 @@ from kafka_ops.facts.collect import HostFacts, PartitionFacts
 
 SWAPPED_IN = "swapped_in"  # SegmentFate.load
 SWAP = "swap"  # SegmentFate.deleted_by
-
-
-def _offset(path: str) -> int | None:
-    digits = os.path.basename(path).split(".", 1)[0]
-    return int(digits) if digits.isascii() and digits.isdigit() else None
 
 
 def _next_offset(path: str, base: int) -> int:
@@ -59,17 +53,15 @@ def valid_log_swaps(h: HostFacts, pf: PartitionFacts) -> list[tuple[int, int, st
     left = pf.part.leftovers
     if not left:
         return []
-    cleaned = [o for f in left if f.path.endswith(".cleaned") and (o := _offset(f.path)) is not None]
-    min_cleaned = min(cleaned) if cleaned else None
-    split_rule = versions.since("invalid_swap_after_cleaned", h.kafka_version) is not False
+    _, split = leftovers.unfinished_split(h, pf)
     out = []
     for f in left:
         if not f.path.endswith(".log.swap") or f.is_dir:
             continue
-        base = _offset(f.path)
+        base = leftovers.offset(f.path)
         if base is None:
             continue
-        if split_rule and min_cleaned is not None and base >= min_cleaned:
+        if f.path in split:
             continue  # an unfinished split: deleted (KAFKA-6264)
         out.append((base, _next_offset(f.path, base), f.path))
     return sorted(out)

@@ -201,10 +201,8 @@ def _partition_leftovers(h: HostFacts, pf: PartitionFacts) -> Iterator[Finding]:
     kinds: dict[str, list[str]] = {}
     for f in left:
         kinds.setdefault(f.path.rsplit(".", 1)[-1], []).append(f.path)
-    cleaned = [int(os.path.basename(p).split(".", 1)[0]) for p in kinds.get("cleaned", [])]
-    min_cleaned = min(cleaned) if cleaned else None
     # the .swap files of an unfinished split: the plan's rule, per release (kafka_ops.broker.leftovers)
-    split = [p for p, kind, _ in leftovers.deleted_at_load(h, pf) if kind == "swap"]
+    min_cleaned, split = leftovers.unfinished_split(h, pf)
     says = []
     if "deleted" in kinds:
         says.append(
