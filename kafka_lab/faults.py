@@ -334,7 +334,8 @@ def leftover_files(partition_dir: Path, base: int | None = None) -> Fault:
     """What a broker stopped in the middle of deletions and a cleaning leaves: a ``.deleted`` copy of a closed
     segment's ``.log`` and ``.index`` (retention renames a segment's files ``.deleted`` and deletes them
     ``file.delete.delay.ms`` later) and the first segment's records as ``<first base>.log.cleaned`` (a cleaning's
-    output before its rename to ``.swap``). The originals stay; owner and mode are the originals'."""
+    output before its rename to ``.swap``), and ``backup.deleted``, not a segment file's name (the loader goes by the
+    suffix alone). The originals stay; owner and mode are the originals'."""
     bases = segment_bases(partition_dir)
     # a closed segment other than the first when there is one (the first gets the .cleaned)
     base = _rolled(partition_dir, base if base is not None or len(bases) < 3 else bases[1])
@@ -350,4 +351,24 @@ def leftover_files(partition_dir: Path, base: int | None = None) -> Fault:
         os.chown(dst, st.st_uid, st.st_gid)
         dst.chmod(st.st_mode & 0o7777)
         planted.append(dst)
+    planted.append(
+        _owned_like(partition_dir / "backup.deleted", segment_file(partition_dir, first, ".index"))
+    )
     return Fault("leftover_files", planted, {"partition_dir": str(partition_dir), "base_offset": base})
+
+
+def _owned_like(path: Path, like: Path, data: bytes = b"kafka-ops lab\n") -> Path:
+    path.write_bytes(data)
+    st = like.stat()
+    os.chown(path, st.st_uid, st.st_gid)
+    path.chmod(st.st_mode & 0o7777)
+    return path
+
+
+def unparseable_leftover(partition_dir: Path, name: str = "backup.log.cleaned") -> Fault:
+    """A leftover someone named by hand in a partition dir. ``backup.log.cleaned``: the loader reads a
+    ``.cleaned`` file's base offset from its name (2.0+), Long.parseLong('backup') throws NumberFormatException
+    and the broker exits; 1.1 deletes it unread. ``backup.swap`` (not a log or index swap): parsed from 3.0 only."""
+    like = segment_file(partition_dir, segment_bases(partition_dir)[0], ".log")
+    path = _owned_like(partition_dir / name, like)
+    return Fault("unparseable_leftover", [path], {"partition_dir": str(partition_dir)})

@@ -373,11 +373,12 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
     return Observation(out, relevant, changes, created)
 
 
-_LEFTOVER_FILE = re.compile(r"^\d{20}\.(?:log|index|timeindex|txnindex|snapshot)\.(deleted|cleaned)$")
+# any name: the loader goes by the suffix (a KRaft snapshot's .checkpoint.deleted is the metadata log's own)
+_LEFTOVER_FILE = re.compile(r"^(?!.*\.checkpoint\.deleted$).+\.(deleted|cleaned)$")
 
 
 def leftovers(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
-    """Every ``.deleted`` and ``.cleaned`` segment file of a partition dir before the start, and its fate: gone
+    """Every ``*.deleted`` and ``*.cleaned`` file of a partition dir before the start, and its fate: gone
     after the stop (``deleted_at_load``: the broker deletes them only when it loads the partition) or ``kept``.
     The broker logs these deletions at debug level only, so the files say it."""
     out = []

@@ -435,6 +435,62 @@ def test_unfinished_split_swaps_are_deleted_at_load_as_each_release_collects_the
     }
 
 
+def test_a_deleted_file_of_any_name_is_deleted_at_load(tmp_path: Path) -> None:
+    """The loader goes by the suffix: ``leader-epoch-checkpoint.deleted`` is deleted like a segment's ``.deleted``
+    in every release; from 3.3 (KAFKA-14240) a ``*.checkpoint.deleted`` is a KRaft snapshot's and left alone."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    Path(part, "backup.deleted").write_bytes(b"x")
+    Path(part, "old.checkpoint.deleted").write_bytes(b"x")
+    for v in ("1.1.1", "2.2.1", "3.2.3", "3.7.0", "4.1.0"):
+        ns = plan(audit(host, kafka_version=v))
+        assert ns["broker"] == "starts", v
+        want = {"backup.deleted": ("deleted", "deleted_at_load")}
+        if v < "3.3":
+            want["old.checkpoint.deleted"] = ("deleted", "deleted_at_load")
+        assert leftover_fates(ns) == want, v
+        [reason] = [lf["reason"] for lf in ns["leftovers"] if lf["path"].endswith("backup.deleted")]
+        assert "not a segment file's name" in reason and "Deleting stray temporary file" in reason
+
+
+def test_a_cleaned_or_swap_name_without_an_offset_makes_the_broker_exit(tmp_path: Path) -> None:
+    """``offsetFromFileName`` (Long.parseLong of the name up to its first dot) throws NumberFormatException on
+    ``backup.log.cleaned``: not an IOException, so LogManager.loadLogs rethrows it and the broker exits (2.0+; 1.1
+    deletes a .cleaned unread). A ``.swap``: up to 2.8 only a log or index swap is parsed, from 3.0 every one.
+    DIR003 says so (critical); a name with a sign or a long's digits parses and changes nothing."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    cleaned = Path(part, "backup.log.cleaned")
+    cleaned.write_bytes(b"x")
+    for v, broker in (("1.1.1", "starts"), ("2.2.1", "exits"), ("3.7.0", "exits"), ("4.1.0", "exits")):
+        report = audit(host, kafka_version=v)
+        ns = plan(report)
+        assert ns["broker"] == broker, v
+        crit = [f for f in report["findings"] if f["check"] == "DIR003" and f["severity"] == "critical"]
+        if broker == "starts":
+            assert leftover_fates(ns) == {"backup.log.cleaned": ("cleaned", "deleted_at_load")}
+            assert crit == [], crit
+            continue
+        assert (
+            ns["check"] == "DIR003"
+            and "Long.parseLong('backup') throws NumberFormatException" in ns["reason"]
+        )
+        assert leftover_fates(ns) == {"backup.log.cleaned": ("cleaned", "kept")}
+        [f] = crit
+        assert f["path"] == str(cleaned) and "mv " in f["remediation"] and report["summary"]["critical"] >= 1
+    cleaned.unlink()
+    swap = Path(part, "backup.swap")  # not a log or index swap: parsed from 3.0 only
+    swap.write_bytes(b"x")
+    assert plan(audit(host, kafka_version="2.8.2"))["broker"] == "starts"
+    assert plan(audit(host, kafka_version="3.0.0"))["broker"] == "exits"
+    swap.unlink()
+    Path(part, "copy.index.swap").write_bytes(b"x")  # an index swap: parsed in every release
+    assert plan(audit(host, kafka_version="1.1.1"))["broker"] == "exits"
+    Path(part, "copy.index.swap").unlink()
+    Path(part, "+7.log.cleaned").write_bytes(b"x")  # parseLong accepts a sign
+    assert plan(audit(host, kafka_version="3.7.0"))["broker"] == "starts"
+
+
 def test_leftovers_stay_when_the_broker_exits(tmp_path: Path) -> None:
     """lost+found in a log dir: the broker exits while listing the logs to load: nothing is deleted."""
     host = simulate(tmp_path, failures=Failures(lost_found=True))
@@ -508,3 +564,15 @@ def test_leftovers_in_a_dir_that_goes_offline_at_load(
         ), v
         assert fate[other]["fate"] == "deleted_at_load", v
         assert "goes offline over another one" in fate[other]["reason"], v
+
+
+def test_offsets_are_read_from_names_as_long_parselong_reads_them() -> None:
+    """The loader's offsetFromFileName: an optional sign, Unicode decimal digits, a signed 64-bit range."""
+    from kafka_ops.broker.leftovers import java_long, offset
+
+    assert [java_long(t) for t in ("5", "+5", "-1", "٣", "00000000000000000012")] == [5, 5, -1, 3, 12]
+    assert [java_long(t) for t in ("", "+", "1_0", " 1", "0x1", "9223372036854775808")] == [None] * 6
+    assert java_long("-9223372036854775808") == -(1 << 63)
+    assert (
+        offset("/d/t-0/backup.log.cleaned") is None and offset("/d/t-0/00000000000000000042.log.swap") == 42
+    )

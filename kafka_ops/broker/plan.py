@@ -29,7 +29,8 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
   ``removeAndDeleteSegmentsAsync(unflushedIter)``). Retention deletions come from ``forecast``.
 * Leftover files (``leftovers``): loading a partition first deletes its ``.deleted`` and ``.cleaned`` files and
   the ``.swap`` files of an unfinished split (``removeTempFilesAndCollectSwapFiles``; ``broker.leftovers`` cites
-  it per release). ``LogManager.loadLogs`` keeps loading a dir's other partitions when one throws an IOException
+  it per release); a ``.cleaned`` or ``.swap`` name whose offset ``Long.parseLong`` rejects makes the broker exit
+  (NumberFormatException, rethrown by ``LogManager.loadLogs``; DIR003). ``LogManager.loadLogs`` keeps loading a dir's other partitions when one throws an IOException
   (``handleIOException`` only records the dir), so they are deleted in a dir that goes offline over another
   partition too; they stay in a dir that is offline before loading, in the partition whose load fails (the
   failing file may be listed first), and when the broker exits (the plan then loads nothing).
@@ -433,6 +434,10 @@ class NextStartPlan:
             damage = failure_channel.partition_damage(self.h, pf)
             if self.exit is None and damage is not None and damage.start == "exits":
                 self.exit = damage.reason, damage.check
+            loaded = bool(pf.part.leftovers) and pf.log_dir.path not in self._offline_before_load
+            bad_name = leftovers.unparseable(self.h, pf) if loaded else None
+            if self.exit is None and bad_name is not None:
+                self.exit = bad_name[1], "DIR003"
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             off = partition_offline(self.h, pf)

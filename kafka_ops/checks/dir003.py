@@ -33,7 +33,10 @@ Leftovers (info), with what the next start does with them:
   from .swap files by renaming."), unless its base offset is >= the smallest ``.cleaned`` offset (an unfinished
   segment split, KAFKA-6264, 2.0+; which .swap files, per release: kafka_ops.broker.leftovers): then it is
   deleted. The next_start plan lists each file deleted at load (``leftovers``, ``deleted_at_load``). Every one
-  must be readable (``canRead``) or the dir goes offline ("Could not read file", PERM001).
+  must be readable (``canRead``) or the dir goes offline ("Could not read file", PERM001). The loader goes by
+  the suffix, whatever the rest of the name; a ``.cleaned`` (2.0+) or ``.swap`` name that does not start with an
+  offset ``Long.parseLong`` reads throws NumberFormatException and the broker exits (critical; which names, per
+  release: kafka_ops.broker.leftovers).
 * ``*.tmp`` at the root: an interrupted ``CheckpointFile.write`` / ``PropertiesUtils.writePropertiesFile``
   (``<file>.tmp``, fsync, atomic rename); never read; the next write of that file truncates and reuses it
   (``new FileOutputStream(tempPath)``), the real file holds the previous version.
@@ -198,6 +201,17 @@ def _partition_leftovers(h: HostFacts, pf: PartitionFacts) -> Iterator[Finding]:
     left = pf.part.leftovers
     if not left:
         return
+    bad = leftovers.unparseable(h, pf)  # the plan's rule: the broker exits
+    if bad is not None:
+        path, why = bad
+        yield run.finding(
+            f"{why}. Every partition of every log dir waits on it: the broker does not start.",
+            f"With the broker stopped, move the file out of the log dir (mv {q(path)} /var/tmp/): it is not a "
+            f"file the broker wrote under that name (its name does not start with an offset).",
+            path=path,
+            topic=pf.part.topic,
+            partition=pf.part.partition,
+        )
     kinds: dict[str, list[str]] = {}
     for f in left:
         kinds.setdefault(f.path.rsplit(".", 1)[-1], []).append(f.path)

@@ -30,6 +30,7 @@ from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import open_regular
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_index_tail
 from kafka_ops.engine.layout import (
+    LEFTOVER_SUFFIXES,
     METADATA_TOPIC,
     REMOTE_INDEX_CACHE,
     SEGMENT_SUFFIXES,
@@ -140,7 +141,7 @@ class Partition:
     path: str
     name: PartitionName
     segments: list[Segment] = field(default_factory=list)
-    leftovers: list[FileInfo] = field(default_factory=list)  # .deleted / .cleaned / .swap
+    leftovers: list[FileInfo] = field(default_factory=list)  # every file named *.deleted / .cleaned / .swap
     orphan_indexes: list[FileInfo] = field(default_factory=list)  # index without its .log: deleted at load
     kraft_snapshots: list[tuple[int, int, str, FileInfo]] = field(default_factory=list)
     other_files: list[FileInfo] = field(default_factory=list)
@@ -270,6 +271,10 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
         snap = parse_kraft_snapshot(fname)
         if snap is not None:
             part.kraft_snapshots.append((*snap, fi))
+            continue
+        if fname.endswith(LEFTOVER_SUFFIXES):
+            # not a segment file's name, but the loader acts on the suffix alone (kafka_ops.broker.leftovers)
+            part.leftovers.append(fi)
             continue
         part.other_files.append(fi)
     # Producer snapshots are named by offset but are not segment files; split them out.

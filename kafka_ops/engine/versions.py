@@ -92,6 +92,12 @@ _ROWS = (
         "parse): the dir goes offline instead of the broker exiting",
     ),
     Behaviour(
+        "snapshot_deleted_kept_at_load", (3, 3, 0), "KAFKA-14240",
+        "core/src/main/scala/kafka/log/LogLoader.scala@3.3.0 (removeTempFilesAndCollectSwapFiles)",
+        "a file named *.checkpoint.deleted (a KRaft snapshot's suffix) is no longer deleted with the other "
+        "*.deleted files while a partition loads",
+    ),
+    Behaviour(
         "timestamp_before_bound", (3, 6, 0), "KAFKA-14991 (KIP-937)",
         "clients/src/main/java/org/apache/kafka/common/config/TopicConfig.java@3.6.0",
         "message.timestamp.before.max.ms / after.max.ms replace message.timestamp.difference.max.ms",

@@ -9,7 +9,11 @@
 * ``zero_tail``: that zero-filled tail after a clean stop: not recovered, read by ``readNextOffset``, and the
   broker exits (``broker.startup.stops_loading``);
 * ``leftover_files``: a ``.deleted`` copy of a closed segment's ``.log`` and ``.index`` and a ``<first>.log.cleaned``
-  in ``CONTROL`` after a clean stop: the broker deletes them while loading the partition, nothing else changes;
+  in ``CONTROL`` after a clean stop, and ``backup.deleted`` (not a segment's name): the broker deletes them while
+  loading the partition, nothing else changes;
+* ``unparseable_leftover``: ``backup.log.cleaned`` in ``CONTROL``: 2.0+ parse its base offset from the name and
+  exit (NumberFormatException), 1.1 deletes it; ``unparseable_swap``: ``backup.swap``, parsed (and fatal) from
+  3.0 only;
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -306,6 +310,16 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
         Trial("zero_tail", ds.saved, lambda b: [F.zero_filled_tail(partition_dir(ds, b, CONTROL))]),
         Trial("leftover_files", ds.saved, lambda b: [F.leftover_files(partition_dir(ds, b, CONTROL))]),
+        Trial(
+            "unparseable_leftover",
+            ds.saved,
+            lambda b: [F.unparseable_leftover(partition_dir(ds, b, CONTROL))],
+        ),
+        Trial(
+            "unparseable_swap",
+            ds.saved,
+            lambda b: [F.unparseable_leftover(partition_dir(ds, b, CONTROL), "backup.swap")],
+        ),
     ]
     singles += [
         Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)

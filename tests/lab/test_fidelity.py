@@ -29,6 +29,8 @@ SCENARIOS = (
         "meta_mismatch",
         "zero_tail",
         "leftover_files",
+        "unparseable_leftover",
+        "unparseable_swap",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -115,10 +117,11 @@ def test_leftover_files_are_deleted_at_load_and_the_segments_load_as_they_are(
     r = trials["leftover_files"]
     assert r.predicted is not None and r.differences == [], r.differences
     planted = sorted(str(p) for p in r.faults[0].paths)
-    assert sorted(os.path.basename(p)[20:] for p in planted) == [
+    assert sorted(os.path.basename(p).lstrip("0123456789") for p in planted) == [
         ".index.deleted",
         ".log.cleaned",
         ".log.deleted",
+        "backup.deleted",
     ]
     assert sorted(lf["path"] for lf in r.predicted["leftovers"]) == planted
     assert {lf["fate"] for lf in r.predicted["leftovers"]} == {"deleted_at_load"}
@@ -131,6 +134,42 @@ def test_leftover_files_are_deleted_at_load_and_the_segments_load_as_they_are(
     # the segment copied as .deleted was not touched (its files are not among the changed ones)
     pdir = r.faults[0].partition_dir
     assert pdir is not None and not [p for p in r.observation.changes if os.path.dirname(p) == str(pdir)]
+
+
+def test_a_cleaned_file_whose_name_is_not_an_offset_stops_the_broker_from_2_0(
+    trials: dict[str, TrialResult],
+) -> None:
+    """``backup.log.cleaned``: from 2.0 the loader reads its base offset from the name (offsetFromFileName),
+    NumberFormatException, and the broker exits, as the plan said (DIR003); 1.1 deletes it and starts."""
+    r = trials["unparseable_leftover"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [lf] = r.predicted["leftovers"]
+    assert lf["path"] == str(planted)
+    # what the files said after the start (the trial's dir is gone by now)
+    assert [(o["path"], o["fate"]) for o in r.next_start["leftovers"]] == [(lf["path"], lf["fate"])]
+    if r.version.startswith("1."):
+        assert r.predicted["broker"] == "starts" and lf["fate"] == "deleted_at_load"
+    else:
+        assert r.predicted["broker"] == "exits" and r.predicted["check"] == "DIR003", r.predicted
+        assert lf["fate"] == "kept"
+        said = [r.next_start.get("reason") or ""] + [
+            " ".join((e.message, *e.extra)) for e in r.observation.entries
+        ]
+        assert any("NumberFormatException" in t for t in said), said
+
+
+def test_a_swap_file_whose_name_is_not_an_offset_stops_the_broker_from_3_0(
+    trials: dict[str, TrialResult],
+) -> None:
+    """``backup.swap``: from 3.0 the loader collects every .swap and reads its offset (the KAFKA-6264 partition):
+    NumberFormatException, the broker exits (DIR003); up to 2.8 only log and index swaps are read: it starts."""
+    r = trials["unparseable_swap"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    new = int(r.version.split(".")[0]) >= 3
+    assert r.predicted["broker"] == r.next_start["broker"] == ("exits" if new else "starts"), r.predicted
+    if new:
+        assert r.predicted["check"] == "DIR003" and "NumberFormatException" in r.predicted["reason"]
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
