@@ -32,7 +32,7 @@ PLAYBOOK = BIN / "ansible-playbook"
 ROLES = ("kafka_datadirs", "kafka_preflight", "kafka_rolling_restart", "kafka_systemd")
 PLAYBOOKS = ("preflight.yml", "remediate.yml", "rolling_restart.yml")
 # what may be at the top of the tarball: the checkout's other folders (kafka_ops, tests, docs, ...) stay out
-TOP = {"MANIFEST.json", "FILES.json", "README.md", "meta", "playbooks", "roles", "inventories"}
+TOP = {"MANIFEST.json", "FILES.json", "README.md", "meta", "playbooks", "roles", "inventories", "changelogs"}
 
 
 @dataclass
@@ -97,7 +97,13 @@ def test_the_tarball_holds_the_roles_and_playbooks_and_nothing_of_the_checkout(i
     # the shared defaults' role: no tasks, its defaults and argument spec are what the others depend on
     assert {"roles/kafka_common/defaults/main.yml", "roles/kafka_common/meta/main.yml",
             "roles/kafka_common/meta/argument_specs.yml", "roles/kafka_common/README.md"} <= members  # fmt: skip
-    assert {"meta/runtime.yml", "README.md", "inventories/example/hosts.yml"} <= members
+    top_files = {
+        "meta/runtime.yml",
+        "README.md",
+        "inventories/example/hosts.yml",
+        "changelogs/changelog.yaml",
+    }
+    assert top_files <= members
     assert {n.split("/")[0] for n in names} <= TOP, sorted({n.split("/")[0] for n in names} - TOP)
     leaked = [n for n in names if "molecule" in n.split("/") or "__pycache__" in n or n.endswith(".pyc")]
     assert leaked == []
@@ -106,6 +112,10 @@ def test_the_tarball_holds_the_roles_and_playbooks_and_nothing_of_the_checkout(i
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert (info["namespace"], info["name"], info["version"]) == ("kafka_ops", "kafka", project["version"])
     assert info["license"] == [project["license"]]
+    # Galaxy's links and a changelog whose latest release is this version (ansible-lint's galaxy rule)
+    assert all(info[k].startswith("https://") for k in ("repository", "documentation", "issues")), info
+    releases = yaml.safe_load((REPO / "changelogs" / "changelog.yaml").read_text())["releases"]
+    assert max(releases, key=lambda v: tuple(int(x) for x in v.split("."))) == info["version"]
 
 
 def _host_vars(host: SimulatedHost) -> dict[str, object]:
