@@ -32,7 +32,7 @@ PLAYBOOK = BIN / "ansible-playbook"
 ROLES = ("kafka_datadirs", "kafka_preflight", "kafka_rolling_restart", "kafka_systemd")
 PLAYBOOKS = ("preflight.yml", "remediate.yml", "rolling_restart.yml")
 # what may be at the top of the tarball: the checkout's other folders (kafka_ops, tests, docs, ...) stay out
-TOP = {"MANIFEST.json", "FILES.json", "README.md", "meta", "playbooks", "roles", "inventories"}
+TOP = {"MANIFEST.json", "FILES.json", "README.md", "meta", "playbooks", "roles", "inventories", "changelogs"}
 
 
 @dataclass
@@ -94,7 +94,16 @@ def test_the_tarball_holds_the_roles_and_playbooks_and_nothing_of_the_checkout(i
         assert {f"roles/{role}/tasks/main.yml", f"roles/{role}/defaults/main.yml", f"roles/{role}/README.md",
                 f"roles/{role}/meta/argument_specs.yml"} <= members, role  # fmt: skip
     assert "roles/kafka_preflight/files/kafka_ops_collector.py" in members
-    assert {"meta/runtime.yml", "README.md", "inventories/example/hosts.yml"} <= members
+    # the shared defaults' role: no tasks, its defaults and argument spec are what the others depend on
+    assert {"roles/kafka_common/defaults/main.yml", "roles/kafka_common/meta/main.yml",
+            "roles/kafka_common/meta/argument_specs.yml", "roles/kafka_common/README.md"} <= members  # fmt: skip
+    top_files = {
+        "meta/runtime.yml",
+        "README.md",
+        "inventories/example/hosts.yml",
+        "changelogs/changelog.yaml",
+    }
+    assert top_files <= members
     assert {n.split("/")[0] for n in names} <= TOP, sorted({n.split("/")[0] for n in names} - TOP)
     leaked = [n for n in names if "molecule" in n.split("/") or "__pycache__" in n or n.endswith(".pyc")]
     assert leaked == []
@@ -103,6 +112,10 @@ def test_the_tarball_holds_the_roles_and_playbooks_and_nothing_of_the_checkout(i
     project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
     assert (info["namespace"], info["name"], info["version"]) == ("kafka_ops", "kafka", project["version"])
     assert info["license"] == [project["license"]]
+    # Galaxy's links and a changelog whose latest release is this version (ansible-lint's galaxy rule)
+    assert all(info[k].startswith("https://") for k in ("repository", "documentation", "issues")), info
+    releases = yaml.safe_load((REPO / "changelogs" / "changelog.yaml").read_text())["releases"]
+    assert max(releases, key=lambda v: tuple(int(x) for x in v.split("."))) == info["version"]
 
 
 def _host_vars(host: SimulatedHost) -> dict[str, object]:
@@ -152,6 +165,9 @@ def test_preflight_runs_by_fqcn_from_the_installed_collection(installed: Install
     assert "TASK [kafka_ops.kafka.kafka_preflight : Fail on findings at or above the threshold]" in out
     assert "kafka-ops preflight failed on broken-1:" in out
     assert f"{installed.collections}/ansible_collections/kafka_ops/kafka/roles/kafka_preflight" in out
+    # kafka_preflight's dependency (meta/main.yml: `role: kafka_common`, a short name) is found in the collection,
+    # and its argument spec validates the shared variables before the preflight runs
+    assert "TASK [kafka_ops.kafka.kafka_common : Validating arguments against arg spec 'main'" in out
     assert f"{REPO}/roles" not in out
     recap = {line.split()[0]: line for line in out.splitlines() if " : ok=" in line}
     assert "failed=0" in recap["healthy-1"] and "failed=1" in recap["broken-1"], recap
