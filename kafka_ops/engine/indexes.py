@@ -22,6 +22,7 @@ import stat as statmod
 import struct
 from dataclasses import dataclass, field
 
+from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import READ_FLAGS, not_regular, open_error, read_bytes
 from kafka_ops.engine.pickling import by_constructor
@@ -200,15 +201,12 @@ def offset_sanity(
 ) -> str | None:
     """``OffsetIndex.sanityCheck`` as the given broker version runs it (None: the current rule).
 
-    <= 2.0.x requires ``lastOffset > baseOffset`` when there are entries ("no larger than" / "no greater than");
-    >= 2.1.0 (KAFKA-7076) only ``lastOffset >= baseOffset``.
+    Up to 1.1.x it requires ``lastOffset > baseOffset`` when there are entries ("no larger than" / "no greater
+    than"); from 2.0.0 (KAFKA-7076: engine.versions "strict_offset_sanity") only ``lastOffset >= baseOffset``.
     """
     n = idx.entry_count
     last_off = (idx.last[0] if idx.last else base_offset) if isinstance(idx, IndexTail) else idx.last_offset
-    strict = kafka_version is not None and tuple(kafka_version) < (
-        2,
-        1,
-    )  # KAFKA-7076: engine.versions "strict_offset_sanity"
+    strict = versions.since("strict_offset_sanity", kafka_version) is False
     if n != 0 and (last_off <= base_offset if strict else last_off < base_offset):
         word = "no larger than" if strict else "less than"
         return (
