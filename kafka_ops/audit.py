@@ -125,9 +125,15 @@ def cluster_findings(
 def update_aggregate(ctx: AuditContext, pf: PartitionFacts) -> None:
     agg = pf.log_dir.agg
     agg.partitions += 1
-    agg.segments += len(pf.part.segments)
-    agg.files += sum(len(s.files) for s in pf.part.segments)
-    size = pf.part.size
+    segs = pf.part.segments
+    agg.segments += len(segs)
+    # len(Segment.files) and Partition.size without a list per segment (the audit's per-partition loop)
+    agg.files += sum(
+        (s.log is not None) + (s.index is not None) + (s.timeindex is not None) + (s.txnindex is not None)
+        + (s.snapshot is not None)
+        for s in segs
+    )  # fmt: skip
+    size = sum(s.log.size for s in segs if s.log)
     agg.log_bytes += size
     agg.largest_partition_bytes = max(agg.largest_partition_bytes, size)
     if pf.will_recover:

@@ -108,7 +108,7 @@ def _learn(ctx: Context, pf: PartitionFacts, acc: _Acc) -> None:
         acc.rate += rate
         acc.index_rate += index_rate
         if cfg.deletes and cfg.retention_ms >= 0:
-            views = []
+            stamped: list[tuple[int, int, int | None, str]] = []  # (base, size, timestamp, source)
             for s in segs:
                 if s.base_offset in pf.will_recover:
                     rec = pf.recovery.get(s.base_offset)
@@ -120,13 +120,16 @@ def _learn(ctx: Context, pf: PartitionFacts, acc: _Acc) -> None:
                         ts = None
                     elif running and s.active and src == TS_ZERO_PADDING:
                         ts = s.log.mtime_ms  # type: ignore[union-attr]  # a running broker's preallocated index
-                views.append(SegView(s.base_offset, s.log.size, ts, src, s.log.size == 0))  # type: ignore[union-attr]
-            interval_ms = ctx.host.configs.server_int("log.retention.check.interval.ms", CHECK_INTERVAL_MS)
+                stamped.append((s.base_offset, s.log.size, ts, src))  # type: ignore[union-attr]
             delay = cfg.int("file.delete.delay.ms")
             # a time deletion comes no earlier than timestamp + retention.ms + 1: when no segment's can be freed
-            # within the horizon, the plan has nothing to say here (most partitions: skip it)
+            # within the horizon, the plan has nothing to say here (most partitions: skip it, and make no views)
             latest = now + horizon - delay - cfg.retention_ms - 1
-            if any(v.timestamp is not None and v.timestamp <= latest for v in views):
+            if any(ts is not None and ts <= latest for _, _, ts, _ in stamped):
+                interval_ms = ctx.host.configs.server_int(
+                    "log.retention.check.interval.ms", CHECK_INTERVAL_MS
+                )
+                views = [SegView(base, size, ts, src, size == 0) for base, size, ts, src in stamped]
                 for d in plan(
                     views, now_ms=now, retention_ms=cfg.retention_ms, retention_bytes=-1, deletes=True,
                     log_end=pf.log_end_offset, check_interval_ms=interval_ms,

@@ -98,8 +98,11 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             if t is not None and t.last is not None and t.entry_count and t.last[0] < seg.base_offset:
                 # the garbage last slot is IDX002's; do not report it twice
                 per_index["offset"] = [x for x in per_index.get("offset", []) if x[1] != t.entry_count - 1]
-        else:
-            per_index = {"offset": _cheap_offset(seg, end), "time": _cheap_time(seg, end)}
+        else:  # the usual segment: its two index tails, most often nothing to say (no dict made for it)
+            offset_issues, time_issues = _cheap_offset(seg, end), _cheap_time(seg, end)
+            if not offset_issues and not time_issues:
+                continue
+            per_index = {"offset": offset_issues, "time": time_issues}
         for kind, issues in per_index.items():
             if not issues:
                 continue
@@ -108,9 +111,12 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
 
 def _cheap_offset(seg: Segment, end: int | None) -> list[tuple[str, int | None, str]]:
     t = seg.offset_tail
-    if seg.index is None or seg.log is None or t is None or t.entry_count == 0 or t.first is None:
+    if seg.index is None or seg.log is None or t is None or t.first is None:
         return []
-    base, size, n = seg.base_offset, seg.log.size, t.entry_count
+    n = t.length // t.entry_size
+    if n == 0:
+        return []
+    base, size = seg.base_offset, seg.log.size
     out: list[tuple[str, int | None, str]] = []
     first_off, first_pos = t.first
     if (first_off, first_pos) != (base, 0) and first_pos >= size:
@@ -135,11 +141,12 @@ def _cheap_offset(seg: Segment, end: int | None) -> list[tuple[str, int | None, 
 
 def _cheap_time(seg: Segment, end: int | None) -> list[tuple[str, int | None, str]]:
     t = seg.time_tail
-    if seg.timeindex is None or t is None or t.entry_count == 0 or t.first is None or t.last is None:
+    if seg.timeindex is None or t is None or t.first is None or t.last is None:
         return []
-    if seg.time_index_padded:
-        return []  # IDX004 (and RET001): the last slot is zero padding
-    base, n = seg.base_offset, t.entry_count
+    n = t.length // t.entry_size
+    base = seg.base_offset
+    if n == 0 or t.last == (0, base):  # no entry, or the last slot is zero padding: IDX004's (and RET001's)
+        return []
     (first_ts, first_off), (last_ts, last_off) = t.first, t.last
     out: list[tuple[str, int | None, str]] = []
     if last_off < base:

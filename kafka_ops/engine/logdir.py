@@ -105,13 +105,14 @@ class Segment:
     def offset_index_padded(self) -> bool:
         """Last slot (0, 0) with more than one slot: an untrimmed preallocated offset index."""
         t = self.offset_tail
-        return bool(t is not None and t.last == (self.base_offset, 0) and t.entry_count > 1)
+        # entry_count > 1, without the property call (asked several times per segment by the audit)
+        return bool(t is not None and t.last == (self.base_offset, 0) and t.length // t.entry_size > 1)
 
     @property
     def time_index_padded(self) -> bool:
         """Last slot (0, 0): zero padding (no real time entry has timestamp 0 at relative offset 0)."""
         t = self.time_tail
-        return bool(t is not None and t.last == (0, self.base_offset) and t.entry_count >= 1)
+        return bool(t is not None and t.last == (0, self.base_offset) and t.length >= t.entry_size)
 
     def retention_timestamp(self, will_recover: bool) -> tuple[int | None, str]:
         """``LogSegment.largestTimestamp()`` as the broker will compute it after its next start.
@@ -123,12 +124,14 @@ class Segment:
             return None, TS_LOG
         if self.timeindex is None:
             return (self.log.mtime_ms if self.log else None), TS_MTIME_NO_TIMEINDEX
-        if self.time_tail is None:
+        t = self.time_tail
+        if t is None:
             return None, TS_UNREADABLE
-        if self.time_tail.entry_count == 0 or self.time_tail.last is None:
+        last = t.last
+        if last is None or t.length < t.entry_size:  # no entry
             return (self.log.mtime_ms if self.log else None), TS_MTIME
-        ts = self.time_tail.last[0]
-        if self.time_index_padded:
+        ts = last[0]
+        if ts == 0 and last[1] == self.base_offset:  # time_index_padded (it has an entry)
             return 0, TS_ZERO_PADDING
         if ts >= 0:
             return ts, TS_TIME_INDEX
