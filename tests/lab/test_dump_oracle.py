@@ -44,7 +44,7 @@ import pytest
 
 from kafka_lab import dumplog, jars
 from kafka_lab.versions import CI_VERSIONS, Version, parse
-from kafka_ops.dump import DumpOptions, _payload, dump_file
+from kafka_ops.engine.dump import DumpOptions, _payload, dump_file
 from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
 from kafka_ops.engine.records import (
@@ -290,7 +290,7 @@ def _control_id(control_type: object) -> int:
 
 
 def _payload_bytes(s: object) -> bytes | None:
-    """Inverse of kafka_ops.dump._payload: UTF-8 text as is, other bytes as "0x" + hex.
+    """Inverse of kafka_ops.engine.dump._payload: UTF-8 text as is, other bytes as "0x" + hex.
 
     (The two collide only for a text value that itself reads "0x" + the hex of invalid UTF-8.)
     """

@@ -441,7 +441,7 @@ class RootGroup(Group):
     def get_command(self, ctx: Any, cmd_name: str) -> Any:
         cmd = self.commands.get(cmd_name)
         if cmd is None and cmd_name in COMMANDS:
-            importlib.import_module(f"{__name__}.{cmd_name}")
+            importlib.import_module(f"{__package__}.{cmd_name}")
             # Typer's public way to turn the commands registered on `app` so far into Click's
             cmd = typer.main.get_command(app).commands.get(cmd_name)  # type: ignore[attr-defined]
             if cmd is not None:
@@ -482,6 +482,6 @@ def load_all() -> typer.Typer:
     """The app with every command imported (tests, the fleet job); the CLI itself imports one on demand."""
     import pkgutil
 
-    for m in pkgutil.iter_modules(__path__):
-        importlib.import_module(f"{__name__}.{m.name}")
+    for m in pkgutil.iter_modules(importlib.import_module(str(__package__)).__path__):
+        importlib.import_module(f"{__package__}.{m.name}")
     return app

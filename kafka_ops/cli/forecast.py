@@ -9,9 +9,9 @@ from typing import Annotated, Any, TextIO
 
 import typer
 
-from kafka_ops.cmdoptions import INPUTS
-from kafka_ops.commands import Command, app, fail, note_later, show_notes
-from kafka_ops.commands.audit import GIVEN, Given, build_options, with_options
+from kafka_ops.audit.cmdoptions import INPUTS
+from kafka_ops.cli.audit import GIVEN, Given, build_options, with_options
+from kafka_ops.cli.framework import Command, app, fail, note_later, show_notes
 
 # the audit's inputs but --expect-mount (only DIR001, a check, reads it)
 FORECAST_INPUTS = tuple(d for d in INPUTS if d != "expect_mount")
@@ -111,7 +111,7 @@ def _table(
 
     from kafka_ops.broker.forecast import HostForecast, iter_forecasts
     from kafka_ops.broker.timestamps import iso
-    from kafka_ops.render import markup_safe as esc
+    from kafka_ops.render.text import markup_safe as esc
     from kafka_ops.units import human_bytes, human_ms
 
     console = Console(file=out, width=max(120, Console().width) if out is sys.stdout else 160)

@@ -7,11 +7,11 @@ from typing import Annotated
 
 import typer
 
-from kafka_ops.commands import Command, app, fail
+from kafka_ops.cli.framework import Command, app, fail
 
 
 def write_html(reports: list[dict], sources: list[str], output: Path) -> None:  # type: ignore[type-arg]
-    from kafka_ops.report import render
+    from kafka_ops.render.report import render
 
     page = render(reports, sources)
     try:
@@ -37,7 +37,7 @@ def report(
     fixes, the retention forecast and each topic's size over time as charts, disk use and recovery per log dir,
     and for several hosts a host by check matrix.
     """
-    from kafka_ops.report import ReportError, load_report
+    from kafka_ops.render.report import ReportError, load_report
 
     docs = []
     for path in reports:

@@ -1,6 +1,6 @@
 """The collector's entry point on a broker host: ``python3 kafka_ops_collector.py audit|stream [options]``.
 
-Shipped by the Ansible role and the fleet job (see kafka_ops.ship); standard library only. It takes the same
+Shipped by the Ansible role and the fleet job (see kafka_ops.collector.ship); standard library only. It takes the same
 audit options as ``kafka-ops audit``, runs the same facts collector and checks, and writes JSON on stdout:
 ``audit`` one report document; ``stream`` JSON lines, one ``partition`` row per partition as it is scanned,
 then one ``report`` (so a caller sees progress and keeps the facts without waiting for the whole host);
@@ -17,7 +17,7 @@ import json
 import sys
 from typing import Any
 
-from kafka_ops.cmdoptions import GATE, INPUTS, OPTIONS, Option
+from kafka_ops.audit.cmdoptions import GATE, INPUTS, OPTIONS, Option
 
 
 class _Usage(Exception):
@@ -30,7 +30,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def add_option(p: argparse.ArgumentParser, o: Option) -> None:
-    """One of the audit's options (kafka_ops.cmdoptions) on the collector's parser."""
+    """One of the audit's options (kafka_ops.audit.cmdoptions) on the collector's parser."""
     kw: dict[str, Any] = {"help": o.help.replace("%", "%%")}  # argparse formats help with %
     if o.flag:
         kw["action"] = "store_true"
@@ -51,7 +51,7 @@ def add_option(p: argparse.ArgumentParser, o: Option) -> None:
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
     p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum"))
-    # the audit's options, as `kafka-ops audit` takes them: one declaration (kafka_ops.cmdoptions) for both
+    # the audit's options, as `kafka-ops audit` takes them: one declaration (kafka_ops.audit.cmdoptions) for both
     for dest in (*INPUTS, *GATE):
         add_option(p, OPTIONS[dest])
     p.add_argument(
@@ -92,8 +92,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.mode == "quorum":
         return _quorum(a.server_properties)
     from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, unusable, waivers_from
+    from kafka_ops.audit.options import audit_options
     from kafka_ops.engine.errors import EngineError
-    from kafka_ops.options import audit_options
 
     try:
         waivers = waivers_from(a.waive, a.waive_file)
@@ -154,8 +154,8 @@ def _ownership(
     import grp
 
     from kafka_ops.facts.collect import gather
-    from kafka_ops.fixes import FixError, parse_mode, plan_ownership
-    from kafka_ops.fixes import apply as apply_plan
+    from kafka_ops.remediate.fixes import FixError, parse_mode, plan_ownership
+    from kafka_ops.remediate.fixes import apply as apply_plan
 
     def fail(message: str) -> int:
         print(f"kafka-ops-collector: {message}", file=sys.stderr)
@@ -202,8 +202,8 @@ def _ownership(
 def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> int:
     """Where the broker's latest start stands (brokerlogs.start_state), and with --systemd-unit the unit's state
     as systemd tells it, so that a wait for the start ends as soon as the broker has failed or exited."""
-    from kafka_ops import brokerlogs
     from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts import brokerlogs
 
     if not paths:
         print("kafka-ops-collector: logs needs --broker-log FILE", file=sys.stderr)

@@ -118,7 +118,7 @@ def dump_log(path: str, opts: DumpOptions) -> Iterator[Event]:
                         # per record, not the batch's first record: a KRaft snapshot's first batch holds
                         # SNAPSHOT_HEADER, KRAFT_VERSION and KRAFT_VOTERS (engine.records.control_record)
                         rev["control_type"], rev["coordinator_epoch"] = control_record(key, value)
-                    elif decode:
+                    elif decode and topic is not None:  # decode_internal is None for no topic
                         decoded = decode_internal(topic, key, value)
                         if decoded is not None:
                             rev["decoded"] = decoded

@@ -1,4 +1,4 @@
-"""Fill the template: the page data as JSON and Apache ECharts inline (kafka_ops/report/vendor/README.md)."""
+"""Fill the template: the page data as JSON and Apache ECharts inline (kafka_ops/render/report/vendor/README.md)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def render(reports: list[dict[str, Any]], sources: list[str] | None = None) -> s
     that got into the DOM as HTML could not run script."""
     import html
 
-    from kafka_ops.report.data import build
+    from kafka_ops.render.report.data import build
 
     data = build(reports, sources)
     # split the template before anything from the data is put in: a host or path may hold a placeholder's text

@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from kafka_ops.commands import Command, OutputFormat, app, say
+from kafka_ops.cli.framework import Command, OutputFormat, app, say
 
 
 def _json_encoder() -> Callable[[object], str]:
@@ -119,7 +119,7 @@ def dump(
 
     Exit code 1 when any file could not be read or holds an error; the other files are still dumped.
     """
-    from kafka_ops.dump import DumpOptions, dump_path, render_text, without_record_metadata
+    from kafka_ops.engine.dump import DumpOptions, dump_path, render_text, without_record_metadata
     from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
     from kafka_ops.engine.metadata_records import CLUSTER_METADATA
     from kafka_ops.engine.shell import printable

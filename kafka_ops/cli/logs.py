@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, app, fail, say
+from kafka_ops.cli.framework import Command, app, fail, say
 from kafka_ops.units import seconds_parser
 
 
@@ -78,7 +78,7 @@ def _follow(
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from kafka_ops.brokerlogs import FollowResult, count_logs, follow
+    from kafka_ops.facts.brokerlogs import FollowResult, count_logs, follow
 
     fallback = count_logs([str(d) for d in log_dir]) if log_dir else None
     console = Console(stderr=True)
@@ -269,7 +269,7 @@ def logs(
     Exit codes: 0 fine / loading complete; 1 a cleaner thread is dead now, or loading failed or did not complete
     before --timeout; 2 bad usage or unreadable file; 130 interrupted.
     """
-    from kafka_ops.options import OptionError, check_broker_log, compression_of, parse_seconds
+    from kafka_ops.audit.options import OptionError, check_broker_log, compression_of, parse_seconds
 
     try:
         timeout_s = parse_seconds(timeout, "--timeout") if timeout is not None else None
@@ -303,8 +303,8 @@ def logs(
             check_broker_log(str(f), option="")
         except OptionError as exc:
             fail(str(exc))
-    from kafka_ops.brokerlogs import analyze
     from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts.brokerlogs import analyze
 
     try:
         report = analyze([str(f) for f in files])

@@ -3,7 +3,7 @@ from one or more audit reports. ``kafka-ops report`` and ``kafka-ops audit --for
 
 from __future__ import annotations
 
-from kafka_ops.report.data import ReportError, build, load_report
-from kafka_ops.report.html import render
+from kafka_ops.render.report.data import ReportError, build, load_report
+from kafka_ops.render.report.html import render
 
 __all__ = ["ReportError", "build", "load_report", "render"]

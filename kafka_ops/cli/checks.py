@@ -9,7 +9,7 @@ from typing import Annotated
 import typer
 
 from kafka_ops.audit import close_ids
-from kafka_ops.commands import Command, OutputFormat, app, fail
+from kafka_ops.cli.framework import Command, OutputFormat, app, fail
 
 
 @app.command(cls=Command)

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say
+from kafka_ops.cli.framework import Command, Group, OutputFormat, app, fail, say
 from kafka_ops.units import seconds_parser
 
 if TYPE_CHECKING:
@@ -82,7 +82,7 @@ def ask_cluster(
 
     client_config: dict[str, Any] = {}
     if command_config is not None:
-        from kafka_ops.options import OptionError, check_input_file
+        from kafka_ops.audit.options import OptionError, check_input_file
 
         try:
             check_input_file(str(command_config), "--command-config")

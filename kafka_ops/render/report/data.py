@@ -58,7 +58,7 @@ def load_report(path: Path) -> dict[str, Any]:
 
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.engine.fileio import read_bytes
-    from kafka_ops.models import validate
+    from kafka_ops.render.models import validate
 
     try:
         text = read_bytes(str(path), follow=True).decode("utf-8")  # a FIFO is refused, never waited on

@@ -8,7 +8,7 @@ from typing import Annotated
 
 import typer
 
-from kafka_ops.commands import Command, app, command_path, fail
+from kafka_ops.cli.framework import Command, app, command_path, fail
 
 MARKER = "# written by kafka-ops simulate"
 # what the simulator writes under DIRECTORY that a real host also has
@@ -166,7 +166,7 @@ def simulate(
     topics = default_topics()
     for t in topics:
         t.records_per_partition = max(1, int(t.records_per_partition * scale))
-    from kafka_ops.options import parse_now_ms
+    from kafka_ops.audit.options import parse_now_ms
 
     try:
         now = parse_now_ms(now_ms) if now_ms is not None else int(time.time() * 1000)

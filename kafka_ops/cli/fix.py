@@ -13,8 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, Group, OutputFormat, app, fail, show_notes
-from kafka_ops.commands.audit import (
+from kafka_ops.cli.audit import (
     BrokerState,
     BrokerUserOpt,
     KafkaVersionOpt,
@@ -26,6 +25,7 @@ from kafka_ops.commands.audit import (
     UnitOpt,
     build_options,
 )
+from kafka_ops.cli.framework import Command, Group, OutputFormat, app, fail, show_notes
 
 fix_app = typer.Typer(
     cls=Group,
@@ -68,8 +68,8 @@ def _progress_bar(what: str, long: bool) -> Iterator[Callable[[int, int], None] 
 
 
 def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
-    from kafka_ops.fixes import FixError, JournalFull
-    from kafka_ops.fixes import apply as do_apply
+    from kafka_ops.remediate.fixes import FixError, JournalFull
+    from kafka_ops.remediate.fixes import apply as do_apply
 
     if plan.refused:
         fail(plan.refused)
@@ -140,7 +140,7 @@ def ownership(
     Symlinks, FIFOs, sockets, devices and files with more than one hard link are left alone (with a note)."""
     import grp
 
-    from kafka_ops.fixes import parse_mode, plan_ownership
+    from kafka_ops.remediate.fixes import parse_mode, plan_ownership
 
     try:
         parse_mode(mode)
@@ -196,7 +196,7 @@ def _apply_ownership_streaming(
 ) -> None:
     """Planned and applied as it walks, a batch at a time, so that memory stays flat on a log dir of millions of
     files; each change is printed as it is planned, before it is made."""
-    from kafka_ops.fixes import FixError, JournalFull, apply_ownership_streaming
+    from kafka_ops.remediate.fixes import FixError, JournalFull, apply_ownership_streaming
 
     out = _Lines()
     started = False
@@ -265,9 +265,9 @@ def systemd(
     """Write a drop-in for the broker unit: the stop timeout a clean shutdown needs (SYSD001), SIGTERM as the
     stop signal (SYSD002), LimitNOFILE (SYSD003); then systemctl daemon-reload."""
     from kafka_ops.audit import run_audit
+    from kafka_ops.audit.options import OptionError, parse_seconds
     from kafka_ops.engine.errors import EngineError
-    from kafka_ops.fixes import plan_systemd_dropin
-    from kafka_ops.options import OptionError, parse_seconds
+    from kafka_ops.remediate.fixes import plan_systemd_dropin
 
     stop_s = 0
     if timeout_stop_sec is not None:
@@ -332,7 +332,7 @@ def indexes(
 
     from kafka_ops.audit import run_audit
     from kafka_ops.engine.errors import EngineError
-    from kafka_ops.fixes import plan_quarantine_indexes
+    from kafka_ops.remediate.fixes import plan_quarantine_indexes
 
     opts = build_options(
         log_dir=log_dir, server_properties=server_properties, topic_configs=topic_configs,
@@ -395,7 +395,7 @@ def journal_problem(path: Path) -> str | None:
 
 
 def _journal_dirs(journal_dir: Path | None) -> list[Path]:
-    from kafka_ops.fixes import JOURNAL_DIRS
+    from kafka_ops.remediate.fixes import JOURNAL_DIRS
 
     return [journal_dir] if journal_dir else [Path(d) for d in JOURNAL_DIRS]
 
@@ -522,8 +522,8 @@ def undo(
     ] = None,
 ) -> None:
     """Put back everything a fix changed, last change first."""
-    from kafka_ops.fixes import FixError
-    from kafka_ops.fixes import undo as do_undo
+    from kafka_ops.remediate.fixes import FixError
+    from kafka_ops.remediate.fixes import undo as do_undo
 
     if last == (journal is not None):
         fail("give a JOURNAL or --last (`kafka-ops fix journals` lists them)")

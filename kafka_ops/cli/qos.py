@@ -10,8 +10,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.commands import Command, OutputFormat, app, fail, note_later, show_notes
-from kafka_ops.options import parse_now, parse_span, time_note
+from kafka_ops.audit.options import parse_now, parse_span, time_note
+from kafka_ops.cli.framework import Command, OutputFormat, app, fail, note_later, show_notes
 
 _SPARK_MISSING = (
     "kafka-ops qos needs pyspark, pyarrow and fastavro: pip install 'kafka-ops[spark]' (and Java 17)"
@@ -184,7 +184,7 @@ def qos(
             specs = parse_id_spec(source_id), parse_id_spec(sink_id)
         except IdSpecError as exc:
             fail(str(exc))
-    from kafka_ops.options import OptionError, check_input_file
+    from kafka_ops.audit.options import OptionError, check_input_file
 
     for p in logs or []:
         try:
@@ -363,7 +363,7 @@ def _text(report: dict[str, Any]) -> None:
     from rich.console import Console
     from rich.table import Table
 
-    from kafka_ops.render import markup_safe as esc
+    from kafka_ops.render.text import markup_safe as esc
 
     c = Console(width=max(120, Console().width), highlight=False)
 

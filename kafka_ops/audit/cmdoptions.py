@@ -1,10 +1,10 @@
 """The audit's command-line options, declared once: name, value, help and default of each.
 
 Every door of the audit reads them from here (pip's cmdoptions model): ``kafka-ops audit``, ``forecast`` and
-``fleet audit`` build their Typer parameters from them (kafka_ops.commands.audit.with_options), the collector
-shipped to broker hosts its argparse parser (kafka_ops.remote). So an option is added, renamed or explained in
+``fleet audit`` build their Typer parameters from them (kafka_ops.cli.audit.with_options), the collector
+shipped to broker hosts its argparse parser (kafka_ops.collector.remote). So an option is added, renamed or explained in
 one place, and the collector takes what the CLI takes. Standard library only (shipped with the collector);
-what a value means is read by kafka_ops.options.audit_options, whose keywords are these options' ``dest``.
+what a value means is read by kafka_ops.audit.options.audit_options, whose keywords are these options' ``dest``.
 """
 
 from __future__ import annotations

@@ -1,19 +1,18 @@
 """The audit as a library: gather facts, run every check, return the report (a JSON-ready dict).
 
 Standard library only, so that the same code runs on a bare broker host (shipped by the Ansible role) and in
-the Spark job. The CLI validates the report against the pydantic models (kafka_ops.models) and renders it.
+the Spark job. The CLI validates the report against the pydantic models (kafka_ops.render.models) and renders it.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable
 from functools import partial
 from typing import Any
 
 from kafka_ops import __version__
-from kafka_ops.broker.context import HostContext
+from kafka_ops.audit.context import AuditContext
 from kafka_ops.broker.forecast import HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
@@ -46,15 +45,6 @@ INPUT_REASONS = {
     "broker_stopped": "the broker is running: this is only decided for a stopped broker",
     "cluster": "no --bootstrap-server: the cluster checks need the running cluster",
 }
-
-
-@dataclass
-class AuditContext(HostContext):
-    """What every check is given besides its subject (a ``facts.context.Context``): host facts, the state checks
-    share (``cache``) and the audit's own settings."""
-
-    partition_checks: list[CheckSpec] = field(default_factory=list)
-    on_partition: Callable[[PartitionFacts], None] | None = None
 
 
 def _missing(spec: CheckSpec, h: HostFacts) -> str | None:
@@ -349,128 +339,6 @@ def finding_line(f: dict[str, Any], host: str | None = None) -> str:
     return f"{f['check']} {f['severity']} {host + ':' if host else ''}{where} - {flat}" + (
         f" FIX: {fix}" if fix else ""
     )
-
-
-# ------------------------------------------------------------------------------------------------- waivers
-@dataclass(frozen=True)
-class Waiver:
-    """An acknowledged finding: reported (``waived: true``) but not failing the gate. As the kafka_preflight role's
-    ``kafka_preflight_waived_checks`` (a check id waives all its findings), plus an optional glob over the
-    finding's path (fnmatch: ``*`` also matches ``/``; a finding without a path is matched on its log dir)."""
-
-    check: str
-    glob: str | None
-    reason: str | None
-    source: str  # where it was given: "--waive" or "FILE:LINE"
-
-    @property
-    def rule(self) -> str:
-        return f"{self.check}:{self.glob}" if self.glob else self.check
-
-    def matches(self, f: dict[str, Any]) -> bool:
-        if f["check"] != self.check:
-            return False
-        if self.glob is None:
-            return True
-        import fnmatch
-
-        where = f.get("path") or f.get("log_dir")
-        return where is not None and fnmatch.fnmatchcase(where, self.glob)
-
-
-def close_ids(word: str, ids: list[str]) -> list[str]:
-    """The check ids someone typing ``word`` most likely meant: its family first (PERM -> PERM001, ...), then
-    near spellings (PREM001 -> PERM001)."""
-    import difflib
-
-    w = word.strip().upper()
-    stem = w.rstrip("0123456789")
-    family = [i for i in ids if stem and i.startswith(stem) and i.rstrip("0123456789") == stem]
-    near = difflib.get_close_matches(w, ids, n=3, cutoff=0.5)
-    return list(dict.fromkeys(family[:4] + near))[:4]
-
-
-def parse_waiver(text: str, source: str, known: Iterable[str]) -> Waiver:
-    """'CHECK[:PATH-GLOB] [reason]' (a '#' before the reason is dropped). ValueError names what is wrong."""
-    rule, *rest = text.strip().split(None, 1)
-    reason = (rest[0] if rest else "").strip().lstrip("#").strip() or None
-    check, sep, glob = rule.partition(":")
-    check = check.strip().upper()
-    known = list(known)
-    if check not in known:
-        near = close_ids(check, known)
-        hint = f" (did you mean {', '.join(near)}?)" if near else " (`kafka-ops checks` lists them)"
-        raise ValueError(f"no check {rule.partition(':')[0]!r}{hint}")
-    if sep and not glob:
-        raise ValueError(
-            f"{rule!r}: the path glob after ':' is empty (give CHECK alone to waive all its findings)"
-        )
-    return Waiver(check, glob or None, reason, source)
-
-
-def read_waivers(path: str, known: Iterable[str]) -> list[Waiver]:
-    """A waiver file: one waiver per line, blank lines and '#' comment lines ignored."""
-    from kafka_ops.engine.errors import EngineError
-    from kafka_ops.engine.fileio import read_bytes
-
-    known = list(known)
-    try:
-        text = read_bytes(path, follow=True).decode("utf-8")  # a FIFO is refused, never waited on
-    except EngineError as exc:
-        raise ValueError(str(exc)) from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not UTF-8 text") from None
-    out = []
-    for n, line in enumerate(text.splitlines(), start=1):
-        if not line.strip() or line.lstrip().startswith("#"):
-            continue
-        try:
-            out.append(parse_waiver(line, f"{path}:{n}", known))
-        except ValueError as exc:
-            raise ValueError(f"{path}:{n}: {exc}") from None
-    return out
-
-
-def waivers_from(texts: Iterable[str], path: str | None) -> list[Waiver]:
-    """The waivers of --waive (``texts``) and --waive-file (``path``), as the CLI and the collector take them;
-    ValueError names the option and what is wrong (an unknown check id too: a waiver that silently matches
-    nothing is a gate that fails for no visible reason)."""
-    from kafka_ops.checks import load_all
-
-    known = list(load_all())
-    out = []
-    for text in texts:
-        try:
-            out.append(parse_waiver(text, "--waive", known))
-        except ValueError as exc:
-            raise ValueError(f"--waive: {exc}") from None
-    if path is not None:
-        try:
-            out += read_waivers(path, known)
-        except (ValueError, UnicodeDecodeError) as exc:
-            raise ValueError(f"--waive-file: {exc}") from None
-        except OSError as exc:
-            raise ValueError(
-                f"--waive-file: {path}: cannot read: {(exc.strerror or str(exc)).lower()}"
-            ) from None
-    return out
-
-
-def apply_waivers(report: dict[str, Any], waivers: list[Waiver]) -> list[dict[str, Any]]:
-    """Mark the findings the waivers match (``waived``, ``waived_reason``, ``waived_by``; the first matching
-    waiver wins); returns each waiver with the number of findings it matched (for the gate)."""
-    used = [0] * len(waivers)
-    for f in report["findings"]:
-        f["waived"] = False
-        for i, w in enumerate(waivers):
-            if w.matches(f):
-                f.update(waived=True, waived_reason=w.reason, waived_by=f"{w.rule} ({w.source})")
-                used[i] += 1
-                break
-    return [
-        {"rule": w.rule, "reason": w.reason, "source": w.source, "matched": n}
-        for w, n in zip(waivers, used, strict=True)
-    ]
 
 
 def partition_row(pf: PartitionFacts) -> dict[str, Any]:

@@ -14,9 +14,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.cmdoptions import GATE, INPUTS
-from kafka_ops.commands import Command, Group, OutputFormat, app, fail, say, show_notes
-from kafka_ops.commands.audit import (
+from kafka_ops.audit.cmdoptions import GATE, INPUTS
+from kafka_ops.cli.audit import (
     GIVEN,
     AuditFormat,
     Given,
@@ -25,7 +24,8 @@ from kafka_ops.commands.audit import (
     read_waiver_options,
     with_options,
 )
-from kafka_ops.commands.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, RequireClusterOpt
+from kafka_ops.cli.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt, RequireClusterOpt
+from kafka_ops.cli.framework import Command, Group, OutputFormat, app, fail, say, show_notes
 from kafka_ops.units import seconds_parser
 
 fleet_app = typer.Typer(
@@ -247,7 +247,7 @@ def fleet_audit(
     not fail the gate (the Parquet results keep every finding as found).
     Exit codes: 0 nothing at or above --fail-on but what is waived; 1 something is; 2 bad usage or input.
     """
-    from kafka_ops.commands.audit import build_options
+    from kafka_ops.cli.audit import build_options
     from kafka_ops.fleet.inventory import InventoryError, local_target, override, read_inventory
 
     waivers = read_waiver_options(
@@ -260,7 +260,7 @@ def fleet_audit(
         **inputs,
     )
     if inventory is not None:
-        from kafka_ops.options import _head, _is_binary
+        from kafka_ops.audit.options import _head, _is_binary
 
         if inventory.is_file() and not os.access(inventory, os.X_OK) and _is_binary(_head(str(inventory))):
             fail(f"{inventory}: binary data, not an inventory (ini, yaml, or an executable inventory script)")
@@ -300,7 +300,7 @@ def fleet_audit(
     if leaders is not None and not leaders.exists():
         fail(f"{leaders}: no such file (--leaders takes kafka-topics --describe output)")
     if leaders is not None:
-        from kafka_ops.options import OptionError, check_input_file
+        from kafka_ops.audit.options import OptionError, check_input_file
 
         try:
             check_input_file(str(leaders), "--leaders")

@@ -14,15 +14,15 @@ from typing import IO, Annotated, Any
 
 import typer
 
-from kafka_ops.cmdoptions import GATE, INPUTS, OPTIONS
-from kafka_ops.commands import Command, app, fail, keep_exit_code, note_later, say, show_notes
-from kafka_ops.commands.cluster import (
+from kafka_ops.audit.cmdoptions import GATE, INPUTS, OPTIONS
+from kafka_ops.cli.cluster import (
     BootstrapOpt,
     ClusterTimeoutOpt,
     CommandConfigOpt,
     RequireClusterOpt,
     ask_cluster,
 )
+from kafka_ops.cli.framework import Command, app, fail, keep_exit_code, note_later, say, show_notes
 
 
 class AuditFormat(StrEnum):
@@ -36,7 +36,7 @@ class AuditFormat(StrEnum):
 
 def build_options(check_paths: bool = True, **kw: Any) -> Any:
     """AuditOptions from CLI values (shared with `fleet audit`, `forecast` and `fix`); a bad value is one line."""
-    from kafka_ops.options import audit_options, time_note
+    from kafka_ops.audit.options import audit_options, time_note
 
     try:
         opts = audit_options(check_paths=check_paths, **kw)
@@ -90,7 +90,7 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-        from kafka_ops.render import markup_safe
+        from kafka_ops.render.text import markup_safe
 
         with Progress(
             TextColumn("[bold]scanning[/] {task.description}"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
@@ -109,12 +109,12 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
 
 
 def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, verbose: bool = False) -> None:
-    from kafka_ops import render
-    from kafka_ops.models import validate
+    from kafka_ops.render import text as render
+    from kafka_ops.render.models import validate
 
     validate(report)  # the published schema is what we print
     if fmt == "html":  # one self-contained page (kafka_ops/report), written to --output (default report.html)
-        from kafka_ops.commands.report import write_html
+        from kafka_ops.cli.report import write_html
 
         target = output or Path("report.html")
         write_html([report], [f"kafka-ops audit of {report['host']}"], target)
@@ -162,7 +162,7 @@ def _write_atomically(output: Path, write: Callable[[IO[str]], object]) -> None:
 
 
 # ------------------------------------------------------------------------------------- the shared options
-# Declared once, in kafka_ops.cmdoptions (the collector builds its argparse parser from the same table); here
+# Declared once, in kafka_ops.audit.cmdoptions (the collector builds its argparse parser from the same table); here
 # they become Typer parameters: one Annotated type per option, and with_options() for a command's whole group.
 def _choice_enum(name: str, dest: str) -> Any:
     """An option's choices as the Enum Typer wants (its values, in the declared order)."""
@@ -175,7 +175,7 @@ _ENUMS = {"broker_state": BrokerState, "fail_on": Severity}
 
 
 def typer_option(dest: str) -> Any:
-    """The Typer parameter type of one shared option (kafka_ops.cmdoptions.OPTIONS[dest])."""
+    """The Typer parameter type of one shared option (kafka_ops.audit.cmdoptions.OPTIONS[dest])."""
     o = OPTIONS[dest]
     kind: Any
     if o.choices:
@@ -243,7 +243,7 @@ NowOpt = typer_option("now")
 def read_waiver_options(waive: list[str] | None, waive_file: Path | None) -> list[Any]:
     """The waivers of --waive and --waive-file (kafka_ops.audit.waivers_from), or one line saying which is wrong."""
     from kafka_ops.audit import waivers_from
-    from kafka_ops.options import OptionError, check_input_file
+    from kafka_ops.audit.options import OptionError, check_input_file
 
     if waive_file is not None:
         try:
@@ -339,7 +339,7 @@ def audit(
     emit(report, format.value, gate["fail_on"], output, verbose)
     # on stderr in every format: what the audit decided for itself and skipped, and (when stdout does not show
     # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
-    from kafka_ops.render import verdict
+    from kafka_ops.render.text import verdict
 
     say(run_summary(report))
     if output is not None or format in (AuditFormat.json, AuditFormat.junit, AuditFormat.html):
