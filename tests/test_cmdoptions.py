@@ -69,7 +69,7 @@ def test_one_command_line_is_one_audit_for_the_cli_and_the_collector(
 ) -> None:
     """What `kafka-ops audit ARGS` hands to the audit and what the collector reads of the same ARGS build equal
     AuditOptions (options named differently, a default that differs or a case rule would make them differ)."""
-    from kafka_ops.cli.framework import audit as audit_cmd
+    from kafka_ops.cli import audit as audit_cmd
 
     d1, d2 = tmp_path / "data-1", tmp_path / "data-2"
     d1.mkdir()

@@ -244,7 +244,9 @@ def test_the_walk_finds_function_body_relative_and_type_checking_imports(tmp_pat
     assert loops(found, {("facts", "checks"): "known"}) == []
 
 
-@pytest.mark.parametrize("entry", ["kafka_ops.__main__", "kafka_ops.fleet.__main__"])
+@pytest.mark.parametrize(
+    "entry", ["kafka_ops.__main__", "kafka_ops.cli.__main__", "kafka_ops.fleet.__main__"]
+)
 def test_entry_points_are_on_the_top_floor(entry: str) -> None:
     assert floor(entry) == "cli"
 

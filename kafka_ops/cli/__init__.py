@@ -14,7 +14,3 @@ def main(argv: list[str] | None = None) -> None:
     except KeyboardInterrupt:  # before a command runs (while importing): commands handle their own
         sys.stderr.write(f"{PROG}: interrupted\n")
         sys.exit(130)
-
-
-if __name__ == "__main__":
-    main()

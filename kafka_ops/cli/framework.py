@@ -483,5 +483,6 @@ def load_all() -> typer.Typer:
     import pkgutil
 
     for m in pkgutil.iter_modules(importlib.import_module(str(__package__)).__path__):
-        importlib.import_module(f"{__package__}.{m.name}")
+        if m.name != "__main__":  # the entry point (python -m kafka_ops.cli) runs the CLI when imported
+            importlib.import_module(f"{__package__}.{m.name}")
     return app

@@ -353,7 +353,7 @@ def run_check(
 ) -> tuple[int, str, str]:
     """`kafka-ops cluster check` in this process, as the entry point runs it, with the cluster's answer given
     (tests/lab/test_cluster_checks.py asks a real cluster): (exit code, stdout, stderr)."""
-    from kafka_ops.cli.framework import cluster as cluster_cmd
+    from kafka_ops.cli import cluster as cluster_cmd
     from kafka_ops.cli.framework import load_all
 
     monkeypatch.setattr(cluster_cmd, "ask_cluster", lambda *_a, **_k: json.loads(json.dumps(answer)))
