@@ -9,13 +9,13 @@ writes) make a fleet page with a host by check matrix.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 from pathlib import Path
 from typing import Any
 
 from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.checks.base import SEVERITY_RANK
+from kafka_ops.units import iso
 
 SEVERITY_ORDER = ["critical", "error", "warning", "info"]
 MAX_TOPIC_CHARTS = 12  # size-over-time small multiples per host: the largest topics
@@ -91,12 +91,6 @@ def load_report(path: Path) -> dict[str, Any]:
         where = ".".join(str(x) for x in err["loc"])
         raise ReportError(f"{path}: not a valid kafka-ops report: {where}: {err['msg']}") from None
     return doc
-
-
-def iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def build(reports: list[dict[str, Any]], sources: list[str] | None = None) -> dict[str, Any]:
@@ -238,7 +232,11 @@ def _host(r: dict[str, Any], source: str | None) -> dict[str, Any]:
 def _horizon(fc: dict[str, Any] | None) -> dict[str, Any] | None:
     if not fc:
         return None
-    return {"from": iso(fc["now_ms"]), "to": iso(fc["horizon_end_ms"]), "hours": fc["horizon_ms"] / 3_600_000}
+    return {
+        "from": iso(fc["now_ms"], "utc_min"),
+        "to": iso(fc["horizon_end_ms"], "utc_min"),
+        "hours": fc["horizon_ms"] / 3_600_000,
+    }
 
 
 def _matrix(hosts: list[str], checks: list[dict[str, Any]]) -> dict[str, Any]:
@@ -328,9 +326,9 @@ def _retention_chart(fc: dict[str, Any]) -> dict[str, Any]:
         s["color"] = (fb_colors if s["fallback"] else real_colors).pop(0)
     fb_total = sum(b or 0 for s in series if s["fallback"] for b in s["data"])
     return {
-        "bins": [iso(b) for b in bins], "bin_ms": size, "series": series,
+        "bins": [iso(b, "utc_min") for b in bins], "bin_ms": size, "series": series,
         "deleted_bytes": fc["deleted_bytes"], "fallback_bytes": fb_total,
-        "from": iso(now), "to": iso(end), "assumptions": fc.get("assumptions", []),
+        "from": iso(now, "utc_min"), "to": iso(end, "utc_min"), "assumptions": fc.get("assumptions", []),
     }  # fmt: skip
 
 
