@@ -208,7 +208,7 @@ class Lab:
 
 
 def _our_events(path: str) -> list[dict[str, object]]:
-    # the CLI writes json.dumps(ev, default=str) per event (commands/dump.py): the same encoding, one call
+    # the CLI writes json.dumps(ev, default=str) per event (cli/dump.py): the same encoding, one call
     return json.loads(json.dumps(list(dump_file(path, OPTS)), default=str))
 
 
@@ -1051,7 +1051,7 @@ MAX_BYTES = 3000
 
 
 def _our_options(option: str) -> DumpOptions:
-    """What ``kafka-ops dump`` runs for each kafka-dump-log.sh option (commands/dump.py)."""
+    """What ``kafka-ops dump`` runs for each kafka-dump-log.sh option (cli/dump.py)."""
     return {
         "offsets-decoder": DumpOptions(records=True, payloads=True, decoder=CONSUMER_OFFSETS),
         "transaction-log-decoder": DumpOptions(records=True, payloads=True, decoder=TRANSACTION_STATE),
