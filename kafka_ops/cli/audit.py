@@ -113,7 +113,7 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, ve
     from kafka_ops.render.models import validate
 
     validate(report)  # the published schema is what we print
-    if fmt == "html":  # one self-contained page (kafka_ops/render/report), written to --output (default report.html)
+    if fmt == "html":  # one self-contained page (render/report), written to --output (default report.html)
         from kafka_ops.cli.report import write_html
 
         target = output or Path("report.html")
