@@ -188,13 +188,13 @@ class StageClock:
 
 def stage_profile(dirs: list[str]) -> dict[str, float]:
     """One run_audit in one process with its stages' functions wrapped, then the CLI's render of its report."""
-    from kafka_ops import audit as audit_mod
-    from kafka_ops import render
+    from kafka_ops.audit import run as audit_mod
     from kafka_ops.broker import forecast, plan
     from kafka_ops.checks import load_all
     from kafka_ops.engine import logdir
     from kafka_ops.facts import collect
-    from kafka_ops.models import validate
+    from kafka_ops.render import text as render
+    from kafka_ops.render.models import validate
 
     clock = StageClock()
     patched: list[tuple[Any, str, Any]] = []

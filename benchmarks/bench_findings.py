@@ -34,8 +34,8 @@ from bench_audit import NOW, write_host
 
 from kafka_ops.audit import apply_gate, run_audit
 from kafka_ops.facts.collect import AuditOptions
-from kafka_ops.models import validate
-from kafka_ops.render import table_lines, write_json
+from kafka_ops.render.models import validate
+from kafka_ops.render.text import table_lines, write_json
 
 USERS = {"none": "root", "findings": "nobody"}
 os.environ.setdefault("KAFKA_OPS_WORKERS", "1")  # the same single process for both; the CLI too

@@ -37,7 +37,7 @@ from typing import Any
 
 LIB = r"""
 import json, resource, sys, time
-from kafka_ops import fixes
+from kafka_ops.remediate import fixes
 t0 = time.perf_counter()
 if sys.argv[1] == "apply":
     plan = fixes.plan_ownership(sys.argv[5:], int(sys.argv[2]), int(sys.argv[3]))

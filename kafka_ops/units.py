@@ -15,6 +15,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from collections.abc import Callable
+from typing import Literal, overload
 
 _NUMBER = re.compile(r"^[0-9]+(\.[0-9]+)?$")
 _SPAN_MS = {
@@ -127,8 +128,35 @@ def parse_now(text: str) -> int:
     return read_time(text)[0]
 
 
-def iso(ms: int) -> str:
-    t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+# The formats a time is shown in: each is a public output's, so it stays what it is (reports are compared byte
+# for byte); a new output takes one of these.
+TimeStyle = Literal["z", "z_ms", "utc_s", "utc_min"]
+
+
+@overload
+def iso(ms: int, style: TimeStyle = "z") -> str: ...
+@overload
+def iso(ms: None, style: TimeStyle = "z") -> None: ...
+@overload
+def iso(ms: int | None, style: TimeStyle = "z") -> str | None: ...
+def iso(ms: int | None, style: TimeStyle = "z") -> str | None:
+    """Epoch milliseconds as a UTC time (None stays None; a time out of range is shown as its number):
+    ``z`` 2026-11-01T10:46:21Z, milliseconds only when not zero (the notes on stderr, --now's);
+    ``z_ms`` 2026-11-01T10:46:21.000Z (the JSON report's times: the next-start plan, qos);
+    ``utc_s`` 2026-11-01 10:46:21 UTC (the findings' messages, forecast); ``utc_min`` 2026-11-01 10:46 UTC (the
+    HTML page)."""
+    if ms is None:
+        return None
+    try:
+        t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+    except (OverflowError, OSError, ValueError):
+        return str(ms)
+    if style == "z_ms":
+        return t.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    if style == "utc_s":
+        return t.strftime("%Y-%m-%d %H:%M:%S UTC")
+    if style == "utc_min":
+        return t.strftime("%Y-%m-%d %H:%M UTC")
     return t.strftime("%Y-%m-%dT%H:%M:%S") + (f".{ms % 1000:03d}" if ms % 1000 else "") + "Z"
 
 

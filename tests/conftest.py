@@ -52,7 +52,7 @@ def broken_host(tmp_path_factory: pytest.TempPathFactory) -> SimulatedHost:
 @pytest.fixture
 def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str]]:
     """The CLI in this process, as the entry point runs it: cli(*args) -> (exit code, stdout, stderr)."""
-    from kafka_ops.commands import load_all
+    from kafka_ops.cli.framework import load_all
 
     def run(*args: str) -> tuple[int, str, str]:
         code = load_all()(args=[str(a) for a in args], standalone_mode=False)

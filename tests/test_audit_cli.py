@@ -7,7 +7,7 @@ import subprocess
 import sys
 from xml.etree import ElementTree as ET
 
-from kafka_ops.models import SCHEMA_PATH, json_schema, validate
+from kafka_ops.render.models import SCHEMA_PATH, json_schema, validate
 from kafka_ops.simulator.host import Failures, HostSpec, simulate_host
 
 from .conftest import NOW_MS
@@ -32,7 +32,7 @@ def base_args(host) -> list[str]:  # type: ignore[no-untyped-def]
 
 def test_published_schema_is_the_models_schema() -> None:
     assert json.loads(SCHEMA_PATH.read_text()) == json.loads(json.dumps(json_schema(), sort_keys=True)), (
-        "run `python -m kafka_ops.models` and commit the schema"
+        "run `python -m kafka_ops.render.models` and commit the schema"
     )
 
 

@@ -13,7 +13,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from kafka_ops.render import groups, one_line
+from kafka_ops.render.text import groups, one_line
 from kafka_ops.simulator.host import SimulatedHost
 
 from .conftest import NOW_MS
@@ -127,7 +127,7 @@ def test_table_verbose_prints_every_finding_whole(
 def test_table_lists_a_few_paths_of_a_large_group(report: dict[str, Any]) -> None:
     from rich.console import Console
 
-    from kafka_ops.render import to_table
+    from kafka_ops.render.text import to_table
 
     many = dict(report)
     base = next(f for f in report["findings"] if f["check"] == "DIR001")

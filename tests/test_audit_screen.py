@@ -22,7 +22,7 @@ SUMMARY = re.compile(
 @pytest.fixture(scope="module")
 def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The host `make demo` builds: `kafka-ops simulate DIR --fail all`, in a tmp dir."""
-    from kafka_ops.commands import load_all
+    from kafka_ops.cli.framework import load_all
 
     root = tmp_path_factory.mktemp("demo") / "demo-host"
     assert load_all()(args=["simulate", str(root), "--fail", "all"], standalone_mode=False) in (0, None)
@@ -108,7 +108,7 @@ def many(n: int, *, same_text: bool) -> dict[str, Any]:
 def test_20000_findings_of_one_check_are_one_group_in_under_1000_lines(same_text: bool) -> None:
     from rich.console import Console
 
-    from kafka_ops.render import table_lines, to_table
+    from kafka_ops.render.text import table_lines, to_table
 
     report = many(20_000, same_text=same_text)
     lines = [line for line, _ in table_lines(report, 80)]
@@ -130,7 +130,7 @@ def test_20000_findings_of_one_check_are_one_group_in_under_1000_lines(same_text
 
 
 def test_json_is_the_report_with_one_finding_a_line() -> None:
-    from kafka_ops.render import write_json
+    from kafka_ops.render.text import write_json
 
     report = many(300, same_text=False)
     report["findings"][7]["message"] = 'a name with a newline\n and a quote " in it'

@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kafka_ops.audit import partition_row, run_audit
+from kafka_ops.audit.options import audit_options
 from kafka_ops.facts import collect, mounts, pool
-from kafka_ops.options import audit_options
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, simulate_host
 from tests.conftest import NOW_MS
 

@@ -1,14 +1,14 @@
 """The check catalogue is a public interface: stable ids, a doc page for each, listed in docs/checks.md (generated
-from the registry by kafka_ops.catalogue, never by hand) and linked from the README."""
+from the registry by kafka_ops.render.catalogue, never by hand) and linked from the README."""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
 
-from kafka_ops.catalogue import render
 from kafka_ops.checks import doc_page, load_all
 from kafka_ops.checks.base import SEVERITIES
+from kafka_ops.render.catalogue import render
 
 ROOT = Path(__file__).resolve().parents[1]
 SECTIONS = [
@@ -58,7 +58,7 @@ def test_docs_checks_md_is_the_generated_catalogue() -> None:
         assert f"| [{cid}](../kafka_ops/checks/docs/{cid}.md) | {spec.severity} | " in text, cid
         assert (ROOT / "kafka_ops" / "checks" / "docs" / f"{cid}.md").is_file()
     on_disk = (ROOT / "docs" / "checks.md").read_text(encoding="utf-8")
-    assert on_disk == text, "docs/checks.md is stale: python -m kafka_ops.catalogue > docs/checks.md"
+    assert on_disk == text, "docs/checks.md is stale: python -m kafka_ops.render.catalogue > docs/checks.md"
 
 
 def test_readme_links_the_catalogue() -> None:

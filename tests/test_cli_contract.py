@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import typer.main
 
-from kafka_ops.commands import Group, load_all
+from kafka_ops.cli.framework import Group, load_all
 from kafka_ops.units import DURATION_HELP
 
 BOXES = ("╭", "│", "Traceback", "Value error", "Input should", "pydantic", "Usage:", "Try '")
@@ -238,7 +238,7 @@ def test_out_of_range_missing_values_and_extra_arguments(
 def test_a_bug_is_exit_3_with_one_line_and_the_traceback_on_request(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
-    import kafka_ops.commands.audit as audit_cmd
+    import kafka_ops.cli.audit as audit_cmd
 
     def broken(*_: Any, **__: Any) -> Any:
         return {}["no such key"]  # what a bug looks like: an exception nobody expected
@@ -281,9 +281,9 @@ def test_the_installed_entry_point_keeps_the_contract(tmp_path: Path) -> None:
 
 
 def test_the_lazy_command_table_says_what_each_command_says() -> None:
-    """`kafka-ops --help` lists kafka_ops.commands.COMMANDS without importing the commands: the table holds
+    """`kafka-ops --help` lists kafka_ops.cli.framework.COMMANDS without importing the commands: the table holds
     every command, in Typer's order, with the summary its own docstring gives."""
-    from kafka_ops.commands import COMMANDS, _first_clause, _paragraphs
+    from kafka_ops.cli.framework import COMMANDS, _first_clause, _paragraphs
 
     group = typer.main.get_command(load_all())
     assert list(COMMANDS) == list(group.commands)  # type: ignore[attr-defined]
@@ -297,12 +297,12 @@ def test_help_imports_only_what_it_shows(tmp_path: Path) -> None:
     probe = (
         "import sys\nfrom kafka_ops.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
         "print('MODULES', *sorted(m.split('.')[0] if m.startswith(('pydantic', 'rich')) else m for m in sys.modules"
-        " if m.startswith(('kafka_ops.commands.', 'kafka_ops.audit', 'pydantic', 'rich'))))"
+        " if m.startswith(('kafka_ops.cli.framework.', 'kafka_ops.audit', 'pydantic', 'rich'))))"
     )
     env = {**os.environ, "COLUMNS": "100"}
     for args, allowed in (
         (["--help"], set()),
-        (["dump", "-h"], {"kafka_ops.commands.dump", "pydantic", "pydantic_core"}),
+        (["dump", "-h"], {"kafka_ops.cli.dump", "pydantic", "pydantic_core"}),
     ):
         r = subprocess.run(
             [sys.executable, "-c", probe, *args], capture_output=True, text=True, cwd=tmp_path, env=env
@@ -310,7 +310,7 @@ def test_help_imports_only_what_it_shows(tmp_path: Path) -> None:
         help_text, _, modules = r.stdout.rpartition("MODULES")
         assert set(modules.split()) <= allowed, modules
         full = subprocess.run(
-            [sys.executable, "-c", "import sys\nfrom kafka_ops.commands import load_all\nload_all()(sys.argv[1:])", *args],
+            [sys.executable, "-c", "import sys\nfrom kafka_ops.cli.framework import load_all\nload_all()(sys.argv[1:])", *args],
             capture_output=True, text=True, cwd=tmp_path, env=env,
         )  # fmt: skip
         assert help_text == full.stdout and full.stdout.startswith("Usage: kafka-ops")

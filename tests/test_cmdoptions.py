@@ -1,4 +1,4 @@
-"""The audit's options are declared once (kafka_ops.cmdoptions) and every door takes them from there (issue 24:
+"""The audit's options are declared once (kafka_ops.audit.cmdoptions) and every door takes them from there (issue 24:
 they were declared in commands/audit.py, forecast.py and fleet.py, plus an argparse copy in remote.py): `kafka-ops
 audit`, `forecast` and `fleet audit` (Typer) and the collector shipped to broker hosts (argparse) take the same
 names, help and defaults, and the same command line means the same audit to the CLI and to the collector."""
@@ -13,10 +13,10 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from kafka_ops import remote
-from kafka_ops.cmdoptions import GATE, INPUTS, OPTIONS
-from kafka_ops.commands import _choices, load_all
-from kafka_ops.options import audit_options
+from kafka_ops.audit.cmdoptions import GATE, INPUTS, OPTIONS
+from kafka_ops.audit.options import audit_options
+from kafka_ops.cli.framework import _choices, load_all
+from kafka_ops.collector import remote
 
 GROUP = typer.main.get_command(load_all())
 
@@ -69,7 +69,7 @@ def test_one_command_line_is_one_audit_for_the_cli_and_the_collector(
 ) -> None:
     """What `kafka-ops audit ARGS` hands to the audit and what the collector reads of the same ARGS build equal
     AuditOptions (options named differently, a default that differs or a case rule would make them differ)."""
-    from kafka_ops.commands import audit as audit_cmd
+    from kafka_ops.cli import audit as audit_cmd
 
     d1, d2 = tmp_path / "data-1", tmp_path / "data-2"
     d1.mkdir()

@@ -8,7 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kafka_ops import brokerlogs, ship
+from kafka_ops.collector import ship
+from kafka_ops.facts import brokerlogs
 from kafka_ops.simulator.host import Failures, HostSpec, simulate_host
 from tests.conftest import NOW_MS
 

@@ -161,7 +161,7 @@ def test_undo_reads_a_version_1_journal(tmp_path, broker_user) -> None:  # type:
 
 
 def test_mode_specs_mean_what_chmod_means() -> None:
-    from kafka_ops.fixes import parse_mode
+    from kafka_ops.remediate.fixes import parse_mode
 
     default = parse_mode("u+rwX")
     assert default(0o400, False) == 0o600 and default(0o500, True) == 0o700

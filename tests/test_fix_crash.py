@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops import fixes
+from kafka_ops.remediate import fixes
 
 UID = GID = 54321  # the broker user: a number is enough for chown
 REPO = str(Path(__file__).resolve().parent.parent)
 
 APPLY = """
 import sys
-from kafka_ops import fixes
+from kafka_ops.remediate import fixes
 if sys.argv[3] == "plan":  # the plan in memory, then applied (the collector's way)
     plan = fixes.plan_ownership([sys.argv[1]], 54321, 54321)
     print("go", flush=True)
@@ -33,7 +33,7 @@ else:  # planned and applied as it walks (the CLI's way)
 """
 UNDO = """
 import sys
-from kafka_ops import fixes
+from kafka_ops.remediate import fixes
 print("go", flush=True)
 fixes.undo(sys.argv[1])
 """

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops import fixes
+from kafka_ops.remediate import fixes
 
 HOSTILE = "kopshostile"
 SUID = stat.S_ISUID | stat.S_ISGID

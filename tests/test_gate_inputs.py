@@ -158,7 +158,7 @@ def test_partitions_kafka_ops_cannot_read_are_refused_not_passed(readable_copy: 
     """Not a PASS whose plan "loads every segment as it is": exit 2 naming a path and what to do. As root, the
     shipped collector (stdlib only, the same audit) runs as nobody with the system python3; as another user the
     CLI too."""
-    from kafka_ops import ship
+    from kafka_ops.collector import ship
 
     log_dir, part = readable_copy
     args = ["--log-dir", log_dir, "--expect-mount", f"{log_dir}=/", "--broker-state", "stopped",

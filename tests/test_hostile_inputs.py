@@ -22,12 +22,12 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops import ship
+from kafka_ops.collector import ship
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, simulate_host
 from tests.conftest import NOW_MS
 
 CLI = [sys.executable, "-m", "kafka_ops.cli"]
-COLLECTOR = [sys.executable, "-m", "kafka_ops.remote"]
+COLLECTOR = [sys.executable, "-m", "kafka_ops.collector.remote"]
 SECRET = "TOPSECRET-root-only-7f3a9c"
 # runs the command given as its arguments and reports the child's peak RSS (KiB) as the last line of stderr
 _PEAK_RSS = (

@@ -24,16 +24,17 @@ import kafka_ops
 # The floors, lowest first: a module may import from its floor and the ones below it.
 FLOORS = (
     "ground",  # bytes on disk and units of measure: engine/, units.py (and the package's __version__)
-    "facts",  # what is gathered on a host: facts/, brokerlogs.py (the broker's own logs)
+    "facts",  # what is gathered on a host: facts/ (the broker's own logs too: facts/brokerlogs.py)
     "broker",  # the broker model: what Kafka will do with the facts
     "checks",  # the rules: facts and model in, findings out
-    "audit",  # running the checks (audit.py), the options of an audit (declared and read), the fixes (fixes.py)
-    "collector",  # what runs on the host (remote.py) and its build (ship.py)
-    "render",  # the report's renderers, its model and the catalogue generated from the registry
-    "services",  # the other engines as they stand today: cluster client, spark helpers, dump
+    "audit",  # running the checks: audit/ (context, run, waivers, the options of an audit, declared and read)
+    "remediate",  # the fixes: remediate/
+    "collector",  # what runs on the host (collector/remote.py) and its build (collector/ship.py)
+    "render",  # render/: the report's renderers, its model and the catalogue generated from the registry
+    "services",  # the other engines as they stand today: cluster client, spark helpers
     "apps",  # jobs built on the audit and the services: fleet, qos, simulator
-    "commands",  # the CLI's commands
-    "cli",  # the entry points: cli.py, kafka_ops/__main__.py and every other __main__ module
+    "cli",  # the entry points: cli/ (the app, its framework, one module per command), kafka_ops/__main__.py and
+    # every other __main__ module
 )
 # (kafka_ops/fleet/__main__.py is spark-submit's program, `kafka-ops fleet` run by Spark: it calls the CLI's
 # commands, as a door does; its path is in docs/fleet.md, so it stays in fleet/ and counts as an entry point.)
@@ -42,26 +43,18 @@ UNITS = {
     "engine": "ground",
     "units": "ground",
     "facts": "facts",
-    "brokerlogs": "facts",
+    "brokerlogs": "facts",  # a deprecated shim of facts.brokerlogs (a documented path)
     "broker": "broker",
     "checks": "checks",
     "audit": "audit",
-    "options": "audit",
-    "cmdoptions": "audit",
-    "fixes": "audit",
-    "remote": "collector",
-    "ship": "collector",
+    "remediate": "remediate",
+    "collector": "collector",
     "render": "render",
-    "report": "render",
-    "models": "render",
-    "catalogue": "render",
     "cluster": "services",
     "spark": "services",
-    "dump": "services",
     "fleet": "apps",
     "qos": "apps",
     "simulator": "apps",
-    "commands": "commands",
     "cli": "cli",
     "__main__": "cli",
 }
@@ -251,7 +244,9 @@ def test_the_walk_finds_function_body_relative_and_type_checking_imports(tmp_pat
     assert loops(found, {("facts", "checks"): "known"}) == []
 
 
-@pytest.mark.parametrize("entry", ["kafka_ops.__main__", "kafka_ops.fleet.__main__"])
+@pytest.mark.parametrize(
+    "entry", ["kafka_ops.__main__", "kafka_ops.cli.__main__", "kafka_ops.fleet.__main__"]
+)
 def test_entry_points_are_on_the_top_floor(entry: str) -> None:
     assert floor(entry) == "cli"
 

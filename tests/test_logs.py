@@ -1,4 +1,4 @@
-"""`kafka-ops logs` and kafka_ops.brokerlogs: the broker's own log lines, across the formats of Kafka versions."""
+"""`kafka-ops logs` and kafka_ops.facts.brokerlogs: the broker's own log lines, across the formats of Kafka versions."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import threading
 import time
 from pathlib import Path
 
-from kafka_ops import brokerlogs
+from kafka_ops.facts import brokerlogs
 from kafka_ops.facts.logs import parse_line
 
 # seed 002's broker (0.10.2): an OOM kill, then index rebuilds at the next start

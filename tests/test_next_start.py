@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from kafka_ops.broker.plan import plan_sentences
-from kafka_ops.models import validate
+from kafka_ops.render.models import validate
 
 from .checks.index_hosts import NOW_MS, Failures, audit, bases, seg_path, simulate
 from .checks.osusers import Users, broker_users, open_tmp  # noqa: F401

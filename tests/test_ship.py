@@ -9,8 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kafka_ops import ship
 from kafka_ops.audit import run_audit
+from kafka_ops.collector import ship
 from kafka_ops.facts.collect import AuditOptions
 from kafka_ops.simulator.host import SimulatedHost
 from tests.conftest import NOW_MS
@@ -81,5 +81,5 @@ def test_collector_refuses_an_old_python_with_one_line() -> None:
 
 
 def test_role_copy_is_a_fresh_build() -> None:
-    # the kafka_preflight role ships this file; rebuild with `python -m kafka_ops.ship` after changing a check
-    assert ship.ROLE_COPY.read_text() == ship.build(), "run: python -m kafka_ops.ship"
+    # the kafka_preflight role ships this file; rebuild with `python -m kafka_ops.collector.ship` after changing a check
+    assert ship.ROLE_COPY.read_text() == ship.build(), "run: python -m kafka_ops.collector.ship"

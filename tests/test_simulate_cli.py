@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.commands.simulate import refuse_target
+from kafka_ops.cli.simulate import refuse_target
 from kafka_ops.simulator.host import Failures
 
 from .conftest import NOW_MS, tree

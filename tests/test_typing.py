@@ -21,7 +21,7 @@ TYPED = (
     "kafka_ops/facts",
     "kafka_ops/broker",
     "kafka_ops/checks",
-    "kafka_ops/audit.py",
+    "kafka_ops/audit/run.py",
 )
 # a parameter named ctx that is untyped (``ctx,`` / ``ctx)``), or typed as Any
 UNTYPED_CTX = re.compile(r"\bctx\s*(?:[,)]|:\s*Any\b)")

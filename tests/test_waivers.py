@@ -12,7 +12,7 @@ from xml.etree import ElementTree as ET
 
 import pytest
 
-from kafka_ops.models import validate
+from kafka_ops.render.models import validate
 from kafka_ops.simulator.host import SimulatedHost
 
 from .conftest import NOW_MS, tree

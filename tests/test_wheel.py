@@ -29,7 +29,7 @@ def wheel_packages() -> list[str]:
 def test_the_wheel_holds_kafka_ops_and_not_the_broker_lab() -> None:
     assert (ROOT / "kafka_lab" / "broker.py").is_file()  # the lab is there to be left out
     packages = wheel_packages()
-    assert "kafka_ops" in packages and "kafka_ops.commands" in packages
+    assert "kafka_ops" in packages and "kafka_ops.cli" in packages
     outside = [p for p in packages if p.split(".")[0] != "kafka_ops"]
     assert outside == [], f"the wheel would hold packages besides kafka_ops: {outside}"
     lab = [p for p in packages if "lab" in p.split(".")]

@@ -40,7 +40,6 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -60,6 +59,7 @@ from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
+from kafka_ops.units import iso
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"
 SWAPPED_IN = swaps.SWAPPED_IN  # its .log replaced at load by a .swap leftover's records (broker.swaps)
@@ -73,16 +73,6 @@ RECOVERY = "recovery"  # deleted at the start by LogLoader.recoverLog after a tr
 DELETE_DIR = suffixed_dirs.DELETE_DIR
 SWAP = swaps.SWAP  # deleted at the start: a .swap leftover that is swapped in covers it
 DELETED_AT_LOAD, KEPT = leftovers.DELETED_AT_LOAD, leftovers.KEPT  # LeftoverFate.fate
-
-
-def iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return (
-        dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
-        .isoformat(timespec="milliseconds")
-        .replace("+00:00", "Z")
-    )
 
 
 @dataclass(slots=True)
@@ -102,7 +92,7 @@ class SegmentFate:
     def to_dict(self) -> dict[str, Any]:
         return {
             "log": self.log, "topic": self.topic, "partition": self.partition, "base_offset": self.base_offset,
-            "load": self.load, "truncated_bytes": self.truncated_bytes, "deleted_at": iso(self.deleted_at),
+            "load": self.load, "truncated_bytes": self.truncated_bytes, "deleted_at": iso(self.deleted_at, "z_ms"),
             "deleted_by": self.deleted_by, "reason": self.reason, "checks": sorted(set(self.checks)),
         }  # fmt: skip
 

@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 
+from kafka_ops import units
 from kafka_ops.engine.logdir import TS_LOG, TS_ZERO_PADDING, Segment, log_max_timestamp
 from kafka_ops.engine.records import BatchScanner, LogBuffer
 from kafka_ops.facts.collect import PartitionFacts
@@ -22,12 +22,8 @@ TS_ACTIVE = "active_segment"
 
 
 def iso(ms: int | None) -> str:
-    if ms is None:
-        return "unknown"
-    try:
-        return dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    except (OverflowError, OSError, ValueError):
-        return str(ms)
+    """A time in the findings' messages (units.iso's utc_s), 'unknown' when not known."""
+    return "unknown" if ms is None else units.iso(ms, "utc_s")
 
 
 def predicted_timestamp(pf: PartitionFacts, seg: Segment, running: bool = False) -> tuple[int | None, str]:

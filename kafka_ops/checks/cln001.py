@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.broker.cleaner import affected_by_6854
-from kafka_ops.brokerlogs import CleanerDeath, cleaner_deaths
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
+from kafka_ops.facts.brokerlogs import CleanerDeath, cleaner_deaths
 from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
 

@@ -2,7 +2,7 @@
 
 ``kafka-ops fix systemd`` writes what the findings recommend; the Ansible role kafka_systemd manages its drop-in
 in every case, so it needs the same numbers when the unit is already right: ``python3 collector systemd ...``
-prints them (see kafka_ops.remote). Standard library only (shipped to broker hosts). No rule is repeated here:
+prints them (see kafka_ops.collector.remote). Standard library only (shipped to broker hosts). No rule is repeated here:
 the stop timeout is SYSD001's estimate, LimitNOFILE SYSD003's need, the stop path SYSD002's drop-in.
 
 Two rules keep a managed unit still (the role runs on every deploy, on live brokers whose data grows):

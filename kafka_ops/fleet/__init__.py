@@ -8,5 +8,5 @@ rows and findings stream back; findings, reports and per-host tallies are collec
 Results are kept as Parquet at any URI Spark writes (``kafka_ops.fleet.results``). On a cluster the job ships
 kafka-ops and the SSH credentials with itself (``kafka_ops.fleet.shipping``).
 
-Only this package and ``kafka_ops.commands.fleet`` import pyspark, paramiko and ansible (the ``spark`` extra).
+Only this package and ``kafka_ops.cli.fleet`` import pyspark, paramiko and ansible (the ``spark`` extra).
 """

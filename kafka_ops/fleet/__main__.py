@@ -24,7 +24,7 @@ def _stderr_to_spark_submit() -> None:
 
 
 def main() -> None:
-    from kafka_ops.commands import load_all
+    from kafka_ops.cli.framework import load_all
 
     _stderr_to_spark_submit()
     load_all()(["fleet", *sys.argv[1:]], prog_name="kafka-ops")

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from kafka_ops.engine.shell import printable
-from kafka_ops.render import markup_safe as esc
+from kafka_ops.render.text import markup_safe as esc
 from kafka_ops.units import human_bytes
 
 

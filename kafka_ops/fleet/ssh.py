@@ -1,6 +1,6 @@
 """Run the stdlib collector on a remote host over SSH (paramiko) and stream its JSON lines back.
 
-No agent is installed and nothing is written on the host: the collector script (``kafka_ops.ship.build``) is the
+No agent is installed and nothing is written on the host: the collector script (``kafka_ops.collector.ship.build``) is the
 stdin of ``python3 - stream ...``, run through ``sudo -n -u <broker user>`` when the SSH user is not the broker user,
 so that files are opened as the broker opens them. Host keys are checked against known_hosts (paramiko's
 ``RejectPolicy``: an unknown or changed key is refused); authentication uses the inventory's key file, then the

@@ -132,8 +132,8 @@ def _local_metadata(t: Target, log_dirs: Iterable[str]) -> tuple[list[Record], l
 
 def audit_local(t: Target, s: dict[str, Any]) -> Iterator[Record]:
     from kafka_ops.audit import apply_gate, partition_row, run_audit
+    from kafka_ops.audit.options import audit_options
     from kafka_ops.engine.errors import EngineError
-    from kafka_ops.options import audit_options
 
     start = time.monotonic()
     rows: list[Record] = []
@@ -233,7 +233,7 @@ def audit_hosts(targets: list[Target], s: dict[str, Any]) -> Iterator[Record]:
 
     script = ""
     if any(not t.local for t in targets):
-        from kafka_ops import ship
+        from kafka_ops.collector import ship
         from kafka_ops.fleet.shipping import need_paramiko
 
         need_paramiko()  # else every SSH host would be a misleading FLEET005: the job fails with how to ship

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kafka_ops.qos.identifiers import IdSpec, id_column
-from kafka_ops.qos.logs import CONSUMED, REBALANCE_KINDS, START, LogEvent, iso
+from kafka_ops.qos.logs import CONSUMED, REBALANCE_KINDS, START, LogEvent
+from kafka_ops.units import iso
 
 if TYPE_CHECKING:
     from pyspark.sql import DataFrame
@@ -45,14 +46,14 @@ class MissingRange:
             "first_offset": self.first_offset,
             "last_offset": self.last_offset,
             "records": self.records,
-            "first_timestamp": iso(self.first_ms),
-            "last_timestamp": iso(self.last_ms),
+            "first_timestamp": iso(self.first_ms, "z_ms"),
+            "last_timestamp": iso(self.last_ms, "z_ms"),
             "ids": self.ids,
             "rebalances": self.rebalances,
             "skipped_by": None
             if self.skip is None
             else {
-                "time": iso(self.skip.time_ms),
+                "time": iso(self.skip.time_ms, "z_ms"),
                 "pod": self.skip.pod,
                 "first_offset": self.skip.first,
                 "last_offset": self.skip.last,
@@ -205,10 +206,10 @@ def compare(
         "source": {
             "records": total("records"),
             "without_id": total("no_id"),
-            "first_timestamp": iso(min(los)) if los else None,
-            "last_timestamp": iso(max(his)) if his else None,
-            "from": iso(from_ms),
-            "to": iso(to_ms),
+            "first_timestamp": iso(min(los), "z_ms") if los else None,
+            "last_timestamp": iso(max(his), "z_ms") if his else None,
+            "from": iso(from_ms, "z_ms"),
+            "to": iso(to_ms, "z_ms"),
             "id": str(source_id),
         },
         "sink": {
@@ -228,7 +229,7 @@ def compare(
                     "topic": d.topic,
                     "partition": d.partition,
                     "offset": d.offset,
-                    "timestamp": iso(d.timestamp_ms),
+                    "timestamp": iso(d.timestamp_ms, "z_ms"),
                     "sink_count": d.sink_n,
                     "source_count": d.source_n,
                 }
@@ -237,8 +238,8 @@ def compare(
         },
         "windows": [
             {
-                "start": iso(w.window),
-                "end": iso(w.window + window_ms) if w.window is not None else None,
+                "start": iso(w.window, "z_ms"),
+                "end": iso(w.window + window_ms, "z_ms") if w.window is not None else None,
                 "topic": w.topic,
                 "partition": w.partition,
                 "records": w.records,

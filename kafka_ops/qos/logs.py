@@ -43,6 +43,7 @@ from zoneinfo import ZoneInfo
 
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.fileio import open_regular
+from kafka_ops.units import iso
 
 REVOKED, ASSIGNED, LOST, JOINING, JOINED, LEAVE, START, CONSUMED = (
     "revoked", "assigned", "lost", "joining", "joined", "leave", "start", "consumed",
@@ -122,7 +123,7 @@ class LogEvent:
 
     def to_dict(self) -> dict[str, object]:
         return {
-            "time": iso(self.time_ms),
+            "time": iso(self.time_ms, "z_ms"),
             "pod": self.pod,
             "kind": self.kind,
             "partitions": [f"{t}-{p}" for t, p in self.partitions],
@@ -133,14 +134,6 @@ class LogEvent:
             "file": self.file,
             "line": self.line,
         }
-
-
-def iso(ms: int | None) -> str | None:
-    if ms is None:
-        return None
-    return (
-        dt.datetime.fromtimestamp(ms / 1000, dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    )
 
 
 def parse_tp(text: str) -> tuple[str, int] | None:

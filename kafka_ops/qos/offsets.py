@@ -22,7 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-from kafka_ops.qos.logs import ASSIGNED, CONSUMED, JOINED, JOINING, LEAVE, LOST, REVOKED, START, LogEvent, iso
+from kafka_ops.qos.logs import ASSIGNED, CONSUMED, JOINED, JOINING, LEAVE, LOST, REVOKED, START, LogEvent
+from kafka_ops.units import iso
 
 GAP, REWIND, UNASSIGNED = "gap", "rewind", "unassigned"
 
@@ -67,7 +68,7 @@ class OffsetFinding:
             "topic": self.topic,
             "partition": self.partition,
             "pod": self.pod,
-            "time": iso(self.time_ms),
+            "time": iso(self.time_ms, "z_ms"),
             "first_offset": self.first_offset,
             "last_offset": self.last_offset,
             "offsets": self.offsets,

@@ -15,7 +15,7 @@ from ..conftest import NOW_MS
 @pytest.fixture(autouse=True)
 def _only_cln002(monkeypatch: pytest.MonkeyPatch) -> None:
     """Run only CLN002: the audit stays fast and independent of the other checks."""
-    import kafka_ops.audit as audit_module
+    import kafka_ops.audit.run as audit_module
     from kafka_ops.checks import load_all
 
     monkeypatch.setattr(

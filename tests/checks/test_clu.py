@@ -13,7 +13,7 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.broker.replication import Waiver, catch_up_blockers, stop_risks, unhealthy
-from kafka_ops.commands.cluster import decide
+from kafka_ops.cli.cluster import decide
 from kafka_ops.facts.collect import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
 
@@ -353,8 +353,8 @@ def run_check(
 ) -> tuple[int, str, str]:
     """`kafka-ops cluster check` in this process, as the entry point runs it, with the cluster's answer given
     (tests/lab/test_cluster_checks.py asks a real cluster): (exit code, stdout, stderr)."""
-    from kafka_ops.commands import cluster as cluster_cmd
-    from kafka_ops.commands import load_all
+    from kafka_ops.cli import cluster as cluster_cmd
+    from kafka_ops.cli.framework import load_all
 
     monkeypatch.setattr(cluster_cmd, "ask_cluster", lambda *_a, **_k: json.loads(json.dumps(answer)))
     code = load_all()(

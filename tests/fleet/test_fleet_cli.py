@@ -11,13 +11,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kafka_ops.commands import load_all
+from kafka_ops.cli.framework import load_all
 
 
 @pytest.fixture
 def no_spark(monkeypatch: pytest.MonkeyPatch) -> None:
     """Starting Spark fails the test: these answers must come without it."""
-    import kafka_ops.commands.fleet as fleet_cmd
+    import kafka_ops.cli.fleet as fleet_cmd
 
     def refuse(*_a: Any, **_k: Any) -> None:
         raise AssertionError("Spark was started")

@@ -14,11 +14,11 @@ import pytest
 from typer.testing import CliRunner
 
 from kafka_ops.audit import run_audit
-from kafka_ops.commands import load_all
+from kafka_ops.cli.framework import load_all
 from kafka_ops.facts.collect import AuditOptions
 from kafka_ops.fleet.inventory import read_inventory
 from kafka_ops.fleet.job import run_fleet
-from kafka_ops.models import validate
+from kafka_ops.render.models import validate
 from kafka_ops.simulator.host import SimulatedHost
 from tests.conftest import NOW_MS
 from tests.fleet.conftest import Fleet, me

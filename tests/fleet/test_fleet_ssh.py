@@ -9,7 +9,7 @@ from typing import Any
 
 from kafka_ops.fleet.inventory import read_inventory
 from kafka_ops.fleet.job import run_fleet
-from kafka_ops.models import validate
+from kafka_ops.render.models import validate
 from tests.conftest import NOW_MS
 from tests.fleet.conftest import SshLab
 from tests.fleet.test_fleet_local import KEY, cli_findings

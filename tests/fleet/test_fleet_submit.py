@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from kafka_ops.commands import load_all
+from kafka_ops.cli.framework import load_all
 from kafka_ops.fleet.submit import SubmitError, split
 from tests.conftest import NOW_MS
 from tests.fleet.conftest import Fleet, me

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops import ship
+from kafka_ops.collector import ship
 from kafka_ops.fleet.inventory import Target
 from kafka_ops.fleet.shipping import package_zip, resolve_credentials
 
@@ -25,7 +25,7 @@ def test_the_package_zip_imports_and_builds_the_same_collector_from_inside_the_z
     assert not [n for n in names if "__pycache__" in n or n.endswith(".pyc")]
     # -I: no site-packages, no PYTHONPATH: kafka_ops comes from the zip alone, as on an executor
     code = (
-        f"import sys; sys.path.insert(0, {str(z)!r}); import kafka_ops.ship as s; "
+        f"import sys; sys.path.insert(0, {str(z)!r}); import kafka_ops.collector.ship as s; "
         "assert s.__file__.startswith(sys.path[0]), s.__file__; sys.stdout.write(s.build())"
     )
     r = subprocess.run([sys.executable, "-I", "-c", code], capture_output=True, text=True, timeout=120)

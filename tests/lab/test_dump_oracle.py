@@ -44,7 +44,7 @@ import pytest
 
 from kafka_lab import dumplog, jars
 from kafka_lab.versions import CI_VERSIONS, Version, parse
-from kafka_ops.dump import DumpOptions, _payload, dump_file
+from kafka_ops.engine.dump import DumpOptions, _payload, dump_file
 from kafka_ops.engine.internal_topics import CONSUMER_OFFSETS, TRANSACTION_STATE
 from kafka_ops.engine.layout import parse_kraft_snapshot, parse_partition_dir, parse_segment_file
 from kafka_ops.engine.records import (
@@ -208,7 +208,7 @@ class Lab:
 
 
 def _our_events(path: str) -> list[dict[str, object]]:
-    # the CLI writes json.dumps(ev, default=str) per event (commands/dump.py): the same encoding, one call
+    # the CLI writes json.dumps(ev, default=str) per event (cli/dump.py): the same encoding, one call
     return json.loads(json.dumps(list(dump_file(path, OPTS)), default=str))
 
 
@@ -290,7 +290,7 @@ def _control_id(control_type: object) -> int:
 
 
 def _payload_bytes(s: object) -> bytes | None:
-    """Inverse of kafka_ops.dump._payload: UTF-8 text as is, other bytes as "0x" + hex.
+    """Inverse of kafka_ops.engine.dump._payload: UTF-8 text as is, other bytes as "0x" + hex.
 
     (The two collide only for a text value that itself reads "0x" + the hex of invalid UTF-8.)
     """
@@ -1051,7 +1051,7 @@ MAX_BYTES = 3000
 
 
 def _our_options(option: str) -> DumpOptions:
-    """What ``kafka-ops dump`` runs for each kafka-dump-log.sh option (commands/dump.py)."""
+    """What ``kafka-ops dump`` runs for each kafka-dump-log.sh option (cli/dump.py)."""
     return {
         "offsets-decoder": DumpOptions(records=True, payloads=True, decoder=CONSUMER_OFFSETS),
         "transaction-log-decoder": DumpOptions(records=True, payloads=True, decoder=TRANSACTION_STATE),

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from kafka_lab.seed004 import PHASE1, PHASE2, PHASE3, SOURCE, A, B, Seed004Run, run
-from kafka_ops.commands import load_all
+from kafka_ops.cli.framework import load_all
 from tests.lab.conftest import _lab_skip_reason
 
 pytestmark = pytest.mark.lab

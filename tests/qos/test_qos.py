@@ -12,7 +12,7 @@ import pytest
 from pyspark.sql import SparkSession
 from typer.testing import CliRunner
 
-from kafka_ops.commands import load_all
+from kafka_ops.cli.framework import load_all
 from kafka_ops.qos.compare import compare
 from kafka_ops.qos.identifiers import parse_id_spec
 from kafka_ops.qos.sinks import read_files

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from kafka_ops.report import ReportError, build, load_report, render
+from kafka_ops.render.report import ReportError, build, load_report, render
 
 from ..checks.retention_hosts import NOW_MS, TopicSpec, audit, simulate
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from kafka_ops.report.html import script_hashes
+from kafka_ops.render.report.html import script_hashes
 
 from ..checks.hostile_hosts import HTML_DIR, HostileHost, hostile_host
 from ..checks.retention_hosts import cli

@@ -1,0 +1,292 @@
+"""The collector's entry point on a broker host: ``python3 kafka_ops_collector.py audit|stream [options]``.
+
+Shipped by the Ansible role and the fleet job (see kafka_ops.collector.ship); standard library only. It takes the same
+audit options as ``kafka-ops audit``, runs the same facts collector and checks, and writes JSON on stdout:
+``audit`` one report document; ``stream`` JSON lines, one ``partition`` row per partition as it is scanned,
+then one ``report`` (so a caller sees progress and keeps the facts without waiting for the whole host);
+``systemd`` the unit settings the SYSD checks recommend for this broker (stop timeout, stop signal,
+LimitNOFILE; kafka_ops.checks.unit_settings), found or not, with the report; ``logs`` what the ``--broker-log``
+files say (``kafka-ops logs``'s report) and where the latest start stands (brokerlogs.start_state).
+Exit codes as the CLI's: 0, 1 when a finding is at or above ``--fail-on``, 2 on bad input (one line on stderr).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from kafka_ops.audit.cmdoptions import GATE, INPUTS, OPTIONS, Option
+
+
+class _Usage(Exception):
+    pass
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> Any:  # one line, no usage dump: callers parse stderr
+        raise _Usage(message)
+
+
+def add_option(p: argparse.ArgumentParser, o: Option) -> None:
+    """One of the audit's options (kafka_ops.audit.cmdoptions) on the collector's parser."""
+    kw: dict[str, Any] = {"help": o.help.replace("%", "%%")}  # argparse formats help with %
+    if o.flag:
+        kw["action"] = "store_true"
+    else:
+        if o.metavar:
+            kw["metavar"] = o.metavar
+        if o.repeat:
+            kw.update(action="append", default=[])
+        elif o.default is not None:
+            kw["default"] = o.default
+        if o.choices:
+            kw["choices"] = o.choices
+            if o.any_case:
+                kw["type"] = str.lower
+    p.add_argument(o.name, **kw)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
+    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum"))
+    # the audit's options, as `kafka-ops audit` takes them: one declaration (kafka_ops.audit.cmdoptions) for both
+    for dest in (*INPUTS, *GATE):
+        add_option(p, OPTIONS[dest])
+    p.add_argument(
+        "--rotated", action="store_true", help="logs: read each --broker-log's newest rotations with it."
+    )
+    p.add_argument("--host", help="The name to report the host as (default: its hostname).")
+    # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
+    p.add_argument(
+        "--group", help="ownership: the group to own the files (default: the broker user's group)."
+    )
+    p.add_argument(
+        "--mode",
+        dest="chmod_mode",
+        default="u+rwX",
+        help="ownership: chmod mode for every file and dir (symbolic, X: execute for dirs, or octal).",
+    )
+    p.add_argument("--apply", action="store_true", help="ownership: apply the plan (default: print it only).")
+    p.add_argument(
+        "--journal-dir", help="ownership: where the undo journal goes (default: /var/lib/kafka-ops/journal)."
+    )
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = parser()
+    try:
+        a = p.parse_args(argv)
+    except _Usage as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    from kafka_ops import __version__
+
+    if a.mode == "version":
+        print(json.dumps({"version": __version__, "python": sys.version.split()[0]}))
+        return 0
+    if a.mode == "logs":
+        return _logs(a.broker_log, a.rotated, a.systemd_unit)
+    if a.mode == "quorum":
+        return _quorum(a.server_properties)
+    from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, unusable, waivers_from
+    from kafka_ops.audit.options import audit_options
+    from kafka_ops.engine.errors import EngineError
+
+    try:
+        waivers = waivers_from(a.waive, a.waive_file)
+    except ValueError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    try:
+        opts = audit_options(host=a.host, **{d: getattr(a, d) for d in INPUTS})
+    except ValueError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    if a.mode == "ownership":
+        return _ownership(opts, a.group, a.apply, a.journal_dir, a.chmod_mode)
+    out = sys.stdout
+
+    def emit(kind: str, body: dict[str, Any]) -> None:
+        out.write(json.dumps({"kind": kind, **body}, default=str) + "\n")
+        out.flush()
+
+    finished: list[Any] = []
+    try:
+        if a.mode == "stream":
+            report = run_audit(opts, on_partition=lambda pf: emit("partition", partition_row(pf)))
+        else:
+            report = run_audit(opts, on_host=finished.append)
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    if not report["log_dirs"]:
+        print(
+            "kafka-ops-collector: no log dirs to audit: give --log-dir or --server-properties",
+            file=sys.stderr,
+        )
+        return 2
+    why = unusable(report)
+    if why is not None:
+        print(f"kafka-ops-collector: {why}", file=sys.stderr)
+        return 2
+    code = apply_gate(report, a.fail_on, apply_waivers(report, waivers) if waivers else None)
+    if a.mode == "stream":
+        emit("report", {"report": report})
+    elif a.mode == "systemd":
+        from kafka_ops.checks.unit_settings import recommended_settings
+
+        doc = recommended_settings(finished[0], report)
+        doc["report"] = report
+        out.write(json.dumps(doc, indent=2, default=str) + "\n")
+    else:
+        out.write(json.dumps(report, indent=2, default=str) + "\n")
+    return code
+
+
+def _ownership(
+    opts: Any, group: str | None, apply: bool, journal_dir: str | None, mode: str = "u+rwX"
+) -> int:
+    """``kafka-ops fix ownership`` on the host, for the kafka_datadirs role: the plan (every chown and chmod, with
+    the state before), applied only with ``apply``, with the undo journal's path."""
+    import grp
+
+    from kafka_ops.facts.collect import gather
+    from kafka_ops.remediate.fixes import FixError, parse_mode, plan_ownership
+    from kafka_ops.remediate.fixes import apply as apply_plan
+
+    def fail(message: str) -> int:
+        print(f"kafka-ops-collector: {message}", file=sys.stderr)
+        return 2
+
+    try:
+        parse_mode(mode)
+    except ValueError as exc:
+        return fail(f"--mode: {exc}")
+
+    h = gather(opts)
+    if h.identity is None:
+        return fail(h.skipped_inputs.get("broker_user", "the broker user is unknown: give --broker-user"))
+    gid = h.identity.gid
+    if group:
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            return fail(f"--group: no such group: {group}")
+    dirs = [d.path for d in h.log_dirs]
+    if not dirs:
+        return fail("no log dirs: give --log-dir or --server-properties")
+    plan = plan_ownership(dirs, h.identity.uid, gid, mode)
+    journal = None
+    skipped: list[str] = []
+    if apply:
+        try:
+            journal = apply_plan(plan, journal_dir, on_skip=skipped.append)
+        except (FixError, OSError) as exc:
+            return fail(f"ownership: {exc}")
+    doc = {
+        "host": h.host,
+        "log_dirs": dirs,
+        "applied": apply,
+        "journal": journal,
+        "changes": [a.describe() for a in plan.actions],
+        "skipped": skipped,
+        "plan": plan.to_dict(),
+    }
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    return 0
+
+
+def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> int:
+    """Where the broker's latest start stands (brokerlogs.start_state), and with --systemd-unit the unit's state
+    as systemd tells it, so that a wait for the start ends as soon as the broker has failed or exited."""
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts import brokerlogs
+
+    if not paths:
+        print("kafka-ops-collector: logs needs --broker-log FILE", file=sys.stderr)
+        return 2
+    skipped: list[str] = []
+    if rotated:
+        paths = [r for p in paths for r in brokerlogs.with_rotations(p, skipped=skipped)] or paths
+    digest = brokerlogs.Digest()
+    try:
+        doc = brokerlogs.analyze(paths, digest)  # one streamed pass, in constant memory (polled every 2 s)
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    doc["not_read"] += [{"file": n.split(": ", 1)[0], "error": n.split(": ", 1)[1]} for n in skipped]
+    doc["start"] = digest.start_state()
+    if unit:
+        doc["unit"] = _unit_state(unit)
+    sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+
+
+def _unit_state(unit: str) -> dict[str, str]:
+    """systemctl show's ActiveState, SubState, Result, MainPID, ExecMainCode/Status and NRestarts of ``unit``
+    (empty when systemctl is not there or does not know it)."""
+    import subprocess
+
+    keys = ("ActiveState", "SubState", "Result", "MainPID", "ExecMainCode", "ExecMainStatus", "NRestarts")
+    try:
+        r = subprocess.run(
+            ["systemctl", "show", unit, *(f"--property={k}" for k in keys)],
+            capture_output=True, text=True, timeout=30, check=False,
+        )  # fmt: skip
+    except (OSError, subprocess.TimeoutExpired):
+        return {}
+    return dict(line.split("=", 1) for line in r.stdout.splitlines() if "=" in line)
+
+
+def _quorum(server_properties: str | None) -> int:
+    """This node's id and the metadata quorum's leader as its own quorum-state says (the rolling restart's
+    answer to 'who is the controller' when the cluster cannot be asked). The file lies in the metadata log dir:
+    KafkaConfig.metadataLogDir is metadata.log.dir, else the first of log.dirs (not any log dir); the raft client
+    writes it (FileQuorumStateStore, QuorumStateData: leaderId -1 while there is no leader)."""
+    import os
+
+    from kafka_ops.broker.meta import metadata_log_dir_of
+    from kafka_ops.engine.checkpoints import read_quorum_state
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts.config import Configs, read_server_properties
+
+    if not server_properties:
+        print("kafka-ops-collector: quorum needs --server-properties", file=sys.stderr)
+        return 2
+    try:
+        props = read_server_properties(server_properties)
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+        return 2
+    node = (props.get("node.id") or props.get("broker.id") or "").strip()
+    # KafkaConfig.metadataLogDir (the audit's own rule), else KafkaConfig's log.dir default
+    meta = metadata_log_dir_of(Configs(server=props)) or os.path.abspath("/tmp/kafka-logs")
+    path = os.path.join(os.path.abspath(meta), "__cluster_metadata-0", "quorum-state")
+    out: dict[str, Any] = {
+        "node_id": int(node) if node.lstrip("-").isdigit() else None,
+        "kraft": bool(props.get("process.roles", "").strip()),
+        "metadata_log_dir": os.path.abspath(meta),
+        "quorum_state": path,
+        "leader_id": None,
+        "leader_epoch": None,
+        "error": None,
+    }
+    if not os.path.exists(path):
+        out["error"] = f"{path}: no such file"
+    else:
+        try:
+            doc = read_quorum_state(path)
+            leader = int(doc.get("leaderId", -1))  # type: ignore[call-overload]
+            out["leader_id"] = leader if leader >= 0 else None
+            out["leader_epoch"] = doc.get("leaderEpoch")
+        except (EngineError, TypeError, ValueError) as exc:
+            out["error"] = str(exc)
+    print(json.dumps(out))
+    return 0
