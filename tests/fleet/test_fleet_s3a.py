@@ -149,3 +149,29 @@ def test_fleet_audit_writes_its_results_to_s3a_and_fleet_diff_reads_them_back(
     assert diff["resolved_findings"] == [] and diff["host_status_changes"] == []
     assert diff["partitions_added"] == [] and diff["partitions_removed"] == []
     assert "Exception" not in d.stderr, d.stderr
+
+
+def test_a_results_uri_without_its_connector_is_one_line_before_the_audit(spark: Any, tmp_path: Path) -> None:
+    """pyspark alone has no S3A: said before any host is audited (not after, losing the audit), exit 2."""
+    from kafka_ops.fleet.inventory import read_inventory
+    from kafka_ops.fleet.job import run_fleet
+    from kafka_ops.fleet.results import ResultsError
+
+    fleet = make_fleet(tmp_path / "fleet", {"broker-1": (1, Failures())})
+    inv = fleet.inventory(tmp_path / "inv", kafka_broker_user=me())
+    settings = {"now_ms": NOW_MS, "broker_state": "stopped", "fail_on": "critical", "horizon": "24h"}
+    store = spark.sparkContext._jsc.sc().statusStore()  # every job this session ran, in any job group
+    before = store.jobsList(None).size()
+    with pytest.raises(
+        ResultsError, match=r"no file system for s3a://: add Hadoop's S3 connector: .*hadoop-aws"
+    ):
+        run_fleet(spark, read_inventory(str(inv)), settings, results=f"s3a://{BUCKET}/{PREFIX}")
+    assert store.jobsList(None).size() == before  # no Spark job: nothing audited
+    for args in (
+        ["fleet", "audit", "-i", str(inv), "--broker-state", "stopped", "--results", f"s3a://{BUCKET}/x"],
+        ["fleet", "diff", "--results", f"s3a://{BUCKET}/x"],
+    ):
+        r = CliRunner().invoke(load_all(), args)
+        assert r.exit_code == 2, r.output
+        lines = r.stderr.strip().splitlines()
+        assert "no file system for s3a://" in lines[-1] and "Traceback" not in r.stderr, r.stderr
