@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from kafka_ops.commands import load_all
+from kafka_ops.cli.framework import load_all
 from kafka_ops.simulator.host import Failures
 from tests.conftest import NOW_MS
 from tests.fleet.conftest import IN_CI, make_fleet, me
