@@ -36,7 +36,7 @@ from typing import Any
 
 from kafka_ops.audit import run_audit
 from kafka_ops.engine.builder import NewRecord, build_batch
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.writer import PartitionWriter, SegmentConfig
 
 NOW = 1_790_000_000_000

@@ -33,7 +33,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_audit import NOW, write_host
 
 from kafka_ops.audit import apply_gate, run_audit
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.render.models import validate
 from kafka_ops.render.text import table_lines, write_json
 

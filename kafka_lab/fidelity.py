@@ -28,7 +28,7 @@ def predict(
     """The audit's report for a stopped lab broker (its ``next_start`` is the prediction); ``topic_configs``: a
     ``--topic-configs`` file with the overrides the topics were created with (cleanup.policy, retention.bytes)."""
     from kafka_ops.audit import run_audit
-    from kafka_ops.facts.collect import AuditOptions
+    from kafka_ops.facts.model import AuditOptions
 
     opts = AuditOptions(
         log_dirs=[str(d) for d in log_dirs], server_properties=str(server_properties), kafka_version=version,

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from kafka_ops.audit import run_audit
 from kafka_ops.collector import ship
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import SimulatedHost
 from tests.conftest import NOW_MS
 

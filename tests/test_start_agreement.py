@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.audit import run_audit
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 from tests.checks.test_dir002 import CASES, edit_meta, read_meta, write_meta
 from tests.checks.test_dir002 import sim as host

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from kafka_ops.broker.context import HostContext
 from kafka_ops.checks.base import CheckSpec
-from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.model import PartitionFacts
 
 
 @dataclass

@@ -13,7 +13,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
-from kafka_ops.facts.collect import DEFAULT_SERVER_PROPERTIES, AuditOptions
+from kafka_ops.facts.collect import DEFAULT_SERVER_PROPERTIES
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.units import (  # noqa: F401 (the older import path of the time and duration parsers)
     DURATION_HELP,
     MILLIS_BELOW,

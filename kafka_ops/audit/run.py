@@ -20,14 +20,8 @@ from kafka_ops.checks import load_all
 from kafka_ops.checks.base import SEVERITY_RANK, CheckSpec, Finding
 from kafka_ops.engine import versions
 from kafka_ops.engine.shell import content_free
-from kafka_ops.facts.collect import (
-    AuditOptions,
-    HostFacts,
-    LogDirFacts,
-    PartitionFacts,
-    gather,
-    other_cluster,
-)
+from kafka_ops.facts.collect import gather, other_cluster
+from kafka_ops.facts.model import AuditOptions, HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.facts.pool import iter_log_dirs
 
 REPORT_SCHEMA_VERSION = 1

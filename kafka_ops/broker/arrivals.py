@@ -3,7 +3,7 @@ report's size projection share this one model."""
 
 from __future__ import annotations
 
-from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.model import PartitionFacts
 
 HOUR_MS = 3_600_000
 

@@ -31,8 +31,8 @@ from dataclasses import dataclass, field
 from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.config import TopicConfig
+from kafka_ops.facts.model import HostFacts
 
 IO_BUFFER_SIZE_DEFAULT = 512 * 1024  # KafkaConfig/CleanerConfig LogCleanerIoBufferSize
 CLEANER_THREADS_DEFAULT = 1

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops.broker.startup import recovery_seconds
-from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.model import HostFacts
 
 
 @dataclass

@@ -38,7 +38,7 @@ from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.errors import FormatError
 from kafka_ops.engine.shell import content_free
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 # where the plan and the findings name it; the recovery point's own consequences are SHUT003's
 CHECK_OF = {ckpt.RECOVERY_POINT: "SHUT003"}

@@ -59,9 +59,10 @@ from kafka_ops.engine.logdir import (
 )
 from kafka_ops.engine.pickling import by_constructor
 from kafka_ops.facts.access import access_for
-from kafka_ops.facts.collect import HostFacts, PartitionFacts, gather_partition, iter_partitions
+from kafka_ops.facts.collect import gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, PartitionFacts
 
 FORECAST_VERSION = 1
 CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS

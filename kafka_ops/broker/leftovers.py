@@ -40,7 +40,7 @@ import os
 
 from kafka_ops.engine import versions
 from kafka_ops.engine.layout import parse_segment_file
-from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.facts.model import HostFacts, PartitionFacts
 
 DELETED_AT_LOAD = "deleted_at_load"  # the plan's leftover fate: the start deletes the file while loading
 KEPT = "kept"  # the start does not load the partition (broker exit, offline dir): the file stays

@@ -40,8 +40,8 @@ from kafka_ops.engine import versions
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
-from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.config import Configs
+from kafka_ops.facts.model import HostFacts, LogDirFacts
 
 EXITS, OFFLINE = "exits", "offline"
 

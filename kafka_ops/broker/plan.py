@@ -56,9 +56,10 @@ from kafka_ops.broker.startup import (
 from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts, partition_acls
+from kafka_ops.facts.collect import partition_acls
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.units import iso
 
 AS_IS, INDEXES_REBUILT, RECOVERED, NOT_LOADED = "as_is", "indexes_rebuilt", "recovered", "not_loaded"

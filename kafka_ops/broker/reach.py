@@ -28,8 +28,8 @@ Decided from ``LogDirFacts.parents``/``self_path`` (mode bits and POSIX ACLs, ``
 from __future__ import annotations
 
 from kafka_ops.facts.access import Access, PathFacts, decide, owner_text
-from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.model import HostFacts, LogDirFacts
 
 
 def problems(who: Identity, ldf: LogDirFacts) -> list[dict[str, object]]:

@@ -5,7 +5,7 @@ after the broker starts: ``InitialTaskDelayMs`` (30 s, LogManager.scala), config
 from __future__ import annotations
 
 from kafka_ops.engine import versions
-from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.model import HostFacts
 
 INITIAL_TASK_DELAY_MS = 30_000  # LogManager.InitialTaskDelayMs; log.initial.task.delay.ms's default from 3.9
 

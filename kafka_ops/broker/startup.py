@@ -49,8 +49,8 @@ from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
 from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
-from kafka_ops.facts.collect import NOT_READ, HostFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import NOT_READ, HostFacts, PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 REBUILT, KEPT, DEPENDS = "rebuilt", "kept", "depends"

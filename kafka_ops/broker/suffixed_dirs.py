@@ -34,7 +34,7 @@ from __future__ import annotations
 
 from kafka_ops.broker.scheduler import initial_task_delay
 from kafka_ops.engine import versions
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 DELETE_DIR = "delete_dir"  # SegmentFate.deleted_by: the kafka-delete-logs task removed the whole -delete dir
 FILE_DELETE_DELAY_MS = 60_000  # log.segment.delete.delay.ms's default (LogConfig / ServerLogConfigs)

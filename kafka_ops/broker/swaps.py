@@ -30,7 +30,7 @@ from kafka_ops.broker import leftovers
 from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.collect import HostFacts, PartitionFacts
+from kafka_ops.facts.model import HostFacts, PartitionFacts
 
 SWAPPED_IN = "swapped_in"  # SegmentFate.load
 SWAP = "swap"  # SegmentFate.deleted_by

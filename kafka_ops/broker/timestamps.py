@@ -12,7 +12,7 @@ import os
 from kafka_ops import units
 from kafka_ops.engine.logdir import TS_LOG, TS_ZERO_PADDING, Segment, log_max_timestamp
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.collect import PartitionFacts
+from kafka_ops.facts.model import PartitionFacts
 
 # The running broker's active segment: its .timeindex is preallocated (zero slots past the real entries) while
 # the broker runs, which is normal; after the next start its largest timestamp is its records' own: a clean stop

@@ -8,8 +8,8 @@ from kafka_ops.broker.cleaner import affected_by_6854
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
 from kafka_ops.facts.brokerlogs import CleanerDeath, cleaner_deaths
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 
 KAFKA_6854_TEXT = "larger than maximum allowable size"
 

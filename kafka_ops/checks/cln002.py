@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
-from kafka_ops.facts.collect import HostFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, PartitionFacts
 
 MAX_LISTED = 50
 

@@ -17,8 +17,8 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_bytes
 
 

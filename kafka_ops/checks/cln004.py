@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from kafka_ops.broker.cleaner import MIN_CLEANABLE_RATIO_DEFAULT
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 LAG_GRACE_MS = 24 * 3600 * 1000

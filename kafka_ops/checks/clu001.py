@@ -7,8 +7,8 @@ from collections.abc import Iterator
 from kafka_ops.broker.replication import NOT_REFUSING, AtRisk, stop_risks
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 
 SHOWN = 10  # partitions named in the message; details.partitions has them all
 

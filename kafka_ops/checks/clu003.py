@@ -6,8 +6,8 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.replication import offline_log_dirs
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 
 
 @check(

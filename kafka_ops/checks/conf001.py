@@ -24,9 +24,9 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.config import TOPIC_DEFAULTS, ConfigProblem
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 
 _EXIT = (
     "at start KafkaConfig.fromProps refuses the file with ConfigException '{err}' and the broker exits before it "

@@ -26,8 +26,8 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts, LogDirFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, LogDirFacts
 from kafka_ops.facts.mounts import MountFacts
 from kafka_ops.units import human_bytes
 

@@ -10,8 +10,8 @@ from collections.abc import Iterator
 
 from kafka_ops.broker.meta import broker_mode, metadata_log_dir, metadata_log_dir_of, verdicts
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 
 
 @check(

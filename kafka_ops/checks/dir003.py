@@ -52,8 +52,8 @@ from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q, qs
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.units import human_bytes
 
 MAX_LISTED = 50

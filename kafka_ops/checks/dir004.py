@@ -41,8 +41,8 @@ from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.logdir import TS_LOG, TS_UNREADABLE, TS_ZERO_PADDING
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 ENTRY_BYTES = OFFSET_ENTRY + TIME_ENTRY  # one .index and (at most) one .timeindex entry per index interval

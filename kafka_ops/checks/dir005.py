@@ -17,8 +17,8 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 
 @check(

@@ -32,8 +32,8 @@ from kafka_ops.broker.startup import (
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 
 
 @check(

@@ -34,8 +34,8 @@ from kafka_ops.broker.startup import (
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 
 REPORTED = ("non_monotonic", "past_end", "not_batch_start", "offset_before_batch", "offset_past_log_end")
 MAX_IN_MESSAGE = 3

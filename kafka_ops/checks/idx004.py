@@ -31,8 +31,8 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_bytes
 
 

@@ -8,9 +8,9 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.access import access_for, owner_text, path_facts
-from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.model import LogDirFacts, PartitionFacts
 
 MAX_LISTED = 50
 

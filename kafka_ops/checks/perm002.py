@@ -32,9 +32,9 @@ from kafka_ops.facts.access import (
     decide,
     owner_text,
 )
-from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.model import LogDirFacts, PartitionFacts
 
 MAX_LISTED = 50
 

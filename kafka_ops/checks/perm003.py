@@ -13,9 +13,9 @@ from kafka_ops.broker import reach
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q, qs
-from kafka_ops.facts.collect import LogDirFacts
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.model import LogDirFacts
 
 
 @check(

@@ -8,9 +8,9 @@ from kafka_ops.broker.forecast import first_check_delay, for_check
 from kafka_ops.broker.timestamps import iso, real_timestamp
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, TS_UNREADABLE, TS_ZERO_PADDING
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
+from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_ms
 
 SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)

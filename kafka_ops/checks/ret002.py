@@ -8,8 +8,8 @@ from kafka_ops.broker.forecast import HostForecast, TopicForecast, first_check_d
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 # per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is

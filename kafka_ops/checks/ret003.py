@@ -12,8 +12,8 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
 from kafka_ops.engine.logdir import TS_MTIME, TS_MTIME_NO_TIMEINDEX, Segment
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 # A segment whose largest timestamp is more than this after now is "in the future". Clocks of producers and

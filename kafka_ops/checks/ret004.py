@@ -9,8 +9,8 @@ from kafka_ops.broker.forecast import for_check
 from kafka_ops.broker.timestamps import iso, segment_path
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 DAY_MS = 24 * 3600 * 1000

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
-from kafka_ops.facts.collect import LogDirFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import LogDirFacts
 from kafka_ops.units import human_bytes, human_ms
 
 # The severity follows the estimated recovery: what the operator waits for at the next start. Under a minute the

@@ -44,8 +44,8 @@ from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, Tail
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import NOT_READ, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import NOT_READ, PartitionFacts
 from kafka_ops.units import human_bytes
 
 SMALL_SIZE = BELOW_MIN_OVERHEAD

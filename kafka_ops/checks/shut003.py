@@ -36,8 +36,8 @@ from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
-from kafka_ops.facts.collect import LogDirFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import LogDirFacts, PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 

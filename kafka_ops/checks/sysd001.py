@@ -40,8 +40,8 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 from kafka_ops.facts.systemd import DEFAULT_TIMEOUT_STOP_S
 from kafka_ops.units import human_bytes
 

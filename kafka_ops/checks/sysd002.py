@@ -29,8 +29,8 @@ from collections.abc import Iterator
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts
 from kafka_ops.facts.systemd import UnitFacts
 
 GRACEFUL = {"TERM", "INT", "HUP"}

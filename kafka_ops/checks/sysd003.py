@@ -34,8 +34,8 @@ from typing import Any
 
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.collect import HostFacts, PartitionFacts
 from kafka_ops.facts.context import Context
+from kafka_ops.facts.model import HostFacts, PartitionFacts
 
 CONNECTION_ALLOWANCE = (
     10_000  # sockets when max.connections is unset: clients and replication of a busy broker

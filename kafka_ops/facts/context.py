@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from kafka_ops.facts.collect import HostFacts
+from kafka_ops.facts.model import HostFacts
 
 
 class Context(Protocol):

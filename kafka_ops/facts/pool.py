@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from multiprocessing.connection import Connection
 
-    from kafka_ops.facts.collect import HostFacts, LogDirFacts, PartitionFacts
+    from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 Prepare = Callable[["PartitionFacts"], None]
 CHUNK = 32  # partitions per message: big enough to amortise a message, small enough to keep workers busy
@@ -96,7 +96,8 @@ def _pack(pf: PartitionFacts) -> dict[str, Any]:
 
 
 def _unpack(h: HostFacts, ldf: LogDirFacts, state: dict[str, Any]) -> PartitionFacts:
-    from kafka_ops.facts.collect import PartitionFacts, topic_config
+    from kafka_ops.facts.collect import topic_config
+    from kafka_ops.facts.model import PartitionFacts
 
     pf = PartitionFacts.__new__(PartitionFacts)
     state["log_dir"] = ldf

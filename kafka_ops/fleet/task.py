@@ -56,7 +56,7 @@ def failure_records(t: Target, kind: str, error: str, s: dict[str, Any], elapsed
     """The FLEET finding of a host that was not audited, from the check modules, on connection facts."""
     from kafka_ops.audit import AuditContext
     from kafka_ops.checks import load_all
-    from kafka_ops.facts.collect import AuditOptions, HostFacts, Input
+    from kafka_ops.facts.model import AuditOptions, HostFacts, Input
 
     h = HostFacts(t.name, s["now_ms"], 0, AuditOptions(host=t.name))
     conn = {

@@ -8,7 +8,7 @@ from typing import Any
 
 from kafka_ops.audit import run_audit
 from kafka_ops.engine.indexes import read_offset_index, read_time_index
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, simulate_host
 
 NOW_MS = 1_790_000_000_000

@@ -13,7 +13,7 @@ from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.builder import NewRecord, build_batch
 from kafka_ops.engine.layout import parse_partition_dir
 from kafka_ops.engine.logdir import log_max_timestamp, read_segment_tails, scan_partition
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import DAY, HOUR, Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 from kafka_ops.simulator.writer import PartitionWriter, SegmentConfig
 

@@ -6,8 +6,8 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.broker.cleaner import affected_by_6854, affected_by_8335, default_message_max_bytes
-from kafka_ops.facts.collect import AuditOptions
 from kafka_ops.facts.config import parse_version
+from kafka_ops.facts.model import AuditOptions
 
 from ..conftest import NOW_MS
 

@@ -11,7 +11,7 @@ import pytest
 from kafka_ops.audit import run_audit
 from kafka_ops.broker.cleaner import CleanerBuffers, replay_clean_into
 from kafka_ops.engine.builder import NewRecord, build_batch, control_batch
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, simulate_host
 
 from ..conftest import NOW_MS

@@ -14,7 +14,7 @@ import pytest
 from kafka_ops.audit import run_audit
 from kafka_ops.broker.replication import Waiver, catch_up_blockers, stop_risks, unhealthy
 from kafka_ops.cli.cluster import decide
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
 
 from ..conftest import NOW_MS

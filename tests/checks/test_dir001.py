@@ -10,7 +10,7 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.facts import collect
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
 
 from ..conftest import NOW_MS

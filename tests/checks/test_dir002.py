@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.audit import run_audit
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 
 from ..conftest import NOW_MS

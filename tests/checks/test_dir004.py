@@ -13,7 +13,7 @@ import pytest
 from kafka_ops.audit import run_audit
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, preallocated_size
 from kafka_ops.facts import collect
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.facts.mounts import MountFacts
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 

@@ -14,7 +14,7 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.engine.logdir import scan_log_dir
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 
 from .index_hosts import NOW_MS
 

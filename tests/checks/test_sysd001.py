@@ -10,8 +10,8 @@ import pytest
 import kafka_ops.facts.collect as collect
 from kafka_ops.audit import run_audit
 from kafka_ops.checks import sysd001
-from kafka_ops.facts.collect import AuditOptions, LogDirAggregate
 from kafka_ops.facts.config import Configs
+from kafka_ops.facts.model import AuditOptions, LogDirAggregate
 
 from ..conftest import NOW_MS
 

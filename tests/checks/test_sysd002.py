@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from kafka_ops.audit import run_audit
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 
 from ..conftest import NOW_MS
 

@@ -8,7 +8,7 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.checks.sysd003 import parse_limit
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 
 from ..conftest import NOW_MS
 

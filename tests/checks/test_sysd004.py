@@ -8,7 +8,7 @@ import pytest
 
 import kafka_ops.facts.collect as collect
 from kafka_ops.audit import run_audit
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 
 from ..conftest import NOW_MS
 

@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 
 from kafka_ops.audit import run_audit
 from kafka_ops.cli.framework import load_all
-from kafka_ops.facts.collect import AuditOptions
+from kafka_ops.facts.model import AuditOptions
 from kafka_ops.fleet.inventory import read_inventory
 from kafka_ops.fleet.job import run_fleet
 from kafka_ops.render.models import validate

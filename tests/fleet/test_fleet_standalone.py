@@ -116,7 +116,7 @@ def test_corpus_kraft_dirs_as_a_fleet_with_leaders_from_the_metadata_log(
 ) -> None:
     """Real broker data dirs as hosts; who leads comes from the KRaft metadata log the brokers wrote."""
     from kafka_ops.audit import run_audit
-    from kafka_ops.facts.collect import AuditOptions
+    from kafka_ops.facts.model import AuditOptions
     from kafka_ops.fleet.inventory import Target
     from kafka_ops.fleet.job import run_fleet
 
