@@ -87,43 +87,39 @@ def pom(version: str) -> str:
 def jar_dir(version: str, cache: Path | None = None) -> Path:
     """The folder holding every jar of ``version``, fetched with Maven on first use."""
     parse(version)  # refuse a non-version before touching the cache
-    root = cache or cache_root()
-    target = root / version
+    return fetch_jars(cache or cache_root(), version, pom(version), f"Kafka {version}", LabError)
+
+
+def fetch_jars(root: Path, name: str, pom_text: str, what: str, error: type[Exception] = LabError) -> Path:
+    """``root/name``: the runtime jars of a pom, copied there by Maven once (a lock, then a completion marker:
+    two workers never fetch the same set twice, and a half-copied folder is never used). ``error`` is raised
+    with one line when Maven is missing or fails."""
+    target = root / name
     if (target / _DONE).exists():
         return target
     if shutil.which("mvn") is None:
-        raise LabError("mvn is not on PATH: install Maven to fetch the broker jars")
+        raise error(f"mvn is not on PATH: install Maven to fetch {what} (.ci/setup-lab.sh does)")
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".{version}.lock", "w") as lock:  # two test workers never fetch the same release twice
+    with open(root / f".{name}.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         if (target / _DONE).exists():
             return target
-        work = root / f".{version}.tmp"
+        work = root / f".{name}.tmp"
         shutil.rmtree(work, ignore_errors=True)
         work.mkdir()
-        (work / "pom.xml").write_text(pom(version))
+        (work / "pom.xml").write_text(pom_text)
         proc = subprocess.run(
-            [
-                "mvn",
-                "-B",
-                "-q",
-                "-f",
-                str(work / "pom.xml"),
-                _DEPENDENCY_PLUGIN,
-                "-DincludeScope=runtime",
-                f"-DoutputDirectory={work / 'jars'}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+            ["mvn", "-B", "-q", "-f", str(work / "pom.xml"), _DEPENDENCY_PLUGIN, "-DincludeScope=runtime",
+             f"-DoutputDirectory={work / 'jars'}"],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
         if proc.returncode != 0:
             tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-            raise LabError(f"Maven could not fetch Kafka {version}: {' / '.join(tail)}")
+            raise error(f"Maven could not fetch {what}: {' / '.join(tail)}")
         shutil.rmtree(target, ignore_errors=True)
         (work / "jars").rename(target)
         shutil.copy(work / "pom.xml", target / "pom.xml")
-        (target / _DONE).write_text(version + "\n")
+        (target / _DONE).write_text(name + "\n")
         shutil.rmtree(work, ignore_errors=True)
     return target
 

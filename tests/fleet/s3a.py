@@ -13,17 +13,14 @@ them and runs no Maven. The same set without Maven, through Spark's own resolver
 
 from __future__ import annotations
 
-import fcntl
 import glob
 import os
 import re
-import shutil
-import subprocess
 from pathlib import Path
 
+from kafka_lab.jars import fetch_jars
+
 DEFAULT_CACHE = Path("/var/cache/kafka-ops/s3a")
-_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies"
-_DONE = ".complete"
 # on pyspark's classpath already (pyspark/jars): the SDK's copies would shadow or clash with Spark's
 _SPARK_HAS = ["io.netty:*", "org.apache.httpcomponents:*", "commons-codec:*", "commons-logging:*", "org.slf4j:*"]  # fmt: skip
 _SDK = ["s3", "s3-transfer-manager"]
@@ -74,34 +71,7 @@ def jar_dir(hadoop: str | None = None, cache: Path | None = None) -> Path:
     """The folder holding the S3A jars for ``hadoop`` (default: pyspark's), fetched with Maven on first use."""
     hadoop = hadoop or hadoop_version()
     root = cache or Path(os.environ.get("KAFKA_OPS_S3A_CACHE", DEFAULT_CACHE))
-    target = root / f"hadoop-{hadoop}"
-    if (target / _DONE).exists():
-        return target
-    if shutil.which("mvn") is None:
-        raise S3AError("mvn is not on PATH: install Maven to fetch hadoop-aws (.ci/setup-lab.sh does)")
-    root.mkdir(parents=True, exist_ok=True)
-    with open(root / f".hadoop-{hadoop}.lock", "w") as lock:  # two processes never fetch the same set twice
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / _DONE).exists():
-            return target
-        work = root / f".hadoop-{hadoop}.tmp"
-        shutil.rmtree(work, ignore_errors=True)
-        work.mkdir()
-        (work / "pom.xml").write_text(pom(hadoop))
-        proc = subprocess.run(
-            ["mvn", "-B", "-q", "-f", str(work / "pom.xml"), _DEPENDENCY_PLUGIN, "-DincludeScope=runtime",
-             f"-DoutputDirectory={work / 'jars'}"],
-            capture_output=True, text=True, check=False,
-        )  # fmt: skip
-        if proc.returncode != 0:
-            tail = (proc.stdout + proc.stderr).strip().splitlines()[-3:]
-            raise S3AError(f"Maven could not fetch hadoop-aws {hadoop}: {' / '.join(tail)}")
-        shutil.rmtree(target, ignore_errors=True)
-        (work / "jars").rename(target)
-        shutil.copy(work / "pom.xml", target / "pom.xml")
-        (target / _DONE).write_text(hadoop + "\n")
-        shutil.rmtree(work, ignore_errors=True)
-    return target
+    return fetch_jars(root, f"hadoop-{hadoop}", pom(hadoop), f"hadoop-aws {hadoop}", S3AError)
 
 
 def jars_conf(hadoop: str | None = None) -> dict[str, str]:
