@@ -45,11 +45,9 @@ from kafka_ops.facts.model import HostFacts, PartitionFacts
 DELETED_AT_LOAD = "deleted_at_load"  # the plan's leftover fate: the start deletes the file while loading
 KEPT = "kept"  # the start does not load the partition (broker exit, offline dir): the file stays
 
-_INDEX_SWAPS = (".index.swap", ".timeindex.swap", ".txnindex.swap")
-
-
-_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
+_INDEX_SWAPS = tuple(s + ".swap" for s in _INDEX_SUFFIXES)
+_LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
 def java_long(text: str) -> int | None:

@@ -111,12 +111,9 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
 
 def _cheap_offset(seg: Segment, end: int | None) -> list[tuple[str, int | None, str]]:
     t = seg.offset_tail
-    if seg.index is None or seg.log is None or t is None or t.first is None:
+    if seg.index is None or seg.log is None or t is None or t.entry_count == 0 or t.first is None:
         return []
-    n = t.length // t.entry_size
-    if n == 0:
-        return []
-    base, size = seg.base_offset, seg.log.size
+    base, size, n = seg.base_offset, seg.log.size, t.entry_count
     out: list[tuple[str, int | None, str]] = []
     first_off, first_pos = t.first
     if (first_off, first_pos) != (base, 0) and first_pos >= size:
@@ -141,12 +138,11 @@ def _cheap_offset(seg: Segment, end: int | None) -> list[tuple[str, int | None, 
 
 def _cheap_time(seg: Segment, end: int | None) -> list[tuple[str, int | None, str]]:
     t = seg.time_tail
-    if seg.timeindex is None or t is None or t.first is None or t.last is None:
+    if seg.timeindex is None or t is None or t.entry_count == 0 or t.first is None or t.last is None:
         return []
-    n = t.length // t.entry_size
-    base = seg.base_offset
-    if n == 0 or t.last == (0, base):  # no entry, or the last slot is zero padding: IDX004's (and RET001's)
-        return []
+    if seg.time_index_padded:
+        return []  # IDX004 (and RET001): the last slot is zero padding
+    base, n = seg.base_offset, t.entry_count
     (first_ts, first_off), (last_ts, last_off) = t.first, t.last
     out: list[tuple[str, int | None, str]] = []
     if last_off < base:

@@ -152,10 +152,8 @@ class IndexTail:
     entry_size: int
     first: tuple[int, int] | None
     last: tuple[int, int] | None  # raw last slot (relative values decoded to absolute)
-
-    @property
-    def entry_count(self) -> int:
-        return self.length // self.entry_size
+    # length // entry_size, computed once where the tail is read: the audit asks it several times per segment
+    entry_count: int
 
     @property
     def remainder(self) -> int:
@@ -180,7 +178,7 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
         length = size  # O_NONBLOCK: a FIFO named like an index reads short instead of blocking
         n = length // es
         if n == 0:
-            return IndexTail(path, kind, length, es, None, None)
+            return IndexTail(path, kind, length, es, None, None, 0)
         first_raw = os.pread(fd, es, 0)
         last_raw = os.pread(fd, es, (n - 1) * es) if n > 1 else first_raw
     except OSError as exc:
@@ -192,8 +190,8 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
     a, b = st.unpack(first_raw)
     c, d = st.unpack(last_raw)
     if kind == "offset":
-        return IndexTail(path, kind, length, es, (base_offset + a, b), (base_offset + c, d))
-    return IndexTail(path, kind, length, es, (a, base_offset + b), (c, base_offset + d))
+        return IndexTail(path, kind, length, es, (base_offset + a, b), (base_offset + c, d), n)
+    return IndexTail(path, kind, length, es, (a, base_offset + b), (c, base_offset + d), n)
 
 
 def offset_sanity(

@@ -105,14 +105,13 @@ class Segment:
     def offset_index_padded(self) -> bool:
         """Last slot (0, 0) with more than one slot: an untrimmed preallocated offset index."""
         t = self.offset_tail
-        # entry_count > 1, without the property call (asked several times per segment by the audit)
-        return bool(t is not None and t.last == (self.base_offset, 0) and t.length // t.entry_size > 1)
+        return bool(t is not None and t.last == (self.base_offset, 0) and t.entry_count > 1)
 
     @property
     def time_index_padded(self) -> bool:
         """Last slot (0, 0): zero padding (no real time entry has timestamp 0 at relative offset 0)."""
         t = self.time_tail
-        return bool(t is not None and t.last == (0, self.base_offset) and t.length >= t.entry_size)
+        return bool(t is not None and t.last == (0, self.base_offset) and t.entry_count >= 1)
 
     def retention_timestamp(self, will_recover: bool) -> tuple[int | None, str]:
         """``LogSegment.largestTimestamp()`` as the broker will compute it after its next start.
@@ -128,7 +127,7 @@ class Segment:
         if t is None:
             return None, TS_UNREADABLE
         last = t.last
-        if last is None or t.length < t.entry_size:  # no entry
+        if last is None or t.entry_count == 0:
             return (self.log.mtime_ms if self.log else None), TS_MTIME
         ts = last[0]
         if ts == 0 and last[1] == self.base_offset:  # time_index_padded (it has an entry)
@@ -309,7 +308,7 @@ def read_segment_tails(seg: Segment) -> None:
     index, timeindex = seg.index, seg.timeindex
     if index is not None:
         if index.size < OFFSET_ENTRY:
-            seg.offset_tail = IndexTail(index.path, "offset", index.size, OFFSET_ENTRY, None, None)
+            seg.offset_tail = IndexTail(index.path, "offset", index.size, OFFSET_ENTRY, None, None, 0)
         else:
             try:
                 seg.offset_tail = read_index_tail(index.path, "offset", seg.base_offset, index.size)
@@ -317,7 +316,7 @@ def read_segment_tails(seg: Segment) -> None:
                 seg.errors.append(exc)
     if timeindex is not None:
         if timeindex.size < TIME_ENTRY:
-            seg.time_tail = IndexTail(timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None)
+            seg.time_tail = IndexTail(timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None, 0)
         else:
             try:
                 seg.time_tail = read_index_tail(timeindex.path, "time", seg.base_offset, timeindex.size)
