@@ -24,13 +24,15 @@ import shutil
 import struct
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from kafka_lab import jars
 from kafka_lab.broker import LabBroker, jar_dir_for, java
 from kafka_lab.jars import LabError
-from kafka_lab.produce import TopicSpec, create_topics
+from kafka_lab.produce import TopicSpec, create_topics, produce
 
 DRIVER = Path(__file__).with_name("java") / "Seed001Driver.java"
 CLEANER_DIED = "Error due to"
@@ -48,6 +50,15 @@ TOPIC_6854_CONFIGS: dict[str, object] = {
     "max.message.bytes": 300000,
 }
 RECORDS_6854, RECORD_BYTES_6854 = 15, 100_000
+# retention of a compact,delete topic runs in the cleaner threads only: produced after the cleaner died, records
+# past retention.ms stay on 1.1.0 while 1.1.1's live cleaner deletes them within a pass (backoff 1 s)
+TOPIC_STALE = "stale-cd"
+TOPIC_STALE_CONFIGS: dict[str, object] = {
+    "cleanup.policy": "compact,delete",
+    "retention.ms": 3_600_000,
+    "segment.bytes": 1024,  # one 600-byte record per segment
+}
+STALE_RECORDS, STALE_AGE_MS = 4, 2 * 3_600_000
 # KAFKA-8335's: __consumer_offsets rolls every 100 kB, markers are past delete.retention.ms after a second
 PROPS_8335: dict[str, object] = {
     "offsets.topic.segment.bytes": 102400,
@@ -81,6 +92,8 @@ class Seed001Run:
     before: BatchCount = field(default_factory=BatchCount)  # the watched partition after phase 1 (8335)
     after: BatchCount = field(default_factory=BatchCount)  # ... at the end
     first_phase_left: int = 0  # 8335: batches below the second phase's first offset still on disk
+    stale_left: int | None = None  # 6854: non-empty segments of TOPIC_STALE left after STALE_WAIT_S
+    while_running: Any = None  # what kafka_6854's while_running callback returned
     seconds: float = 0.0
 
     @property
@@ -176,9 +189,16 @@ def _partition_dir(b: LabBroker, name: str) -> Path:
     raise LabError(f"{name} is not in any log dir of the lab broker")
 
 
-def kafka_6854(version: str, *, watch_s: float = 30.0) -> Seed001Run:
+STALE_WAIT_S = 8.0  # eight cleaner passes
+
+
+def kafka_6854(
+    version: str, *, watch_s: float = 30.0, while_running: Callable[[LabBroker], Any] | None = None
+) -> Seed001Run:
     """An aborted then a committed transaction on a compacted topic; watch the cleaner until it dies or has
-    cleaned the topic (a swap after the committed transaction), then stop the broker cleanly."""
+    cleaned the topic (a swap after the committed transaction); then records past retention into a compact,delete
+    topic, ``STALE_WAIT_S`` of cleaner passes, ``while_running(broker)`` (an audit of the running broker), and
+    stop the broker cleanly."""
     began = time.monotonic()
     b = LabBroker(version, properties=PROPS_6854, keep=True)
     try:
@@ -195,12 +215,28 @@ def kafka_6854(version: str, *, watch_s: float = 30.0) -> Seed001Run:
             deaths, swaps = _cleaner_lines(b)
         if deaths:  # the thread logs 'Stopped' right after: let it reach the file
             time.sleep(1)
+        create_topics(b.bootstrap, [TopicSpec(TOPIC_STALE, configs=TOPIC_STALE_CONFIGS)])
+        old = int(time.time() * 1000) - STALE_AGE_MS
+        produce(
+            b.bootstrap,
+            TOPIC_STALE,
+            STALE_RECORDS,
+            kind="keyed",
+            value_bytes=600,
+            timestamp_ms=old,
+            flush_every=1,
+        )
+        time.sleep(STALE_WAIT_S)
+        stale = _partition_dir(b, f"{TOPIC_STALE}-0")
+        stale_left = sum(1 for f in stale.glob("*.log") if f.stat().st_size > 0)
+        seen = while_running(b) if while_running is not None else None
         b.stop()
         deaths, swaps = _cleaner_lines(b)
         after = count_batches(_partition_dir(b, f"{TOPIC_6854}-0"))
         return Seed001Run(
-            version, b, bool(deaths), deaths, swaps, after=after, seconds=time.monotonic() - began
-        )
+            version, b, bool(deaths), deaths, swaps, after=after, seconds=time.monotonic() - began,
+            stale_left=stale_left, while_running=seen,
+        )  # fmt: skip
     except BaseException:
         b.close()
         raise

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
+from kafka_ops.facts.brokerlogs import START_KINDS, cleaner_deaths, ordered
 from kafka_ops.facts.config import TopicConfig
 from kafka_ops.facts.model import HostFacts
 
@@ -46,6 +47,71 @@ def affected_by_6854(version: tuple[int, ...] | None) -> bool:
 
 def affected_by_8335(version: tuple[int, ...] | None) -> bool:
     return bool(versions.affected("KAFKA-8335", version))
+
+
+ALL_PARTITIONS = "*"
+
+
+def retention_stall(host: HostFacts, partition: str) -> str | None:
+    """Why a RUNNING broker's cleaner deletes nothing of compacted partition ``partition`` (``topic-N``) until it
+    restarts, from its own logs; None when it does (or the logs do not say).
+
+    Retention of a log with ``compact`` in cleanup.policy runs only in the cleaner threads: LogManager.cleanupLogs
+    takes ``cleaner.pauseCleaningForNonCompactedPartitions()`` (LogManager.scala@1.1.0 and @2.1.0:883-892), and
+    each CleanerThread, after a cleaning attempt, calls ``deleteOldSegments`` on ``cleanerManager.deletableLogs()``
+    (LogCleaner.scala@1.1.0:319-327 cleanOrSleep, @2.2.0:322-330 cleanFilthiestLog). So:
+
+    * every cleaner thread dead (CLN001's "Error due to" then "Stopped", no restart since): nothing of any compacted
+      topic is deleted. One surviving thread is enough: deletableLogs hands every compacted log to whichever thread
+      asks (a dying thread's ``doneCleaning`` runs in a ``finally``, LogCleaner.scala@1.1.0:314-316).
+    * from 2.1.0 (KIP-346) an error while cleaning a log marks its partition uncleanable instead of killing the
+      thread, and deletableLogs skips uncleanable partitions (LogCleanerManager.scala@2.1.0:231-239, the same at
+      3.7.1:253-263); the mark lives in memory (``uncleanablePartitions``) until the broker restarts.
+
+    A restart starts new threads with an empty uncleanable set: their retention deletes what expired meanwhile.
+    A dynamic ``log.cleaner.*`` change also restarts dead threads (``LogCleaner.reconfigure``: shutdown, startup;
+    CLN001 then sees their "Starting" line), but keeps the uncleanable set (it lives in the LogCleanerManager).
+    """
+    if host.broker_state != "running" or not host.log_events:
+        return None
+    stalls = host.cleaner_stalls
+    if stalls is None:
+        stalls = host.cleaner_stalls = _stalls(host)
+    return stalls.get(ALL_PARTITIONS) or stalls.get(partition)
+
+
+def _stalls(host: HostFacts) -> dict[str, str]:
+    out: dict[str, str] = {}
+    events = ordered(dict(e) for e in host.log_events)
+    last = {d.thread: d for d in cleaner_deaths(events)}
+    dead = sorted(t for t, d in last.items() if d.dead_now)
+    threads = max(1, host.configs.server_int("log.cleaner.threads", CLEANER_THREADS_DEFAULT))
+    if dead and len(dead) >= threads:
+        when = max((last[t].died_at or "" for t in dead), default="") or "an unknown time"
+        out[ALL_PARTITIONS] = (
+            f"every log-cleaner thread is dead ({', '.join(dead)}, the last at {when}; CLN001) and retention of "
+            "topics with compact in cleanup.policy runs only in the cleaner threads (LogManager.cleanupLogs "
+            "skips them): nothing of this topic is deleted until the broker restarts (or a dynamic change of a "
+            "log.cleaner.* setting restarts the threads, LogCleaner.reconfigure)"
+        )
+    if versions.since("uncleanable_partitions", host.kafka_version) is False:
+        return out
+    marked: dict[str, str] = {}
+    for e in events:
+        k = e.get("kind")
+        if k in START_KINDS:  # a new process ("Kafka version" lines also come from clients: not a start)
+            marked.clear()  # the uncleanable set is in memory only
+        elif k == "uncleanable" and e.get("partition"):
+            marked[str(e["partition"])] = (
+                f"{e.get('time') or 'an unknown time'} ({e.get('file')}:{e.get('line')})"
+            )
+    for name, where in marked.items():
+        out[name] = (
+            f"the broker marked {name} uncleanable at {where} (KIP-346: an error while cleaning it) and the "
+            "cleaner skips uncleanable partitions for retention too (LogCleanerManager.deletableLogs): nothing "
+            "of it is deleted until the broker restarts"
+        )
+    return out
 
 
 def default_message_max_bytes(version: tuple[int, ...] | None) -> int:

@@ -16,7 +16,9 @@ When retention runs (apache/kafka snapshot 1eb7644):
   ``deleteOldSegments``); an idle cleaner sleeps ``log.cleaner.backoff.ms`` (15000) between attempts
   (``doWork``). After a start its first pass deletes nothing (the high watermarks are still 0), so the first
   deletion comes one backoff after the start (the lab's brokers show it). With ``log.cleaner.enable=false`` there is no cleaner (LogManager.startup) and retention never
-  runs on them.
+  runs on them. A running broker whose logs say its cleaner skips a log (every thread dead, or the partition
+  uncleanable from 2.1.0: :func:`kafka_ops.broker.cleaner.retention_stall`) deletes nothing of it until a
+  restart; the note says what the restart then deletes at once.
 
 Assumptions (also in every output): no new data arrives (the forecast is of what is on disk now, so rolls do not
 happen: ``LogSegment.shouldRoll`` is only asked on append), the high watermark is the log end offset (a leader
@@ -43,6 +45,7 @@ from operator import add, mul, sub
 from typing import Any, TextIO
 
 from kafka_ops.broker.arrivals import arrival_rate
+from kafka_ops.broker.cleaner import retention_stall
 from kafka_ops.broker.plan import not_loaded
 from kafka_ops.broker.retention import CHECK_INTERVAL_MS, Deletion, SegView, next_check, plan
 from kafka_ops.broker.scheduler import INITIAL_TASK_DELAY_MS, initial_task_delay  # noqa: F401 (INITIAL_TASK_DELAY_MS: its old home)
@@ -63,6 +66,7 @@ from kafka_ops.facts.collect import gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import HostFacts, PartitionFacts
+from kafka_ops.units import human_bytes, human_ms
 
 FORECAST_VERSION = 1
 CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS
@@ -304,6 +308,9 @@ def forecast_partition(
         # comes log.cleaner.backoff.ms later (CleanerThread.doWork pauses backoffMs when it cleaned nothing). The
         # lab's 2.8.2 broker deleted a compact,delete topic's expired segments 15.1 s after "Loaded 25 logs".
         sched = Schedule(sched.interval_ms, sched.runs, sched.thread, sched.note, sched.interval_ms)
+    stalled = None
+    if sched.runs and sched.thread == "log-cleaner":  # a running broker whose cleaner skips this log
+        stalled = retention_stall(host, f"{pf.part.topic}-{pf.part.partition}")
     blocked = not_loaded(host, pf)
     if blocked is None:
         blocked = no_retention(host, pf)
@@ -317,6 +324,11 @@ def forecast_partition(
         segs.append(SegmentForecast(seg.base_offset, seg.log.size if seg.log else 0, ts, source))
     if segs and segs[0].base in pf.first_timestamps:
         segs[0].first_timestamp = pf.first_timestamps[segs[0].base]
+    if stalled is not None and blocked is None:
+        sched = Schedule(
+            sched.interval_ms, False, sched.thread, f"{stalled}. {_after_restart(pf, segs, sched, now)}",
+            sched.first_delay_ms,
+        )  # fmt: skip
     out = PartitionForecast(
         pf.part.topic, pf.part.partition, pf.log_dir.path, pf.part.path, now, horizon, cfg, sched,
         pf.log_start, pf.log_end_offset, segs, [e.to_dict() for e in pf.errors],
@@ -340,6 +352,35 @@ def forecast_partition(
                 latest = (own, s.base)
     _explain_kept(out, len(deletions))
     return out
+
+
+def _after_restart(pf: PartitionFacts, segs: list[SegmentForecast], sched: Schedule, now: int) -> str:
+    """What a restart now deletes of a partition whose running cleaner skips it: the new cleaner's first pass
+    deletes nothing (high watermarks still 0), its second, log.cleaner.backoff.ms later, deletes what expired
+    (the same rule as a stopped broker's forecast). The timestamps are the running broker's: a restart that
+    rebuilds an index could change them (the audit's next-start plan says where)."""
+    cfg = pf.config
+    first = now + sched.interval_ms
+    views = [SegView(s.base, s.size, s.timestamp, s.source) for s in segs]
+    gone = [
+        d for d in plan(
+            views, now_ms=first, retention_ms=cfg.retention_ms, retention_bytes=cfg.retention_bytes,
+            deletes=cfg.deletes, log_start=pf.log_start, log_end=pf.log_end_offset,
+            check_interval_ms=sched.interval_ms,
+        )
+        if d.at_ms <= first
+    ]  # fmt: skip
+    if not gone:
+        return "A restart deletes nothing of it at once"
+    size = sum(s.size for s in segs if s.base in {d.base for d in gone})
+    # a new thread that dies again on the same log deletes nothing: each pass cleans before it deletes
+    # (LogCleaner.cleanOrSleep @1.1.0:297-327, cleanFilthiestLog @2.2.0:309-330)
+    return (
+        f"A restart now, once the cleaner's cause is removed, deletes {len(gone)} segment(s), {human_bytes(size)}, "
+        f"at once: its cleaner's second pass, log.cleaner.backoff.ms ({human_ms(sched.interval_ms)}) after the "
+        "start, finds them expired (a new cleaner that dies again on the same log deletes nothing: each pass "
+        "cleans before it deletes)"
+    )
 
 
 def _explain_kept(fc: PartitionForecast, n_deleted: int) -> None:

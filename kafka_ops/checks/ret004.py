@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from kafka_ops.broker.cleaner import retention_stall
 from kafka_ops.broker.forecast import for_check
 from kafka_ops.broker.timestamps import iso, segment_path
 from kafka_ops.checks.base import Finding, check
@@ -48,8 +49,9 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     seg_ms = int(cfg.values.get("segment.ms", 7 * DAY_MS))
     only = len(pf.part.segments) == 1
     cleaned = pf.cleaner_offset is not None and pf.cleaner_offset > oldest.base_offset
+    stalled = not runs and retention_stall(ctx.host, f"{topic}-{part}") is not None
     if not runs:
-        cause, why = "cleaner_disabled", fc.schedule.note
+        cause, why = ("cleaner_stalled" if stalled else "cleaner_disabled"), fc.schedule.note
     elif only:
         cause = "active_segment"
         why = (
@@ -73,7 +75,9 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             f"({human_ms(seg_ms)})"
         )
     until = (
-        "forever (retention never runs on it)"
+        "until the broker restarts (its cleaner skips this partition)"
+        if stalled
+        else "forever (retention never runs on it)"
         if not runs
         else (
             f"until {iso(s.delete_at)} (in {human_ms(s.delete_at - ctx.now_ms)})"
@@ -90,6 +94,14 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         f"largest timestamp > retention.ms (UnifiedLog.deleteRetentionMsBreachedSegments), so the old records stay "
         f"{until}. Why they share the segment: {why}."
     )
+    if stalled:  # the whole segment may be past retention: the cleaner not running it is the one cause
+        past = s.timestamp is not None and ctx.now_ms - s.timestamp > cfg.retention_ms
+        msg = (
+            f"{topic}-{part} (cleanup.policy={cfg.values.get('cleanup.policy')}) keeps records {human_ms(age)} old, "
+            f"{human_ms(age - cfg.retention_ms)} past retention.ms={cfg.retention_ms} ({human_ms(cfg.retention_ms)}): "
+            f"segment {oldest.base_offset} ({human_bytes(s.size)}, largest timestamp {largest}) "
+            f"{'is past retention as a whole' if past else 'starts with them'}, but {why}."
+        )
     later = pf.part.segments[1:]
     upto = later[0].base_offset if later else pf.log_end_offset
     details = {
@@ -120,6 +132,13 @@ def _fix(pf: PartitionFacts, cause: str, upto: int | None, seg_ms: int) -> str:
         f"kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name {q(topic)} "
         "--add-config"
     )
+    if cause == "cleaner_stalled":
+        return (
+            "Find why the cleaner stopped and remove the cause first (a dead thread: CLN001, 'Error due to' in "
+            "log-cleaner.log; an uncleanable partition: 'Unexpected exception thrown when cleaning log'), then "
+            "restart the broker: its new cleaner runs retention again, and deletes at once what expired meanwhile "
+            "(kafka-ops forecast says how much). Without a restart nothing of this partition is deleted."
+        )
     if cause == "cleaner_disabled":
         return (
             "Enable the cleaner: log.cleaner.enable=true in server.properties and restart the broker (the "

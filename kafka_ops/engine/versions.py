@@ -48,6 +48,14 @@ _ROWS = (
         "OffsetIndex.sanityCheck fails on lastOffset < baseOffset (was <=), so a zero-padded index passes",
     ),
     Behaviour(
+        "uncleanable_partitions", (2, 1, 0), "KIP-346",
+        "core/src/main/scala/kafka/log/LogCleaner.scala@2.1.0 (cleanFilthiestLog), "
+        "LogCleanerManager.scala@2.1.0:231-239 (deletableLogs)",
+        "an error while cleaning one log marks its partition uncleanable (in memory, until the broker restarts) "
+        "instead of killing the cleaner thread; deletableLogs skips uncleanable partitions, so retention of a "
+        "compacted topic's uncleanable partition stops too",
+    ),
+    Behaviour(
         "invalid_swap_after_cleaned", (2, 0, 0), "KAFKA-6264",
         "core/src/main/scala/kafka/log/Log.scala@2.0.0 (removeTempFilesAndCollectSwapFiles; commit 9c1cb407d89 is in the 2.0.0 tag)",
         "a .swap at or above the smallest .cleaned offset is an unfinished segment split and is deleted at load",

@@ -26,13 +26,11 @@ PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"(?P<exception>java\.lang\.\w+(?:Exception|Error)): (?P<detail>This log contains a message larger than maximum allowable size of (?P<size>\d+)\.?.*)"
         ),
     ),
-    # KIP-346 (2.1.0): the cleaner survives and marks the partition uncleanable
-    (
-        "uncleanable",
-        re.compile(
-            r"(?:Unexpected exception thrown when cleaning log|marking partition) .*?(?P<partition>[\w.-]+-\d+)"
-        ),
-    ),
+    # KIP-346 (2.1.0): the cleaner survives and marks the partition uncleanable; the same text from 2.1.0 to trunk
+    # (LogCleaner.scala@2.1.0:343, @3.7.1:398): "Unexpected exception thrown when cleaning log <Log.toString>.
+    # Marking its partition (<topic>-<p>) as uncleanable". Log.toString holds the dir, whose parent may itself
+    # look like a partition (/data/kafka-1/t-0): the partition is read from the parentheses.
+    ("uncleanable", re.compile(r"Marking its partition \((?P<partition>[^()\s]+-\d+)\) as uncleanable")),
     # LogLoader / LogSegment: index rebuilds
     (
         "corrupt_index",

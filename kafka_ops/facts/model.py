@@ -142,6 +142,7 @@ class HostFacts:
     log_dirs: list[LogDirFacts] = field(default_factory=list)
     errors: list[EngineError] = field(default_factory=list)
     last_topic_config: TopicConfig | None = field(default=None, repr=False)  # topic_config()'s cache
+    cleaner_stalls: dict[str, str] | None = field(default=None, repr=False)  # broker.cleaner's cache
     cluster: dict[str, Any] | None = None  # the running cluster's facts (AuditOptions.cluster)
     node_id: int | None = (
         None  # the audited broker's node id (--broker-id, meta.properties, server.properties)

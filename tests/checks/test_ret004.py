@@ -95,3 +95,75 @@ def test_ret004_simulator_failure_flag(tmp_path) -> None:  # type: ignore[no-unt
     host = simulate(tmp_path, [], failures=Failures(compact_delete_old=True))
     [f] = findings(audit(host), "RET004")
     assert f["segment"] == 0 and f["details"]["age_ms"] == 120 * DAY
+
+
+DEAD_CLEANER = [
+    "[2026-09-01 11:52:48,923] ERROR [kafka-log-cleaner-thread-0]: Error due to (kafka.log.LogCleaner)",
+    "java.lang.IllegalStateException: This log contains a message larger than maximum allowable size of 1000012.",
+    "[2026-09-01 11:52:48,924] INFO [kafka-log-cleaner-thread-0]: Stopped (kafka.log.LogCleaner)",
+]
+
+
+def _expired_compact_delete(host) -> None:  # type: ignore[no-untyped-def]
+    # segment 0 wholly past retention (20 days old), segment 5 active and recent
+    write_partition(
+        host, "tidy", [(NOW_MS - 20 * DAY + i * HOUR, f"k{i}") for i in range(5)] + [(NOW_MS - HOUR, "new")],
+        roll_before=(5,), config={"cleanup.policy": "compact,delete", "retention.ms": str(7 * DAY)},
+        cleaner_offset=5,
+    )  # fmt: skip
+
+
+def test_ret004_running_broker_whose_every_cleaner_thread_died_deletes_nothing_until_restart(
+    tmp_path,
+) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [])
+    _expired_compact_delete(host)
+    log = tmp_path / "log-cleaner.log"
+    log.write_text("\n".join(DEAD_CLEANER) + "\n")
+    # stopped: the next start's new cleaner deletes segment 0 at its second pass; nothing to say
+    assert findings(audit(host, logs=[str(log)], kafka_version="1.1.0"), "RET004") == []
+    # running with its only cleaner thread dead: retention of compacted topics runs in the cleaner threads only
+    report = audit(host, logs=[str(log)], kafka_version="1.1.0", broker_state="running")
+    [f] = findings(report, "RET004")
+    d = f["details"]
+    assert d["cause"] == "cleaner_stalled" and d["kept_until"] is None and d["age_ms"] == 20 * DAY
+    assert "is past retention as a whole" in f["message"]
+    assert "every log-cleaner thread is dead (kafka-log-cleaner-thread-0" in f["message"]
+    assert "until the broker restarts" in f["message"]
+    assert (
+        "once the cleaner's cause is removed, deletes 1 segment(s), 420 B" in f["message"]
+        and "(15 s) after the start" in f["message"]
+    )
+    assert "restart the broker" in f["remediation"] and "log.cleaner.enable=true" not in f["remediation"]
+    # one surviving thread of two runs retention for every compacted log: nothing stalls
+    add_server_property(host, "log.cleaner.threads=2")
+    assert (
+        findings(audit(host, logs=[str(log)], kafka_version="1.1.0", broker_state="running"), "RET004") == []
+    )
+
+
+def test_ret004_uncleanable_partition_is_skipped_by_retention_from_2_1_until_a_restart(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [])
+    _expired_compact_delete(host)
+    log = tmp_path / "log-cleaner.log"
+    # Kafka 2.2's text (LogCleaner.scala@2.2.0:340; Log.toString is "Log(<dir>)"): a dir named kafka-1 must not be
+    # taken for the partition
+    marked = (
+        "[2026-09-01 11:52:48,923] WARN [kafka-log-cleaner-thread-0]: Unexpected exception thrown when cleaning "
+        "log Log(/data/kafka-1/tidy-0). Marking its partition (tidy-0) as uncleanable (kafka.log.LogCleaner)"
+    )
+    log.write_text(marked + "\n")
+    [f] = findings(audit(host, logs=[str(log)], kafka_version="2.2.0", broker_state="running"), "RET004")
+    assert f["details"]["cause"] == "cleaner_stalled"
+    assert "marked tidy-0 uncleanable at 2026-09-01 11:52:48,923" in f["message"]
+    # another partition's mark does not stall this one
+    log.write_text(marked.replace("tidy-0", "other-0") + "\n")
+    assert (
+        findings(audit(host, logs=[str(log)], kafka_version="2.2.0", broker_state="running"), "RET004") == []
+    )
+    # a start after the mark clears it (the set is in memory only)
+    start = "[2026-09-02 08:00:00,000] INFO Loading logs. (kafka.log.LogManager)"
+    log.write_text(marked + "\n" + start + "\n")
+    assert (
+        findings(audit(host, logs=[str(log)], kafka_version="2.2.0", broker_state="running"), "RET004") == []
+    )

@@ -16,13 +16,14 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from kafka_lab import seed001
+from kafka_lab.broker import LabBroker
 from kafka_lab.jars import LabError
 from kafka_lab.versions import selected
 from tests.lab.conftest import _lab_skip_reason
@@ -64,7 +65,11 @@ def run(request: pytest.FixtureRequest) -> Iterator[seed001.Seed001Run]:
         pytest.skip(reason)
     version = str(request.param)
     try:
-        r = seed001.kafka_6854(version) if BUG_OF[version] == "KAFKA-6854" else seed001.kafka_8335(version)
+        r = (
+            seed001.kafka_6854(version, while_running=_running_audit(version))
+            if BUG_OF[version] == "KAFKA-6854"
+            else seed001.kafka_8335(version)
+        )
     except LabError as e:
         pytest.fail(f"seed 001 on {version}: {e}")
     out = os.environ.get("KAFKA_OPS_LAB_REPORT")
@@ -80,6 +85,26 @@ def run(request: pytest.FixtureRequest) -> Iterator[seed001.Seed001Run]:
         yield r
     finally:
         r.broker.close()
+
+
+def _running_audit(version: str) -> Callable[[LabBroker], dict[str, Any]]:
+    """``kafka-ops audit`` of the RUNNING broker with its log (after the cleaner died, on 1.1.0)."""
+
+    def audit(b: LabBroker) -> dict[str, Any]:
+        configs = b.workdir / "topic-configs-running.json"
+        overrides = {
+            seed001.TOPIC_6854: seed001.TOPIC_6854_CONFIGS,
+            seed001.TOPIC_STALE: seed001.TOPIC_STALE_CONFIGS,
+        }
+        configs.write_text(json.dumps({t: {k: str(v) for k, v in c.items()} for t, c in overrides.items()}))
+        _, out = _kafka_ops(
+            "audit", "--server-properties", str(b.server_properties), "--kafka-version", version,
+            "--topic-configs", str(configs), "--broker-log", str(b.log_file), "--broker-state", "running",
+            "--format", "json", *(["--broker-user", b.user] if b.user else []),
+        )  # fmt: skip
+        return json.loads(out)  # type: ignore[no-any-return]
+
+    return audit
 
 
 @pytest.fixture(scope="module")
@@ -176,3 +201,22 @@ def test_logs_command_names_the_dead_cleaner(
     else:
         assert code == 0, doc
         assert "kafka-log-cleaner-thread-0" not in text or 'dead_now": true' not in text, text[:2000]
+
+
+def test_a_dead_cleaner_stops_retention_of_compact_delete_topics(run: seed001.Seed001Run) -> None:
+    """Records past retention.ms in a compact,delete topic, written after the cleaner died: 1.1.0 keeps them (its
+    retention runs only in the dead cleaner thread) and the audit of the running broker says so, with what a
+    restart deletes; 1.1.1's live cleaner deletes them within its passes and the audit says nothing of it."""
+    if BUG_OF[run.version] != "KAFKA-6854":
+        pytest.skip("the KAFKA-6854 pair only")
+    seen = run.while_running
+    ret4 = [f for f in _findings(seen, "RET004") if f["topic"] == seed001.TOPIC_STALE]
+    if run.version in AFFECTED:
+        assert run.stale_left == seed001.STALE_RECORDS, run.stale_left
+        [f] = ret4
+        assert f["details"]["cause"] == "cleaner_stalled", f
+        assert "every log-cleaner thread is dead (kafka-log-cleaner-thread-0" in f["message"], f["message"]
+        assert f"deletes {seed001.STALE_RECORDS} segment(s)" in f["message"], f["message"]
+    else:
+        assert run.stale_left == 0, run.stale_left
+        assert [f for f in seen["findings"] if (f.get("details") or {}).get("cause") == "cleaner_stalled"] == []
