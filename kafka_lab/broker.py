@@ -420,7 +420,9 @@ class LabBroker:
 
     @property
     def formatted(self) -> bool:
-        return all((d / "meta.properties").exists() for d in self.log_dirs)
+        """Formatted once (the first start formats every dir): a fault that removes one dir's meta.properties,
+        or the dir, must reach the broker as it is, not be formatted over."""
+        return any((d / "meta.properties").exists() for d in self.log_dirs)
 
     def format(self) -> None:
         """KRaft: ``StorageTool format`` every log dir with the lab's cluster id (done by the first start)."""

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import random
 import re
+import shutil
 import struct
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -372,3 +373,45 @@ def unparseable_leftover(partition_dir: Path, name: str = "backup.log.cleaned") 
     like = segment_file(partition_dir, segment_bases(partition_dir)[0], ".log")
     path = _owned_like(partition_dir / name, like)
     return Fault("unparseable_leftover", [path], {"partition_dir": str(partition_dir)})
+
+
+# --------------------------------------------------------------------------------- a log dir's own damage
+def log_dir_without_meta(log_dir: Path) -> Fault:
+    """The dir's ``meta.properties`` gone, its partitions kept (a restore that skipped dotfiles-like small files,
+    a hand cleanup): KRaft exits ("No `meta.properties` found"), ZooKeeper mode writes a new one and adopts the
+    partitions (KafkaServer.startup)."""
+    path = log_dir / "meta.properties"
+    path.unlink()
+    return Fault("log_dir_without_meta", [path], {"log_dir": str(log_dir)})
+
+
+def emptied_log_dir(log_dir: Path) -> Fault:
+    """Everything in the dir removed, the dir kept (a volume that came back empty: a new disk, a failed mount
+    whose mount point is seen instead)."""
+    gone = sorted(log_dir.iterdir())
+    for p in gone:
+        if p.is_dir() and not p.is_symlink():
+            shutil.rmtree(p)
+        else:
+            p.unlink()
+    return Fault("emptied_log_dir", [log_dir], {"log_dir": str(log_dir), "removed": len(gone)})
+
+
+def missing_log_dir(log_dir: Path) -> Fault:
+    """The dir itself gone (an unmounted volume whose mount point was removed, a typo in log.dirs)."""
+    shutil.rmtree(log_dir)
+    return Fault("missing_log_dir", [log_dir], {"log_dir": str(log_dir)})
+
+
+def copied_meta_properties(src_dir: Path, dst_dir: Path) -> Fault:
+    """``src_dir``'s ``meta.properties`` copied over ``dst_dir``'s (a dir cloned from another): the same
+    ``directory.id`` twice from 3.7 (MetaPropertiesEnsemble.verify: "Duplicate directory ID"), identical files
+    before."""
+    path = dst_dir / "meta.properties"
+    was = path.read_bytes()
+    path.write_bytes((src_dir / "meta.properties").read_bytes())
+    return Fault(
+        "copied_meta_properties",
+        [path],
+        {"log_dir": str(dst_dir), "from": str(src_dir), "changed": was != path.read_bytes()},
+    )

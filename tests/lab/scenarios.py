@@ -320,6 +320,10 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         ),
         Trial("lost_and_found", ds.saved, lambda b: [F.lost_and_found(b.log_dirs[1])]),
         Trial("meta_mismatch", ds.saved, lambda b: [F.mismatched_meta_properties(b.log_dirs[1])]),
+        Trial("meta_missing", ds.saved, lambda b: [F.log_dir_without_meta(b.log_dirs[1])]),
+        Trial("meta_copied", ds.saved, lambda b: [F.copied_meta_properties(b.log_dirs[0], b.log_dirs[1])]),
+        Trial("dir_emptied", ds.saved, lambda b: [F.emptied_log_dir(b.log_dirs[1])]),
+        Trial("dir_missing", ds.saved, lambda b: [F.missing_log_dir(b.log_dirs[1])]),
         Trial("zero_tail", ds.saved, lambda b: [F.zero_filled_tail(partition_dir(ds, b, CONTROL))]),
         Trial("leftover_files", ds.saved, lambda b: [F.leftover_files(partition_dir(ds, b, CONTROL))]),
         Trial(

@@ -170,3 +170,37 @@ def test_sigkill_while_producing(dataset: Dataset, trials: dict[str, TrialResult
         else r"Recovering \d+ logs from "
     )
     assert len(lines(r, recover + r"\S+ since no clean shutdown file was found")) == 2
+
+
+@pytest.mark.parametrize("name", ["meta_missing", "dir_emptied", "dir_missing", "meta_copied"])
+def test_a_log_dir_without_its_own_meta_properties(
+    dataset: Dataset, trials: dict[str, TrialResult], name: str
+) -> None:
+    """data-1 lost its meta.properties (partitions kept), came back empty, is gone, or carries data-0's file. KRaft
+    exits at start for the first three ("No `meta.properties` found": KafkaRaftServer.initializeLogDirs), and from
+    3.7 for the copy too (the same directory.id twice); ZooKeeper mode writes a new file (or creates the dir) and
+    starts; a copy before 3.7 is the same file twice and starts. The plan said so before the start (the fidelity
+    test compares the rest)."""
+    if name not in trials:
+        pytest.skip(f"{name} not run")
+    r = trials[name]
+    assert r.predicted is not None
+    d1 = data_dir(r, "data-1")
+    exits = dataset.kraft and (name != "meta_copied" or at_least(dataset.version, (3, 7)))
+    if exits:
+        assert r.predicted["broker"] == "exits" and r.next_start["broker"] == "exits", (
+            r.predicted,
+            r.log[-800:],
+        )
+        assert r.broker_exit not in (None, 0)
+        reason = r.next_start["reason"]
+        if name == "meta_copied":
+            assert "Duplicate directory ID" in reason, reason
+        else:
+            assert f"No `meta.properties` found in {d1}" in reason, reason
+        assert ("DIR002", "critical") in r.predicted_findings, r.predicted_findings
+    else:
+        assert r.predicted["broker"] == "starts" and r.next_start["broker"] == "starts", (
+            r.predicted,
+            r.log[-800:],
+        )

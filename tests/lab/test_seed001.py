@@ -219,4 +219,6 @@ def test_a_dead_cleaner_stops_retention_of_compact_delete_topics(run: seed001.Se
         assert f"deletes {seed001.STALE_RECORDS} segment(s)" in f["message"], f["message"]
     else:
         assert run.stale_left == 0, run.stale_left
-        assert [f for f in seen["findings"] if (f.get("details") or {}).get("cause") == "cleaner_stalled"] == []
+        assert [
+            f for f in seen["findings"] if (f.get("details") or {}).get("cause") == "cleaner_stalled"
+        ] == []
