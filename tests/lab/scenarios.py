@@ -19,6 +19,9 @@
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
 * ``all_dirs_offline``: an unreadable ``.timeindex`` in both log dirs;
 * ``lost_and_found``, ``meta_mismatch``: broker-level faults in ``data-1``;
+* ``meta_missing``, ``dir_emptied``, ``dir_missing``, ``meta_copied``: ``data-1`` without its meta.properties
+  (partitions kept), emptied, gone, or carrying ``data-0``'s file: KRaft exits (the copy from 3.7: the same
+  directory.id twice), ZooKeeper mode writes a new file (creates the dir) and starts;
 * ``sigkill``: SIGKILL while a producer writes, then the restart;
 * ``seed003_retention``: seed 003 on topics created for it: ``compactdel`` (``compact,delete``, keyed records two
   days old, then current ones that share the last old segment; ``min.cleanable.dirty.ratio`` 1 so the cleaner
