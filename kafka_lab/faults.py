@@ -401,5 +401,7 @@ def stray_partition(partition_dir: Path, topic: str = "strayed") -> Fault:
         dst.chmod(fs.st_mode & 0o7777)
         os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
     return Fault(
-        "stray_partition", [target], {"partition_dir": str(target), "source": str(partition_dir), "topic_id": topic_id}
+        "stray_partition",
+        [target],
+        {"partition_dir": str(target), "source": str(partition_dir), "topic_id": topic_id},
     )

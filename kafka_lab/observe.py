@@ -420,7 +420,9 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             if st.is_dir
             and os.path.dirname(p) == parent
             and p not in before.files
-            and re.fullmatch(re.escape(os.path.basename(path)) + r"\.[0-9a-f]{32}-(stray|delete)", os.path.basename(p))
+            and re.fullmatch(
+                re.escape(os.path.basename(path)) + r"\.[0-9a-f]{32}-(stray|delete)", os.path.basename(p)
+            )
         )
         fate = "renamed_stray" if any(p.endswith("-stray") for p in moved) else "deleted"
         out.append({"path": path, "fate": fate, "renamed_to": moved[0] if moved else None})

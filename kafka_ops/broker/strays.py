@@ -148,7 +148,9 @@ def read_image(partition_dir: str) -> MetadataImage | None:
         (p.base_offset, n) for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".log")
     )
     logs = {b for b, _ in segs}
-    indexed = {p.base_offset for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".index")}
+    indexed = {
+        p.base_offset for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".index")
+    }
     image = MetadataImage(partition_dir, None, 0)
     try:
         if snaps:

@@ -19,7 +19,12 @@ from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import LogDirFacts
 from kafka_ops.units import iso
 
-SEVERITY = {strays.DELETED: "critical", strays.DEPENDS: "error", strays.RENAMED_STRAY: "warning", strays.KEPT: "info"}
+SEVERITY = {
+    strays.DELETED: "critical",
+    strays.DEPENDS: "error",
+    strays.RENAMED_STRAY: "warning",
+    strays.KEPT: "info",
+}
 
 
 @check(

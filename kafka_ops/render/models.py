@@ -176,7 +176,9 @@ class NextStartStrayModel(BaseModel):
         "kept: loaded as it is (2.8's KRaft preview, or the broker exits / its log dir goes offline); depends: "
         "the Kafka version is unknown"
     )
-    deleted_at: str | None = Field(None, description="For deleted: when the kafka-delete-logs task removes it")
+    deleted_at: str | None = Field(
+        None, description="For deleted: when the kafka-delete-logs task removes it"
+    )
     reason: str | None = Field(None, description="Why, in one line")
 
 

@@ -194,7 +194,9 @@ def test_records_after_the_snapshot_are_applied_and_the_snapshot_is_read(tmp_pat
     assert st["path"] == stray
     # without the removal the topic is known: nothing
     shutil.rmtree(os.path.join(meta_dir(h), "__cluster_metadata-0"))
-    write_metadata_log(meta_dir(h), [[topic_record("later", tid), partition_record(tid, 0)]], snapshot=image_of(h))
+    write_metadata_log(
+        meta_dir(h), [[topic_record("later", tid), partition_record(tid, 0)]], snapshot=image_of(h)
+    )
     report = audit(h, "3.7.2")
     assert report["next_start"]["strays"] == [] and dir006(report) == []
 
@@ -256,7 +258,9 @@ def test_no_partition_of_a_real_kraft_host_is_a_stray(tmp_path: Path, log_dir: s
     props = tmp_path / "server.properties"
     props.write_text(f"process.roles=broker,controller\nnode.id=1\nlog.dirs={log_dir}\n")
     report = run_audit(
-        AuditOptions(server_properties=str(props), broker_state="stopped", now_ms=NOW_MS, kafka_version="3.6.2")
+        AuditOptions(
+            server_properties=str(props), broker_state="stopped", now_ms=NOW_MS, kafka_version="3.6.2"
+        )
     )
     assert dir006(report) == [] and report["next_start"]["strays"] == []
     assert read_image(os.path.join(log_dir, "__cluster_metadata-0")) is not None
