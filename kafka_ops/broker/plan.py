@@ -656,7 +656,8 @@ class NextStartPlan:
         }
 
     def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
-        fate, reason, at = st.fate, st.reason, st.deleted_at
+        fate, at = st.fate, st.deleted_at
+        reason: str | None = st.reason
         if exited:
             fate, reason, at = strays.KEPT, self.exit[0] if self.exit else None, None
         elif self.dirs[st.log_dir].state == "offline":
