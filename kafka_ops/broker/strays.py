@@ -99,6 +99,53 @@ def _apply(image: MetadataImage, rec: dict[str, object]) -> None:
         image.topics.pop(str(data["topicId"]), None)
 
 
+_TOPIC_TYPES = ("TOPIC_RECORD", "PARTITION_RECORD", "REMOVE_TOPIC_RECORD")
+
+
+def _uvarint(b: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        if pos >= len(b) or shift > 28:
+            raise _Unreadable("a varint past the end")
+        x = b[pos]
+        pos += 1
+        n |= (x & 0x7F) << shift
+        if not x & 0x80:
+            return n, pos
+        shift += 7
+
+
+def _leading_fields(rec: dict[str, object], value: bytes | None, error: str) -> dict[str, object]:
+    """The fields this module needs from a topic record of a version this kafka-ops does not know: they lead the
+    message in every version of its schema (TopicRecord: Name, TopicId; PartitionRecord: PartitionId, TopicId;
+    RemoveTopicRecord: TopicId), so a later release's record still gives them; else the image is unreadable."""
+    import base64
+
+    if value is None:
+        raise _Unreadable(error)
+    b = bytes(value)
+    pos = 0
+    for _ in range(3):  # frame version, record type, record version
+        _, pos = _uvarint(b, pos)
+    t = rec.get("type")
+    data: dict[str, object] = {}
+    if t == "TOPIC_RECORD":
+        n, pos = _uvarint(b, pos)
+        if n < 1 or pos + n - 1 + 16 > len(b):
+            raise _Unreadable(error)
+        data["name"] = b[pos : pos + n - 1].decode("utf-8", "replace")
+        pos += n - 1
+    elif t == "PARTITION_RECORD":
+        if pos + 4 + 16 > len(b):
+            raise _Unreadable(error)
+        data["partitionId"] = int.from_bytes(b[pos : pos + 4], "big", signed=True)
+        pos += 4
+    if pos + 16 > len(b):
+        raise _Unreadable(error)
+    data["topicId"] = base64.urlsafe_b64encode(b[pos : pos + 16]).decode().rstrip("=")
+    return {"type": t, "version": rec.get("version"), "data": data}
+
+
 def _replay(image: MetadataImage, path: str, start: int) -> None:
     """Apply the committed-looking records of one file from offset ``start`` (metadata transactions: the records
     between BeginTransaction and AbortTransaction are dropped, as the MetadataLoader does)."""
@@ -113,9 +160,9 @@ def _replay(image: MetadataImage, path: str, start: int) -> None:
                     continue
                 rec = decode_metadata_record(r.value)
                 if "error" in rec:
-                    if str(rec.get("type", "")).startswith("UNKNOWN("):
-                        continue  # a record type of a later release: not one that makes or removes topics
-                    raise _Unreadable(f"{path}: offset {r.offset}: {rec['error']}")
+                    if rec.get("type") not in _TOPIC_TYPES:
+                        continue  # a record of a later release's type or version that does not make topics
+                    rec = _leading_fields(rec, r.value, f"{path}: offset {r.offset}: {rec['error']}")
                 t = rec["type"]
                 if t == "BEGIN_TRANSACTION_RECORD":
                     pending = []

@@ -222,6 +222,25 @@ def test_healthy_host_and_no_or_unreadable_metadata_log_say_nothing(tmp_path: Pa
     assert os.path.isdir(stray)  # the audit never touches the broker's files
 
 
+def test_records_of_a_later_release_still_give_the_topics(tmp_path: Path) -> None:
+    """A later release writes records of versions this kafka-ops does not know: a RegisterBrokerRecord v99 does
+    not make topics and is passed over; a PartitionRecord v99 still leads with PartitionId and TopicId (every
+    version of its schema does), so the image stays whole and the stray is still found."""
+    h = sim(tmp_path / "h")
+    image = image_of(h)
+    tid = topic_id_of(h.partitions["orders-0"])
+    later_partition = b"\x01\x03\x63" + (5).to_bytes(4, "big") + uuid_bytes(tid) + b"\x00" * 12
+    later_broker = b"\x01\x00\x63" + b"\x00" * 8
+    write_metadata_log(meta_dir(h), [image, [later_broker, later_partition]])
+    stray = plant_stray(h)
+    report = audit(h, "4.3.1")
+    assert [f["path"] for f in dir006(report)] == [stray]
+    from kafka_ops.broker.strays import read_image
+
+    img = read_image(os.path.join(meta_dir(h), "__cluster_metadata-0"))
+    assert img is not None and img.topics[tid] == ("orders", {0, 1, 5})
+
+
 def test_zookeeper_mode_says_nothing(tmp_path: Path) -> None:
     h = sim(tmp_path / "h")
     write_metadata_log(meta_dir(h), [image_of(h)])
