@@ -250,7 +250,9 @@ def find(h: HostFacts) -> list[Stray]:
 
 
 def _find(h: HostFacts) -> list[Stray]:
-    if meta.broker_mode(h) != "kraft":
+    # a running broker has judged its logs already, and one deleting a topic right now renames the dir just after
+    # the RemoveTopicRecord reaches its log: only a broker that is not running is judged
+    if meta.broker_mode(h) != "kraft" or h.broker_state == "running":
         return []
     mdir = metadata_partition_dir(h)
     if mdir is None:

@@ -4,7 +4,8 @@ A topic deleted while the broker was down, or a partition dir back from a backup
 by its ``partition.metadata`` topic id against the metadata image at its start, and by release renames it
 ``<tp>.<uuid>-stray`` and keeps it (3.7+), or renames it ``-delete`` and deletes it with its records (3.0-3.6).
 The rule, and the source it follows, is kafka_ops.broker.strays' (the next-start plan's ``strays`` too).
-Nothing is said when the broker is not KRaft, or when this host's metadata log is absent or cannot be read.
+Nothing is said when the broker is running or not KRaft, or when this host's metadata log is absent or cannot be
+read.
 """
 
 from __future__ import annotations
