@@ -207,6 +207,13 @@ def test_a_partition_of_a_topic_the_metadata_does_not_have_is_renamed_stray_or_d
     else:
         assert st["fate"] == seen["fate"] == "deleted" and f["severity"] == "critical", (st, seen)
         assert st["deleted_at"] is not None and "LOST" in f["message"]
+        # the broker's own lines: found at the first metadata publish, renamed -delete (LogManager.asyncDelete)
+        assert re.search(r"Found stray log dir .*strayed-0", r.log), (
+            "BrokerMetadataPublisher.findStrayPartitions"
+        )
+        assert re.search(
+            r"Log for partition strayed-0 is renamed to \S+-delete and is scheduled for deletion", r.log
+        )
     # the live partition it was copied from stayed as it was
     assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
 
