@@ -415,3 +415,36 @@ def copied_meta_properties(src_dir: Path, dst_dir: Path) -> Fault:
         [path],
         {"log_dir": str(dst_dir), "from": str(src_dir), "changed": was != path.read_bytes()},
     )
+
+
+def stray_partition(partition_dir: Path, topic: str = "strayed") -> Fault:
+    """A partition dir of a topic the cluster metadata does not have, as a topic deleted while the broker was down
+    or a backup restore leaves it: a copy of ``partition_dir``'s files (owner, mode and times kept) as
+    ``<topic>-<p>`` next to it, its ``partition.metadata`` naming a fresh random topic id. A KRaft broker takes it
+    for a stray at its start (kafka_ops.broker.strays); a ZooKeeper-mode broker cannot tell."""
+    import base64
+
+    partition = partition_dir.name.rsplit("-", 1)[1]
+    target = partition_dir.parent / f"{topic}-{partition}"
+    target.mkdir()
+    st = partition_dir.stat()
+    os.chown(target, st.st_uid, st.st_gid)
+    target.chmod(st.st_mode & 0o7777)
+    topic_id = base64.urlsafe_b64encode(random.randbytes(16)).decode().rstrip("=")
+    for f in sorted(partition_dir.iterdir()):
+        if not f.is_file() or f.is_symlink():
+            continue
+        dst = target / f.name
+        data = f.read_bytes()
+        if f.name == "partition.metadata":
+            data = f"version: 0\ntopic_id: {topic_id}\n".encode()
+        dst.write_bytes(data)
+        fs = f.stat()
+        os.chown(dst, fs.st_uid, fs.st_gid)
+        dst.chmod(fs.st_mode & 0o7777)
+        os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
+    return Fault(
+        "stray_partition",
+        [target],
+        {"partition_dir": str(target), "source": str(partition_dir), "topic_id": topic_id},
+    )

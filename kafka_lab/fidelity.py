@@ -109,6 +109,25 @@ def compare(
             if o["deleted_by"] is not None and p["deleted_by"] != o["deleted_by"]:
                 out.append(f"{where}: deleted by {o['deleted_by']}, predicted {p['deleted_by']}")
     out += _compare_leftovers(predicted, observed, offline)
+    out += _compare_strays(predicted, observed)
+    return out
+
+
+def _compare_strays(predicted: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """Each partition dir the plan takes for a stray (renamed -stray, or renamed -delete and deleted) against the
+    dirs the broker moved away (kafka_lab.observe.strays); a dir on neither list was kept by both."""
+    pred = {
+        os.path.normpath(s["path"]): s
+        for s in predicted.get("strays", [])
+        if s["fate"] in ("renamed_stray", "deleted")
+    }
+    obs = {os.path.normpath(s["path"]): s for s in observed.get("strays", [])}
+    out = []
+    for path in sorted(set(pred) | set(obs)):
+        p, o = pred.get(path, {}).get("fate", "kept"), obs.get(path, {}).get("fate", "kept")
+        if p != o:
+            why = pred.get(path, {}).get("reason") or "the plan keeps it"
+            out.append(f"{os.path.basename(path)}: stray fate predicted {p}, broker: {o} ({why})")
     return out
 
 

@@ -33,7 +33,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from kafka_ops.engine.layout import parse_partition_dir
+from kafka_ops.engine.layout import METADATA_TOPIC, parse_partition_dir
 
 HASH_LIMIT = 64 * 1024 * 1024
 _ENTRY = re.compile(
@@ -364,6 +364,7 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         "log_dirs": dirs,
         "segments": segments,
         "leftovers": leftovers(before, after),
+        "strays": strays(before, after),
     }
     created = sorted(
         p
@@ -392,6 +393,39 @@ def leftovers(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             continue
         fate = "kept" if path in after.files else "deleted_at_load"
         out.append({"path": path, "kind": m[1], "fate": fate})
+    return out
+
+
+def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
+    """Every live partition dir (not the metadata log's) that the start moved away, and how: renamed
+    ``<dir>.<uuid>-stray`` and kept (``renamed_stray``), renamed ``-delete`` (``deleted``: gone by now, or queued
+    for the kafka-delete-logs task), or gone without either name left (``deleted`` too: the -delete dir was
+    removed within the watch). A dir still in place is not listed: the broker kept it."""
+    out = []
+    for path in sorted(before.files):
+        parent = os.path.dirname(path)
+        name = parse_partition_dir(os.path.basename(path))
+        if (
+            parent not in before.log_dirs
+            or not before.files[path].is_dir
+            or name is None
+            or name.kind != "log"
+            or name.topic == METADATA_TOPIC
+            or path in after.files
+        ):
+            continue
+        moved = sorted(
+            p
+            for p, st in after.files.items()
+            if st.is_dir
+            and os.path.dirname(p) == parent
+            and p not in before.files
+            and re.fullmatch(
+                re.escape(os.path.basename(path)) + r"\.[0-9a-f]{32}-(stray|delete)", os.path.basename(p)
+            )
+        )
+        fate = "renamed_stray" if any(p.endswith("-stray") for p in moved) else "deleted"
+        out.append({"path": path, "fate": fate, "renamed_to": moved[0] if moved else None})
     return out
 
 

@@ -39,3 +39,23 @@ def test_a_split_swap_is_not_compared_and_an_offline_dir_is_compared_as_a_dir() 
     assert compare(side([(swap, "swap", "deleted_at_load")]), side([])) == []
     offline = side([(LOG_DELETED, "deleted", "kept")], state="offline")
     assert compare(offline, side([(LOG_DELETED, "deleted", "deleted_at_load")], state="offline")) == []
+
+
+def test_a_stray_moved_otherwise_than_planned_is_a_difference() -> None:
+    """next_start.strays: the plan's renamed_stray / deleted against the dirs the broker moved away; a dir the
+    plan keeps (or does not list) and the broker left in place is no difference."""
+    stray = f"{DIR}/strayed-0"
+    planned = side([]) | {"strays": [{"path": stray, "fate": "renamed_stray", "reason": "3.7+"}]}
+    moved = side([]) | {
+        "strays": [{"path": stray, "fate": "renamed_stray", "renamed_to": stray + ".x-stray"}]
+    }
+    assert compare(planned, moved) == []
+    deleted = side([]) | {"strays": [{"path": stray, "fate": "deleted", "renamed_to": None}]}
+    assert compare(planned, deleted) == [
+        "strayed-0: stray fate predicted renamed_stray, broker: deleted (3.7+)"
+    ]
+    assert compare(side([]), deleted) == [
+        "strayed-0: stray fate predicted kept, broker: deleted (the plan keeps it)"
+    ]
+    kept = side([]) | {"strays": [{"path": stray, "fate": "kept", "reason": "the broker exits"}]}
+    assert compare(kept, side([])) == []

@@ -36,6 +36,10 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
   failing file may be listed first), and when the broker exits (the plan then loads nothing).
 * The KRaft metadata log (``__cluster_metadata-0``) is re-read in full at every start by design
   (KafkaMetadataLog: recovery point 0); it is not listed.
+* Strays (``strays``, DIR006): a partition dir whose topic id this host's KRaft metadata log does not have is
+  renamed ``-stray`` and kept (3.7+), renamed ``-delete`` and deleted (3.0-3.6) or kept (2.8); ``broker.strays``
+  cites the source per release. Such a partition gets no retention deletions in the plan (a -stray log has
+  none, a deleted one is gone). A broker that exits, or a log dir offline, keeps them.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, leftovers, meta, reach, suffixed_dirs, swaps
+from kafka_ops.broker import failure_channel, leftovers, meta, reach, strays, suffixed_dirs, swaps
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -401,6 +405,8 @@ class NextStartPlan:
         self.dirs: dict[str, LogDirFate] = {}
         self.segments: list[SegmentFate] = []
         self.leftovers: list[LeftoverFate] = []
+        # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
+        self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
         self._offline_before_load: set[str] = set()  # dirs LogManager never loads a partition of
         for ldf in h.log_dirs:
             fate = self.dirs[ldf.path] = LogDirFate(ldf.path)
@@ -441,6 +447,9 @@ class NextStartPlan:
         if online and pf.part.name.kind == "delete":
             self._delete_dir(pf)
             return online
+        stray = self.strays.get(pf.part.path)
+        if stray is not None and stray.fate in (strays.RENAMED_STRAY, strays.DELETED):
+            deletions = {}  # a -stray log gets no retention; a deleted one is gone
         truncated_at: int | None = None
         swapped = swaps.swap_fates(self.h, pf) if online and pf.part.leftovers else {}
         for seg in pf.part.segments:
@@ -595,6 +604,7 @@ class NextStartPlan:
                 "log_dirs": [],
                 "segments": [],
                 "leftovers": [],
+                "strays": [],
             }
         exited = self.exit is not None
         dirs = []
@@ -642,7 +652,20 @@ class NextStartPlan:
                 s.to_dict() for s in sorted(segs, key=lambda s: (s.topic, s.partition, s.base_offset))
             ],
             "leftovers": [lf.to_dict() for lf in sorted(self.leftovers, key=lambda lf: lf.path)],
+            "strays": [self._stray_dict(st, exited) for _, st in sorted(self.strays.items())],
         }
+
+    def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
+        fate, at = st.fate, st.deleted_at
+        reason: str | None = st.reason
+        if exited:
+            fate, reason, at = strays.KEPT, self.exit[0] if self.exit else None, None
+        elif self.dirs[st.log_dir].state == "offline":
+            fate, reason, at = strays.KEPT, f"its log dir goes offline ({self.dirs[st.log_dir].reason})", None
+        return {
+            "path": st.path, "topic": st.topic, "partition": st.partition, "topic_id": st.topic_id,
+            "why": st.why, "fate": fate, "deleted_at": iso(at, "z_ms"), "reason": reason,
+        }  # fmt: skip
 
 
 def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
@@ -722,6 +745,14 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             "removeTempFilesAndCollectSwapFiles)"
         )
     out.append("It " + "; ".join(parts) + ".")
+    for st in ns.get("strays", []):
+        what = {
+            strays.RENAMED_STRAY: "renamed <dir>.<uuid>-stray and kept (not served)",
+            strays.DELETED: f"renamed -delete and DELETED at {st['deleted_at']}",
+            strays.KEPT: "kept as it is",
+            strays.DEPENDS: "deleted or renamed -stray, by release",
+        }[st["fate"]]
+        out.append(f"  stray {st['path']} ({st['why']}): {what} [DIR006]")
     shown = sorted(segs, key=lambda s: (not s["truncated_bytes"], not s["deleted_at"]))[:limit]
     for s in shown:
         what = s["load"].replace("_", " ")

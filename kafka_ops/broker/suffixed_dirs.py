@@ -26,8 +26,9 @@ Kafka source (apache/kafka, at the tags named):
   the forecast treats it as a partition.
 
 A partition whose topic the cluster metadata no longer has (KRaft: renamed ``-stray`` at start from 3.7,
-``isStray`` in LogManager.loadLog@3.7.1:358; renamed ``-delete`` and deleted on 3.6 and older) cannot be known
-from the files alone: only the dirs already so named are handled here.
+``isStray`` in LogManager.loadLog@3.7.1:358; renamed ``-delete`` and deleted on 3.0-3.6) is
+``kafka_ops.broker.strays``' (from this host's copy of the metadata log): only the dirs already so named are
+handled here.
 """
 
 from __future__ import annotations

@@ -139,6 +139,19 @@ _ROWS = (
         "('<uuid>-stray') is not an int: parseTopicPartitionName throws a KafkaException and the broker exits",
     ),
     Behaviour(
+        "stray_deleted", (3, 0, 0), "KIP-500 (BrokerMetadataPublisher)",
+        "core/src/main/scala/kafka/server/metadata/BrokerMetadataPublisher.scala@3.0.0 (findStrayPartitions; "
+        "ReplicaManager.deleteStrayReplicas), unchanged to @3.6.2",
+        "a KRaft broker deletes, at its first metadata publish, every log whose topic id the metadata image does "
+        "not have (renamed -delete, removed after file.delete.delay.ms)",
+    ),
+    Behaviour(
+        "stray_renamed", (3, 7, 0), "KAFKA-15605",
+        "core/src/main/scala/kafka/log/LogManager.scala@3.7.0 (deleteStrayKRaftReplicas: asyncDelete(isStray = "
+        "true)); from 3.7.1 at load (isStrayKraftReplica)",
+        "a KRaft broker renames such a log <tp>.<uuid>-stray and keeps it instead of deleting it",
+    ),
+    Behaviour(
         "initial_task_delay_config", (3, 9, 0), "KAFKA-16991",
         "core/src/main/scala/kafka/log/LogManager.scala@3.9.0 (initialTaskDelayMs)",
         "log.initial.task.delay.ms sets when the first retention check runs after a start (fixed 30 s before)",

@@ -163,6 +163,25 @@ class NextStartLeftoverModel(BaseModel):
     reason: str | None = Field(None, description="Why, in one line")
 
 
+class NextStartStrayModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The partition dir")
+    topic: str
+    partition: int
+    topic_id: str = Field(description="The topic id of its partition.metadata")
+    why: str = Field(description="What this host's KRaft metadata log says instead")
+    fate: Literal["renamed_stray", "deleted", "kept", "depends"] = Field(
+        description="renamed_stray: renamed <dir>.<uuid>-stray and kept, not served (3.7+, KAFKA-15605); deleted: "
+        "renamed -delete and removed with its records (3.0-3.6, BrokerMetadataPublisher.findStrayPartitions); "
+        "kept: loaded as it is (2.8's KRaft preview, or the broker exits / its log dir goes offline); depends: "
+        "the Kafka version is unknown"
+    )
+    deleted_at: str | None = Field(
+        None, description="For deleted: when the kafka-delete-logs task removes it"
+    )
+    reason: str | None = Field(None, description="Why, in one line")
+
+
 class NextStartModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kafka_version: str | None = Field(
@@ -180,6 +199,12 @@ class NextStartModel(BaseModel):
         default_factory=list,
         description="Every .deleted and .cleaned file of a partition dir, and every .swap of an unfinished split, "
         "with what the start does with it (empty on a healthy host and when the broker is running)",
+    )
+    strays: list[NextStartStrayModel] = Field(
+        default_factory=list,
+        description="Partition dirs whose topic id this host's KRaft metadata log does not have, and what the "
+        "start does with each (DIR006; empty on a healthy host, in ZooKeeper mode, and when the metadata log is "
+        "not on this host or cannot be read)",
     )
 
 

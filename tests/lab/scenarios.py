@@ -14,6 +14,8 @@
 * ``unparseable_leftover``: ``backup.log.cleaned`` in ``CONTROL``: 2.0+ parse its base offset from the name and
   exit (NumberFormatException), 1.1 deletes it; ``unparseable_swap``: ``backup.swap``, parsed (and fatal) from
   3.0 only;
+* ``stray_partition``: a copy of ``CONTROL``'s partition dir as ``strayed-0`` with a fresh topic id (a topic the
+  metadata does not have): KRaft 3.7+ renames it ``-stray`` and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it;
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -334,6 +336,9 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
             ds.saved,
             lambda b: [F.unparseable_leftover(partition_dir(ds, b, CONTROL))],
         ),
+        # a partition dir of a topic the metadata does not have (a copy of CONTROL's with a fresh topic id): KRaft
+        # 3.7+ renames it -stray and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it (broker.strays)
+        Trial("stray_partition", ds.saved, lambda b: [F.stray_partition(partition_dir(ds, b, CONTROL))]),
         Trial(
             "unparseable_swap",
             ds.saved,

@@ -35,6 +35,7 @@ SCENARIOS = (
         "leftover_files",
         "unparseable_leftover",
         "unparseable_swap",
+        "stray_partition",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -180,6 +181,45 @@ def test_a_swap_file_whose_name_is_not_an_offset_stops_the_broker_from_3_0(
     assert r.predicted["broker"] == r.next_start["broker"] == ("exits" if new else "starts"), r.predicted
     if new:
         assert r.predicted["check"] == "DIR003" and "NumberFormatException" in r.predicted["reason"]
+
+
+def test_a_partition_of_a_topic_the_metadata_does_not_have_is_renamed_stray_or_deleted_by_release(
+    trials: dict[str, TrialResult],
+) -> None:
+    """A copy of a live partition dir as ``strayed-0`` with a topic id the metadata never had: the plan (DIR006)
+    said what the broker then did with it: KRaft 3.7+ renamed it ``<dir>.<uuid>-stray`` and kept it (warning),
+    KRaft before 3.7 renamed it ``-delete`` and deleted it (critical: its records are lost), a ZooKeeper-mode
+    broker (no metadata log on the host) kept it as a live log and the audit said nothing."""
+    r = trials["stray_partition"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    kraft = at_least(r.version, (3, 3))
+    dir006 = [f for f in r.findings if f["check"] == "DIR006"]
+    if not kraft:
+        # not moved away: still a live log after the start (the trial's dir is gone by now: the observation says)
+        assert r.predicted["strays"] == [] and dir006 == [] and r.next_start["strays"] == []
+        return
+    [st] = r.predicted["strays"]
+    [f] = dir006
+    assert st["path"] == f["path"] == str(planted) and st["topic_id"] == r.faults[0].detail["topic_id"]
+    [seen] = r.next_start["strays"]
+    assert seen["path"] == str(planted)
+    if at_least(r.version, (3, 7)):
+        assert st["fate"] == seen["fate"] == "renamed_stray" and f["severity"] == "warning", (st, seen)
+        assert seen["renamed_to"] and seen["renamed_to"].endswith("-stray")
+        assert re.search(r"marked (as )?stray and renamed", r.log), "the broker's own line"
+    else:
+        assert st["fate"] == seen["fate"] == "deleted" and f["severity"] == "critical", (st, seen)
+        assert st["deleted_at"] is not None and "LOST" in f["message"]
+        # the broker's own lines: found at the first metadata publish, renamed -delete (LogManager.asyncDelete)
+        assert re.search(r"Found stray log dir .*strayed-0", r.log), (
+            "BrokerMetadataPublisher.findStrayPartitions"
+        )
+        assert re.search(
+            r"Log for partition strayed-0 is renamed to \S+-delete and is scheduled for deletion", r.log
+        )
+    # the live partition it was copied from stayed as it was
+    assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")

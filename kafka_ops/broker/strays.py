@@ -1,0 +1,330 @@
+"""Partition dirs of topics the KRaft metadata no longer has ("strays"), and what the next start does with them.
+
+A host may carry partition dirs of a topic the cluster deleted while the broker was down, or that came back
+from a backup restore. A KRaft broker judges every loaded log against the metadata image it gets at its start
+(apache/kafka, core/src/main/scala/kafka/):
+
+* up to 2.8 (KRaft preview): no such judgement; the log is loaded and kept.
+* 3.0.0 to 3.6.2: at the first metadata publish, ``BrokerMetadataPublisher.findStrayPartitions`` (server/metadata/
+  BrokerMetadataPublisher.scala@3.0.0:65, @3.5.2:72-98, @3.6.2:72-98) returns every log whose topic id is not in
+  the image ("Found stray log dir ...: the topicId ... does not exist in the metadata image") or whose replicas
+  do not hold this broker; ``finishInitializingReplicaManager`` (@3.5.2:380-392, @3.6.2:349-359) hands them to
+  ``ReplicaManager.deleteStrayReplicas`` -> ``stopPartitions(tp -> true)`` (delete = true) -> ``LogManager.
+  asyncDelete`` without ``isStray``: the dir is renamed ``<tp>.<uuid>-delete`` and the kafka-delete-logs task
+  removes it once file.delete.delay.ms has passed. The records are gone. (3.6.1/3.6.2 only load -stray dirs,
+  KAFKA-15605's loader part; their publisher still deletes.)
+* 3.7.0: ``BrokerMetadataPublisher.initializeManagers`` calls ``LogManager.deleteStrayKRaftReplicas`` right
+  after ``logManager.startup`` (LogManager.scala@3.7.0:573-580, BrokerMetadataPublisher.scala@3.7.0:285-300):
+  ``asyncDelete(tp, isStray = true)`` renames the dir ``<tp>.<uuid>-stray`` ("Log for partition ... is marked as
+  stray and renamed to ...", LogManager.scala@3.7.0:1258-1261) and keeps it: "Move aside stray partitions, don't
+  delete them" (KAFKA-15605).
+* 3.7.1 to 4.x: ``LogManager.loadLog`` asks ``isStray`` (``LogManager.isStrayKraftReplica``, LogManager.scala
+  @3.7.1:1596, @3.9.0-rc3:1611-1641, trunk of 2024-10-25) for every loaded log and renames a stray one
+  ``<tp>.<uuid>-stray`` at load ("Log in ... marked stray and renamed to ...", @3.9.0-rc3:359-366): kept, loaded as
+  a stray log, no retention, never deleted by the broker.
+* ZooKeeper mode: the broker cannot tell from its disk (a topic deletion stays pending in ZooKeeper until the
+  replica is back, then the controller's StopReplica(delete = true) deletes it): nothing is predicted here.
+
+What this module knows is what this host's copy of the metadata log says (``__cluster_metadata-0``: its latest
+snapshot ``<offset>-<epoch>.checkpoint`` and the records after it). The broker decides from the quorum's latest
+image, which can only be newer: a topic deleted after this host's copy ends is missed here, never invented. When
+the metadata log is not on this host, cannot be read whole, or has a gap, nothing is predicted. A dir is judged by
+its ``partition.metadata`` topic id and partition number, as Kafka does (``getPartition(topicId, partition)``); a
+dir without a readable ``partition.metadata`` is not judged, nor is the replica assignment (left to the broker).
+Standard library only.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+
+from kafka_ops.broker import meta, suffixed_dirs
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
+from kafka_ops.engine.errors import EngineError
+from kafka_ops.engine.layout import METADATA_TOPIC, parse_kraft_snapshot, parse_segment_file
+from kafka_ops.engine.metadata_records import decode_metadata_record
+from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_records
+from kafka_ops.facts.model import HostFacts
+
+RENAMED_STRAY, DELETED, KEPT, DEPENDS = "renamed_stray", "deleted", "kept", "depends"
+ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: no topic id
+
+
+@dataclass(slots=True)
+class MetadataImage:
+    """The topics of a metadata log as this host's copy has them (TopicsImage's ids, names and partitions)."""
+
+    path: str  # the __cluster_metadata-0 dir
+    snapshot: str | None  # the snapshot read first, if any
+    end_offset: int  # the offset after the last record applied
+    topics: dict[str, tuple[str, set[int]]] = field(default_factory=dict)  # topic id -> (name, partitions)
+
+    def name_id(self, name: str) -> str | None:
+        return next((tid for tid, (n, _) in self.topics.items() if n == name), None)
+
+
+@dataclass(slots=True)
+class Stray:
+    path: str
+    log_dir: str
+    topic: str
+    partition: int
+    topic_id: str
+    why: str  # what the metadata says instead
+    fate: str  # renamed_stray | deleted | kept | depends
+    reason: str
+    deleted_at: int | None = None  # for "deleted": when the kafka-delete-logs task removes the renamed dir
+
+
+class _Unreadable(Exception):
+    pass
+
+
+def _apply(image: MetadataImage, rec: dict[str, object]) -> None:
+    data = rec.get("data")
+    if not isinstance(data, dict):
+        return
+    t = rec.get("type")
+    if t == "TOPIC_RECORD":
+        image.topics[str(data["topicId"])] = (str(data["name"]), set())
+    elif t == "PARTITION_RECORD":
+        entry = image.topics.get(str(data["topicId"]))
+        if entry is None:
+            raise _Unreadable(f"a PartitionRecord of topic id {data['topicId']} before its TopicRecord")
+        pid = data["partitionId"]
+        entry[1].add(int(pid) if isinstance(pid, int) else -1)
+    elif t == "REMOVE_TOPIC_RECORD":
+        image.topics.pop(str(data["topicId"]), None)
+
+
+_TOPIC_TYPES = ("TOPIC_RECORD", "PARTITION_RECORD", "REMOVE_TOPIC_RECORD")
+
+
+def _uvarint(b: bytes, pos: int) -> tuple[int, int]:
+    n = shift = 0
+    while True:
+        if pos >= len(b) or shift > 28:
+            raise _Unreadable("a varint past the end")
+        x = b[pos]
+        pos += 1
+        n |= (x & 0x7F) << shift
+        if not x & 0x80:
+            return n, pos
+        shift += 7
+
+
+def _leading_fields(rec: dict[str, object], value: bytes | None, error: str) -> dict[str, object]:
+    """The fields this module needs from a topic record of a version this kafka-ops does not know: they lead the
+    message in every version of its schema (TopicRecord: Name, TopicId; PartitionRecord: PartitionId, TopicId;
+    RemoveTopicRecord: TopicId), so a later release's record still gives them; else the image is unreadable."""
+    import base64
+
+    if value is None:
+        raise _Unreadable(error)
+    b = bytes(value)
+    pos = 0
+    for _ in range(3):  # frame version, record type, record version
+        _, pos = _uvarint(b, pos)
+    t = rec.get("type")
+    data: dict[str, object] = {}
+    if t == "TOPIC_RECORD":
+        n, pos = _uvarint(b, pos)
+        if n < 1 or pos + n - 1 + 16 > len(b):
+            raise _Unreadable(error)
+        data["name"] = b[pos : pos + n - 1].decode("utf-8", "replace")
+        pos += n - 1
+    elif t == "PARTITION_RECORD":
+        if pos + 4 + 16 > len(b):
+            raise _Unreadable(error)
+        data["partitionId"] = int.from_bytes(b[pos : pos + 4], "big", signed=True)
+        pos += 4
+    if pos + 16 > len(b):
+        raise _Unreadable(error)
+    data["topicId"] = base64.urlsafe_b64encode(b[pos : pos + 16]).decode().rstrip("=")
+    return {"type": t, "version": rec.get("version"), "data": data}
+
+
+def _replay(image: MetadataImage, path: str, start: int) -> None:
+    """Apply the committed-looking records of one file from offset ``start`` (metadata transactions: the records
+    between BeginTransaction and AbortTransaction are dropped, as the MetadataLoader does)."""
+    pending: list[dict[str, object]] | None = None
+    with LogBuffer.open(path) as buf:
+        scanner = BatchScanner(buf, verify_crc=True)
+        for batch in scanner:
+            if batch.is_control or batch.next_offset <= start:
+                continue
+            for r in iter_records(buf, batch):
+                if r.offset < start:
+                    continue
+                rec = decode_metadata_record(r.value)
+                if "error" in rec:
+                    if rec.get("type") not in _TOPIC_TYPES:
+                        continue  # a record of a later release's type or version that does not make topics
+                    rec = _leading_fields(rec, r.value, f"{path}: offset {r.offset}: {rec['error']}")
+                t = rec["type"]
+                if t == "BEGIN_TRANSACTION_RECORD":
+                    pending = []
+                elif t == "END_TRANSACTION_RECORD":
+                    for p in pending or []:
+                        _apply(image, p)
+                    pending = None
+                elif t == "ABORT_TRANSACTION_RECORD":
+                    pending = None
+                elif pending is not None:
+                    pending.append(rec)
+                else:
+                    _apply(image, rec)
+                image.end_offset = r.offset + 1
+        # a torn or corrupt tail ends the scan: recovery truncates it there as well
+
+
+def read_image(partition_dir: str) -> MetadataImage | None:
+    """The topics of the metadata log in ``partition_dir`` (``__cluster_metadata-0``), or None when it cannot
+    be read whole: no snapshot covers the records before the first segment, a record does not decode, a file
+    cannot be opened."""
+    try:
+        names = os.listdir(partition_dir)
+    except OSError:
+        return None
+    snaps = sorted(
+        (s[0], s[1], n) for n in names if (s := parse_kraft_snapshot(n)) is not None and s[2] == "complete"
+    )
+    segs = sorted(
+        (p.base_offset, n) for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".log")
+    )
+    logs = {b for b, _ in segs}
+    indexed = {
+        p.base_offset for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".index")
+    }
+    image = MetadataImage(partition_dir, None, 0)
+    try:
+        if snaps:
+            end, _epoch, name = snaps[-1]
+            image.snapshot = os.path.join(partition_dir, name)
+            _replay(image, image.snapshot, 0)
+            image.end_offset = end
+        if segs and segs[0][0] > image.end_offset:
+            return None  # records between the snapshot and the first segment are missing
+        if not segs and not snaps:
+            return None
+        if any(b >= image.end_offset and b not in logs for b in indexed):
+            return None  # a segment whose .log is missing: records this copy does not have
+        for _base, name in segs:
+            _replay(image, os.path.join(partition_dir, name), image.end_offset)
+    except (_Unreadable, EngineError, RecordError, OSError, KeyError, ValueError, TypeError):
+        return None
+    except Exception:  # a codec library's own error (a compressed batch), or a bug: say nothing
+        return None
+    return image
+
+
+def metadata_partition_dir(h: HostFacts) -> str | None:
+    """The ``__cluster_metadata-0`` dir of this host's KRaft metadata log (in the metadata log dir when it is
+    there, else in any audited log dir), or None."""
+    found = [
+        path
+        for ldf in h.log_dirs
+        for path, name in ldf.scan.partition_names
+        if name.topic == METADATA_TOPIC and name.kind == "log" and name.partition == 0
+    ]
+    want = meta.metadata_log_dir(h)
+    for path in found:
+        if want is not None and os.path.dirname(path) == want:
+            return path
+    return found[0] if found else None
+
+
+_last: tuple[object, list[Stray]] = (None, [])
+
+
+def find(h: HostFacts) -> list[Stray]:
+    """Every partition dir of this host that the broker's next start takes for a stray (module doc), with its
+    fate; empty when the broker is not KRaft or the metadata log is not on this host or cannot be read.
+    Asked by the plan and by DIR006: the answer is kept for the last host asked."""
+    global _last
+    if _last[0] is not h:
+        _last = (h, _find(h))
+    return _last[1]
+
+
+def _find(h: HostFacts) -> list[Stray]:
+    # a running broker has judged its logs already, and one deleting a topic right now renames the dir just after
+    # the RemoveTopicRecord reaches its log: only a broker that is not running is judged
+    if meta.broker_mode(h) != "kraft" or h.broker_state == "running":
+        return []
+    mdir = metadata_partition_dir(h)
+    if mdir is None:
+        return []
+    image = read_image(mdir)
+    if image is None:
+        return []
+    out: list[Stray] = []
+    for ldf in h.log_dirs:
+        for path, name in ldf.scan.partition_names:
+            if name.kind != "log" or name.topic == METADATA_TOPIC:
+                continue
+            try:
+                tid = ckpt.read_partition_metadata(os.path.join(path, "partition.metadata")).get("topic_id")
+            except (EngineError, OSError):
+                continue  # no topic id to judge by (module doc)
+            if not tid or tid == ZERO_UUID:
+                continue
+            entry = image.topics.get(tid)
+            if entry is not None and name.partition in entry[1]:
+                continue
+            if entry is not None:
+                why = f"topic id {tid} ({entry[0]!r}) has no partition {name.partition} in the metadata"
+            else:
+                other = image.name_id(name.topic)
+                why = (
+                    f"the metadata has topic {name.topic!r} with id {other}, not the dir's {tid} (deleted and "
+                    "created again)"
+                    if other is not None
+                    else f"the metadata has no topic {name.topic!r} and no topic id {tid} (deleted, or restored "
+                    "from a backup)"
+                )
+            fate, reason, at = _fate(h, path)
+            out.append(Stray(path, ldf.path, name.topic, name.partition, tid, why, fate, reason, at))
+    return out
+
+
+def _fate(h: HostFacts, path: str) -> tuple[str, str, int | None]:
+    v = h.kafka_version
+    if v is None:
+        return (
+            DEPENDS,
+            "the Kafka version is unknown: 3.0-3.6 rename it -delete and delete it at the start "
+            "(BrokerMetadataPublisher.findStrayPartitions -> ReplicaManager.deleteStrayReplicas), 3.7 and later "
+            f"rename it {os.path.basename(path)}.<uuid>-stray and keep it (KAFKA-15605)",
+            None,
+        )
+    if versions.since("stray_renamed", v):
+        how = (
+            "right after loading the logs (LogManager.deleteStrayKRaftReplicas -> asyncDelete(isStray = true))"
+            if versions.norm(v) < (3, 7, 1)
+            else "while loading it (LogManager.loadLog: isStrayKraftReplica)"
+        )
+        return (
+            RENAMED_STRAY,
+            f"Kafka {versions.text(v)} renames it {os.path.basename(path)}.<uuid>-stray {how} and keeps it: loaded "
+            "as a stray log, no retention, never deleted by the broker ('Move aside stray partitions, don't "
+            "delete them', KAFKA-15605)",
+            None,
+        )
+    if versions.since("stray_deleted", v):
+        return (
+            DELETED,
+            f"Kafka {versions.text(v)} deletes it at the start: BrokerMetadataPublisher.findStrayPartitions finds "
+            "it at the first metadata publish, ReplicaManager.deleteStrayReplicas renames it "
+            f"{os.path.basename(path)}.<uuid>-delete and the kafka-delete-logs task removes it whole once "
+            "file.delete.delay.ms has passed ('Deleted log for partition ...')",
+            suffixed_dirs.delete_dir_at(h),
+        )
+    return (
+        KEPT,
+        f"Kafka {versions.text(v)} (KRaft preview) does not look for stray logs at the start: loaded and kept as a "
+        "live log",
+        None,
+    )
