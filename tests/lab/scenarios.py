@@ -257,7 +257,14 @@ def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
 # Scenarios whose outcome changes at one release: CI's default version set runs them on a release on each side
 # of it that CI has (2.0: every CI release is past it, 1.1.1 is `make lab`'s; 3.0); `make lab` and any
 # KAFKA_OPS_LAB_VERSIONS list run them on every release.
-CI_REPRESENTATIVES = {"unparseable_leftover": ("2.2.1",), "unparseable_swap": ("2.8.2", "3.5.2")}
+# the log-dir damage trials: one release per family (ZooKeeper starts; KRaft before 3.7 exits but for a copied
+# meta.properties, which is the same file twice; 3.7+ exits on all four, directory ids)
+_DIR_FAMILIES = ("2.8.2", "3.5.2", "3.7.2")
+CI_REPRESENTATIVES = {
+    "unparseable_leftover": ("2.2.1",),
+    "unparseable_swap": ("2.8.2", "3.5.2"),
+    **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
+}
 
 
 def skipped_in_ci(name: str, version: str) -> bool:
