@@ -357,9 +357,16 @@ def decide(
     exempt: list[str] = []
     elsewhere: list[dict[str, Any]] = []
     voters = q.voter_ids(facts)
+    listed = brokers(facts)
+    # Without --process-roles: a voter is a controller; a listed node, or one that is no voter, a broker; an
+    # unlisted voter (stopped, or starting) is taken for a broker too unless no listed broker is a voter (a
+    # cluster of dedicated controllers): a combined node must be listed again before it counts as caught up.
+    combined_mode = any(b in voters for b in listed)
     roles = list(process_roles) if process_roles else [
-        r for r, on in (("broker", broker in brokers(facts) or broker not in voters), ("controller", broker in voters))
-        if on
+        r for r, on in (
+            ("broker", broker in listed or broker not in voters or combined_mode),
+            ("controller", broker in voters),
+        ) if on
     ]  # fmt: skip
     is_broker, is_controller = "broker" in roles, "controller" in roles
     noun = "broker" if is_broker else "controller"
