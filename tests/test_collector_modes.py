@@ -176,6 +176,13 @@ def test_quorum_mode_reads_the_metadata_log_dirs_quorum_state(tmp_path: Path) ->
     doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
     assert doc["node_id"] == 2 and doc["kraft"] and doc["leader_id"] == 3 and doc["leader_epoch"] == 7
     assert doc["metadata_log_dir"] == str(meta) and doc["error"] is None
+    assert doc["process_roles"] == ["broker", "controller"] and doc["quorum_fetch_timeout_ms"] == 2000
+    props.write_text(
+        f"process.roles= controller\nnode.id=2\nlog.dirs={a}\nmetadata.log.dir={meta}\n"
+        "controller.quorum.fetch.timeout.ms=5000\n"
+    )
+    doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
+    assert doc["process_roles"] == ["controller"] and doc["quorum_fetch_timeout_ms"] == 5000
     # without metadata.log.dir: the first of log.dirs (KafkaConfig.metadataLogDir)
     props.write_text(f"process.roles=broker\nnode.id=2\nlog.dirs={a} , {b}\n")
     doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
@@ -190,6 +197,7 @@ def test_quorum_mode_reads_the_metadata_log_dirs_quorum_state(tmp_path: Path) ->
         and not doc["kraft"]
         and doc["leader_id"] is None
         and "no such file" in doc["error"]
+        and doc["process_roles"] == []
     )
     bad = _run("quorum", "--server-properties", str(tmp_path / "nope.properties"))
     assert bad.returncode == 2 and "nope.properties" in bad.stderr and "Traceback" not in bad.stderr
