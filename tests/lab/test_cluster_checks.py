@@ -294,7 +294,18 @@ def dedicated() -> Iterator[LabCluster]:
     """3 dedicated controllers (nodes 1-3, the voters) and 3 dedicated brokers (nodes 4-6)."""
     with LabCluster(VERSION, controllers=3) as c:
         c.start()
-        create_topics(c.bootstrap, [TopicSpec("kept", 2, {"min.insync.replicas": 2}, replication_factor=3)])
+        # the brokers' ready lines come before every broker has their registrations in its metadata (kafka-python
+        # then sends CreateTopics to a node id it cannot resolve yet): wait until the cluster lists all three
+        deadline = time.monotonic() + 60
+        while True:
+            r = cli("cluster", "status", "--bootstrap-server", c.bootstrap, "-f", "json")
+            if r.returncode == 0 and json.loads(r.stdout)["brokers"] == [4, 5, 6]:
+                break
+            assert time.monotonic() < deadline, (r.stdout, r.stderr)
+            time.sleep(1)
+        create_topics(
+            c.node(4).bootstrap, [TopicSpec("kept", 2, {"min.insync.replicas": 2}, replication_factor=3)]
+        )
         yield c
 
 
