@@ -272,3 +272,20 @@ def test_audit_mode_takes_the_clis_waivers_and_gives_one_line_per_failing_findin
     assert _run(*base, "--waive", "SYSD001:/nowhere/* no").returncode == 1
     bad = _run(*base, "--waive", "SYSD01 typo")
     assert bad.returncode == 2 and "SYSD001" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_logs_mode_counts_a_controller_only_nodes_starts(tmp_path: Path) -> None:
+    """A controller-only node (process.roles=controller) loads no logs; its start is its "Kafka Server started"
+    line (what 3.9.1 logs, tests/lab/test_cluster_checks.py): server_starts counts them for the roll's wait."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2026-11-27 07:26:00,353] INFO [ControllerServer id=1] Starting controller (kafka.server.ControllerServer)\n"
+        "[2026-11-27 07:26:07,495] INFO [KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)\n"
+        "[2026-11-27 07:26:38,985] INFO [ControllerServer id=1] Starting controller (kafka.server.ControllerServer)\n"
+        "[2026-11-27 07:26:41,343] INFO [KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)\n"
+    )
+    start = json.loads(_run("logs", "--rotated", "--broker-log", str(log)).stdout)["start"]
+    assert start["server_starts"] == 2 and start["server_started_at"] == "2026-11-27 07:26:41,343"
+    assert (
+        start["starts"] == 0 and not start["started"]
+    )  # no LogManager load: the brokers' "started" stays false
