@@ -176,6 +176,13 @@ def test_quorum_mode_reads_the_metadata_log_dirs_quorum_state(tmp_path: Path) ->
     doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
     assert doc["node_id"] == 2 and doc["kraft"] and doc["leader_id"] == 3 and doc["leader_epoch"] == 7
     assert doc["metadata_log_dir"] == str(meta) and doc["error"] is None
+    assert doc["process_roles"] == ["broker", "controller"] and doc["quorum_fetch_timeout_ms"] == 2000
+    props.write_text(
+        f"process.roles= controller\nnode.id=2\nlog.dirs={a}\nmetadata.log.dir={meta}\n"
+        "controller.quorum.fetch.timeout.ms=5000\n"
+    )
+    doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
+    assert doc["process_roles"] == ["controller"] and doc["quorum_fetch_timeout_ms"] == 5000
     # without metadata.log.dir: the first of log.dirs (KafkaConfig.metadataLogDir)
     props.write_text(f"process.roles=broker\nnode.id=2\nlog.dirs={a} , {b}\n")
     doc = json.loads(_run("quorum", "--server-properties", str(props)).stdout)
@@ -190,6 +197,7 @@ def test_quorum_mode_reads_the_metadata_log_dirs_quorum_state(tmp_path: Path) ->
         and not doc["kraft"]
         and doc["leader_id"] is None
         and "no such file" in doc["error"]
+        and doc["process_roles"] == []
     )
     bad = _run("quorum", "--server-properties", str(tmp_path / "nope.properties"))
     assert bad.returncode == 2 and "nope.properties" in bad.stderr and "Traceback" not in bad.stderr
@@ -264,3 +272,20 @@ def test_audit_mode_takes_the_clis_waivers_and_gives_one_line_per_failing_findin
     assert _run(*base, "--waive", "SYSD001:/nowhere/* no").returncode == 1
     bad = _run(*base, "--waive", "SYSD01 typo")
     assert bad.returncode == 2 and "SYSD001" in bad.stderr and bad.stderr.count("\n") == 1
+
+
+def test_logs_mode_counts_a_controller_only_nodes_starts(tmp_path: Path) -> None:
+    """A controller-only node (process.roles=controller) loads no logs; its start is its "Kafka Server started"
+    line (what 3.9.1 logs, tests/lab/test_cluster_checks.py): server_starts counts them for the roll's wait."""
+    log = tmp_path / "server.log"
+    log.write_text(
+        "[2026-11-27 07:26:00,353] INFO [ControllerServer id=1] Starting controller (kafka.server.ControllerServer)\n"
+        "[2026-11-27 07:26:07,495] INFO [KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)\n"
+        "[2026-11-27 07:26:38,985] INFO [ControllerServer id=1] Starting controller (kafka.server.ControllerServer)\n"
+        "[2026-11-27 07:26:41,343] INFO [KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)\n"
+    )
+    start = json.loads(_run("logs", "--rotated", "--broker-log", str(log)).stdout)["start"]
+    assert start["server_starts"] == 2 and start["server_started_at"] == "2026-11-27 07:26:41,343"
+    assert (
+        start["starts"] == 0 and not start["started"]
+    )  # no LogManager load: the brokers' "started" stays false

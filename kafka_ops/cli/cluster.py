@@ -161,6 +161,26 @@ def check(
             help="Leave every partition of this topic out of the answer (repeatable), as --ignore-partition does.",
         ),
     ] = None,
+    process_roles: Annotated[
+        str | None,
+        typer.Option(
+            "--process-roles",
+            metavar="ROLES",
+            help="The node's process.roles (broker, controller or broker,controller). Default: a controller if "
+            "it is a voter of the metadata quorum, a broker if the cluster lists it or it is no voter. Give it "
+            "for a controller-only node after its start (it is never listed as a broker).",
+        ),
+    ] = None,
+    quorum_fetch_timeout: Annotated[
+        float,
+        typer.Option(
+            "--quorum-fetch-timeout",
+            metavar="DURATION",
+            parser=seconds_parser(0.001),
+            help="The controllers' controller.quorum.fetch.timeout.ms, as seconds (2) or a duration (2000ms): a "
+            "voter further behind the quorum leader than this is not counted as caught up.",
+        ),
+    ] = 2.0,
     format: Annotated[OutputFormat, typer.Option("--format", "-f", help="text or json.")] = OutputFormat.text,
 ) -> None:
     """May broker ID be stopped now (the default), or has it caught up after its start (--after-start)?
@@ -171,11 +191,21 @@ def check(
     replication factor is <= min.insync.replicas (--strict-min-isr refuses), unhealthy partitions elsewhere in
     the cluster (--strict-cluster refuses), and the partitions waived with --ignore-partition/--ignore-topic.
 
+    A KRaft controller (a voter of the metadata quorum, or --process-roles holding controller) is also judged by
+    the quorum rule of Strimzi's KafkaQuorumCheck: it may stop only while, without it, a majority of the voters
+    has caught up with the quorum leader within --quorum-fetch-timeout; after its start it has caught up when
+    the leader has heard from it within that time and it is that close behind. A combined node passes both.
+
     Exit codes: 0 yes; 1 no (the reasons, one per line); 2 the cluster could not be asked, or bad usage.
     """
     from kafka_ops.broker.replication import Waiver, legal_topic, parse_partition
     from kafka_ops.cluster.client import ClusterUnavailable
 
+    roles = None
+    if process_roles is not None:
+        roles = sorted({r.strip() for r in process_roles.split(",") if r.strip()})
+        if not roles or not set(roles) <= {"broker", "controller"}:
+            fail(f"--process-roles {process_roles!r} is not broker, controller or broker,controller")
     try:
         parts = frozenset(parse_partition(x) for x in ignore_partition or [])
     except ValueError as exc:
@@ -201,6 +231,8 @@ def check(
             strict_cluster=strict_cluster,
             strict_min_isr=strict_min_isr,
             waiver=waiver,
+            process_roles=roles,
+            fetch_timeout_ms=round(quorum_fetch_timeout * 1000),
         )
         answer["attempts"] = attempt + 1
         if answer["yes"] or attempt == retries:
@@ -241,6 +273,7 @@ def status(
 
     Exit codes: 0 the cluster answered; 2 it could not be asked, or bad usage.
     """
+    from kafka_ops.broker.quorum import voter_ids
     from kafka_ops.broker.replication import active_controller, brokers, unhealthy
     from kafka_ops.cluster.client import ClusterUnavailable
 
@@ -264,6 +297,8 @@ def status(
         else "cluster metadata",
         "under_replicated": [u.name for u in bad if u.kind == "under_replicated"],
         "offline": [u.name for u in bad if u.kind == "offline"],
+        "voters": voter_ids(facts),
+        "quorum_leader": facts.get("quorum_leader"),
         "attempts": attempt + 1,
     }
     if format is OutputFormat.json:
@@ -273,6 +308,7 @@ def status(
         f"cluster {answer['cluster_id']} (asked {answer['bootstrap']}): brokers "
         f"{', '.join(map(str, answer['brokers'])) or 'none'}; active controller "
         f"{controller if controller is not None else 'unknown'} (from the {answer['controller_from']})"
+        + (f"; quorum voters {', '.join(map(str, answer['voters']))}" if answer["voters"] else "")
     )
     print(
         f"  {len(answer['under_replicated'])} under-replicated, {len(answer['offline'])} offline partition(s)"
@@ -288,12 +324,19 @@ def decide(
     strict_cluster: bool = False,
     strict_min_isr: bool = False,
     waiver: Waiver | None = None,
+    process_roles: list[str] | None = None,
+    fetch_timeout_ms: int = 2000,
 ) -> dict[str, Any]:
     """The answer to ``question`` (stop | caught_up) for ``broker``, with its reasons, from the same rules as
     CLU001-CLU003 (kafka_ops.broker.replication). Only the partitions with a replica on ``broker`` can refuse its
     stop (Strimzi's KafkaRoller judges the same set); the cluster's other unhealthy partitions are listed
     (``unhealthy_elsewhere``) and refuse only with ``strict_cluster``. ``waiver`` (replication.Waiver) leaves the
-    partitions it names out of both questions, listed under ``waived``; nothing else changes."""
+    partitions it names out of both questions, listed under ``waived``; nothing else changes.
+
+    A controller (``process_roles``; by default: a voter of the metadata quorum) gets the quorum's gate too
+    (kafka_ops.broker.quorum, Strimzi's KafkaQuorumCheck), its answer under ``quorum_gate``; a node that is only
+    a controller gets no partition gate (it holds no replica) and is judged by the quorum alone."""
+    from kafka_ops.broker import quorum as q
     from kafka_ops.broker.replication import (
         NOT_REFUSING,
         Waiver,
@@ -313,9 +356,30 @@ def decide(
     waived: list[str] = []
     exempt: list[str] = []
     elsewhere: list[dict[str, Any]] = []
+    voters = q.voter_ids(facts)
+    listed = brokers(facts)
+    # Without --process-roles: a voter is a controller; a listed node, or one that is no voter, a broker; an
+    # unlisted voter (stopped, or starting) is taken for a broker too unless no listed broker is a voter (a
+    # cluster of dedicated controllers): a combined node must be listed again before it counts as caught up.
+    combined_mode = any(b in voters for b in listed)
+    roles = list(process_roles) if process_roles else [
+        r for r, on in (
+            ("broker", broker in listed or broker not in voters or combined_mode),
+            ("controller", broker in voters),
+        ) if on
+    ]  # fmt: skip
+    is_broker, is_controller = "broker" in roles, "controller" in roles
+    noun = "broker" if is_broker else "controller"
+    gate: dict[str, Any] | None = None
     if question == "stop":
-        if broker not in brokers(facts):
+        if is_broker and broker not in brokers(facts):
             notes.append(f"broker {broker} is not listed by the cluster at {at} (stopped or still starting)")
+        if is_controller:
+            stop = q.may_stop(facts, broker, fetch_timeout_ms)
+            gate = stop.to_dict()
+            if not stop.yes:
+                reasons.append(f"QUORUM {stop.reason}")
+            notes += [f"QUORUM {n}" for n in stop.notes]
         for r in stop_risks(facts, broker, strict_min_isr):
             line = f"CLU001 {r.says()}"
             if w.covers(r.topic, r.partition):
@@ -352,19 +416,30 @@ def decide(
             notes.append(f"CLU003 log dir {d.get('path')} is offline ({d.get('error')})")
         yes = not reasons
         summary = (
-            f"yes: broker {broker} may be stopped now"
+            f"yes: {noun} {broker} may be stopped now"
             if yes
-            else f"no: stopping broker {broker} now is not safe ({len(reasons)} reason(s))"
+            else f"no: stopping {noun} {broker} now is not safe ({len(reasons)} reason(s))"
         )
     else:
-        reasons = catch_up_blockers(facts, broker, w)
-        if w:
-            waived = [b for b in catch_up_blockers(facts, broker) if b not in reasons]
+        if is_broker:
+            reasons = catch_up_blockers(facts, broker, w)
+            if w:
+                waived = [b for b in catch_up_blockers(facts, broker) if b not in reasons]
+        if is_controller:
+            behind = q.catch_up_blockers(facts, broker, fetch_timeout_ms)
+            reasons += [f"QUORUM {b}" for b in behind]
+            gate = {"node": broker, "leader": q.leader(facts), "yes": not behind,
+                    "voters": [v.to_dict() for v in q.voters(facts, fetch_timeout_ms)]}  # fmt: skip
         yes = not reasons
+        done = (
+            ("listed by the cluster, in sync everywhere, no offline log dir" if is_broker else "")
+            + ("; " if is_broker and is_controller else "")
+            + ("a voter caught up with the quorum leader" if is_controller else "")
+        )
         summary = (
-            f"yes: broker {broker} has caught up (listed by the cluster, in sync everywhere, no offline log dir)"
+            f"yes: {noun} {broker} has caught up ({done})"
             if yes
-            else f"no: broker {broker} has not caught up ({len(reasons)} reason(s))"
+            else f"no: {noun} {broker} has not caught up ({len(reasons)} reason(s))"
         )
     notes += [
         f"the waiver of {x} matches no partition of the cluster (it waives nothing)"
@@ -376,6 +451,8 @@ def decide(
         "controller": active_controller(facts),
         "waived": waived, "exempt": exempt, "unhealthy_elsewhere": elsewhere,
         "strict_cluster": strict_cluster, "strict_min_isr": strict_min_isr,
+        "process_roles": roles, "quorum_leader": q.leader(facts), "quorum_gate": gate,
+        "quorum_fetch_timeout_ms": fetch_timeout_ms,
     }  # fmt: skip
 
 

@@ -52,6 +52,10 @@ class ClusterFacts:
     # (KRaftMetadataCache.getControllerId -> getRandomAliveBroker, KIP-590), so `controller` above is only the
     # controller in ZooKeeper mode. None: ZooKeeper mode, or a broker before 3.3 (no DescribeQuorum forwarding).
     quorum_leader: int | None = None
+    # KRaft: the whole DescribeQuorum answer for __cluster_metadata-0 (leader_id, leader_epoch, high_watermark,
+    # voters and observers with their log_end_offset, last_fetch_timestamp, last_caught_up_timestamp, as the
+    # leader reports them), the input of the controllers' roll gate (kafka_ops.broker.quorum). None as above.
+    quorum: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -129,13 +133,15 @@ def _gather(
                     for k, e in entries.items()
                     if k in CONFIG_KEYS and e.get("value") is not None
                 }
+        quorum = _quorum(client)
         dirs: list[LogDirState] = []
         asked = log_dirs_of if log_dirs_of is not None else sorted(brokers)
         for entry in client.describe_log_dirs(brokers=[b for b in asked if b in brokers]) if asked else []:
             dirs.extend(_log_dirs(entry))
         return ClusterFacts(
             bootstrap, cluster.get("cluster_id"), cluster.get("controller_id"), brokers,
-            sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs, _quorum_leader(client),
+            sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs,
+            quorum["leader_id"] if quorum else None, quorum,
         )  # fmt: skip
     except KafkaError as exc:
         raise ClusterUnavailable(f"the cluster at {bootstrap} did not answer: {error_text(exc)}") from exc
@@ -143,9 +149,11 @@ def _gather(
         client.close()
 
 
-def _quorum_leader(client: Any) -> int | None:
-    """The metadata quorum's leader, or None where the cluster has none to tell (ZooKeeper mode answers
-    DescribeQuorum with an error; brokers before 3.3 do not forward it)."""
+def _quorum(client: Any) -> dict[str, Any] | None:
+    """The metadata quorum as its leader describes it (DescribeQuorum, KIP-595/KIP-836), or None where the
+    cluster has none to tell (ZooKeeper mode answers DescribeQuorum with an error; brokers before 3.3 do not
+    forward it) or it has no leader now. Timestamps are the leader's wall clock in ms, -1 when unknown (the
+    leader reports its own last_caught_up_timestamp as its current time, DescribeQuorumResponse.json)."""
     from kafka.errors import KafkaError
 
     try:
@@ -156,7 +164,24 @@ def _quorum_leader(client: Any) -> int | None:
     if part.get("error"):
         return None
     leader = int(part.get("leader_id", -1))
-    return leader if leader >= 0 else None
+    if leader < 0:
+        return None
+
+    def replica(r: dict[str, Any]) -> dict[str, int]:
+        return {
+            "id": int(r["replica_id"]),
+            "log_end_offset": int(r.get("log_end_offset", -1)),
+            "last_fetch_timestamp": int(r.get("last_fetch_timestamp", -1)),
+            "last_caught_up_timestamp": int(r.get("last_caught_up_timestamp", -1)),
+        }
+
+    return {
+        "leader_id": leader,
+        "leader_epoch": int(part.get("leader_epoch", -1)),
+        "high_watermark": int(part.get("high_watermark", -1)),
+        "voters": sorted((replica(r) for r in part.get("current_voters") or []), key=lambda r: r["id"]),
+        "observers": sorted((replica(r) for r in part.get("observers") or []), key=lambda r: r["id"]),
+    }
 
 
 def _log_dirs(entry: dict[str, Any]) -> list[LogDirState]:

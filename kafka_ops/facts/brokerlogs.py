@@ -415,6 +415,7 @@ class Digest:
         self.loads: deque[Load] = deque(maxlen=keep)
         self._cur: Load | None = None
         self._started_since_loading = False
+        self._server_started: list[Any] = []  # [count, time] of KafkaServer/KafkaRaftServer "started" lines
         self.deaths: deque[CleanerDeath] = deque(maxlen=keep)
         self._ctx: dict[
             tuple[object, str], dict[str, Any]
@@ -466,6 +467,7 @@ class Digest:
             self._started_since_loading = False
         elif k == "broker_started":
             self._started_since_loading = True
+            self._server_started = [(self._server_started or [0])[0] + 1, e.get("time")]
         self._cleaner(e, k)
 
     # ---- cleaner deaths
@@ -563,9 +565,15 @@ class Digest:
         """Where the broker's latest start stands: ``starts`` (log loads seen so far, so a caller can tell a new
         start from an old one), ``loading`` (its LogManager.loadLogs has not logged "Loaded N logs" yet),
         ``started`` (KafkaServer/KafkaRaftServer logged "started" after that load: the broker serves), and the
-        load itself (unclean dirs, logs loaded of total). The rolling restart waits on it after each start."""
+        load itself (unclean dirs, logs loaded of total). The rolling restart waits on it after each start.
+        ``server_starts``/``server_started_at``: how many "started" lines, and the last one's time, whatever the
+        loads: a controller-only node (process.roles=controller, 3.9.1 logs "[KafkaRaftServer nodeId=N] Kafka
+        Server started" once its ControllerServer is up) has no LogManager.loadLogs to wait on, only the metadata
+        log's own recovery, which logs no "Loaded N logs"."""
         last = self.loads[-1] if self.loads else None
         return {
+            "server_starts": self._server_started[0] if self._server_started else 0,
+            "server_started_at": self._server_started[1] if self._server_started else None,
             "starts": self.counts["loads"],
             "loading": bool(last is not None and not last.completed and last.failed is None),
             "completed": bool(last is not None and last.completed),

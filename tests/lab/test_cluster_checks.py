@@ -249,3 +249,170 @@ def test_status_names_the_quorum_leader_and_follows_it_when_it_moves(cluster: La
         assert f"active controller {st['controller']} (from the metadata quorum)" in text
     finally:
         cluster.start([leader])
+
+
+# -- issue 22: the KRaft quorum gate (Strimzi's KafkaQuorumCheck rule, kafka_ops.broker.quorum) ----------------
+
+
+def quorum_check(c: LabCluster, node: int, *more: str, timeout: float = 120) -> tuple[int, dict]:  # type: ignore[type-arg]
+    r = cli("cluster", "check", "--bootstrap-server", c.bootstrap, "--broker", str(node), "-f", "json", *more,
+            timeout=timeout)  # fmt: skip
+    assert r.returncode in (0, 1), (r.stdout, r.stderr)
+    return r.returncode, json.loads(r.stdout)
+
+
+def test_quorum_a_combined_node_gets_both_gates() -> None:
+    """Combined nodes (process.roles=broker,controller): with one of them stopped, asking about another gives
+    both the partitions' refusal (CLU001/CLU002) and the quorum's (QUORUM, naming the stopped voter)."""
+    with LabCluster(VERSION) as c:
+        c.start()
+        create_topics(
+            c.node(1).bootstrap, [TopicSpec("both", 1, {"min.insync.replicas": 2}, replication_factor=3)]
+        )
+        code, a = quorum_check(c, 1, "--retries", "5", "--retry-delay", "1")
+        assert code == 0, a
+        assert a["process_roles"] == ["broker", "controller"] and a["quorum_gate"]["yes"]
+        leader = a["quorum_leader"]
+        down, asked = [n for n in (1, 2, 3) if n != leader][:2]
+        c.node(down).stop()
+        deadline = time.monotonic() + 60
+        while True:  # the ISR shrinks within replica.lag.time.max.ms; the voter lags past the fetch timeout
+            code, a = quorum_check(c, asked)
+            kinds = {x.split()[0] for x in a["reasons"]}
+            if {"QUORUM", "CLU002"} <= kinds or time.monotonic() > deadline:
+                break
+            time.sleep(1)
+        assert code == 1 and a["summary"].startswith(f"no: stopping broker {asked} now is not safe"), a
+        assert {"QUORUM", "CLU002"} <= kinds, a["reasons"]
+        (said,) = [x for x in a["reasons"] if x.startswith("QUORUM")]
+        assert f"Lagging: {down} (lagging: last caught up" in said
+        assert a["quorum_gate"]["lagging"] == [down] and a["quorum_gate"]["caught_up_without"] == [leader]
+
+
+@pytest.fixture(scope="module")
+def dedicated() -> Iterator[LabCluster]:
+    """3 dedicated controllers (nodes 1-3, the voters) and 3 dedicated brokers (nodes 4-6)."""
+    with LabCluster(VERSION, controllers=3) as c:
+        c.start()
+        # the brokers' ready lines come before every broker has their registrations in its metadata (kafka-python
+        # then sends CreateTopics to a node id it cannot resolve yet): wait until the cluster lists all three
+        deadline = time.monotonic() + 60
+        while True:
+            r = cli("cluster", "status", "--bootstrap-server", c.bootstrap, "-f", "json")
+            if r.returncode == 0 and json.loads(r.stdout)["brokers"] == [4, 5, 6]:
+                break
+            assert time.monotonic() < deadline, (r.stdout, r.stderr)
+            time.sleep(1)
+        create_topics(
+            c.node(4).bootstrap, [TopicSpec("kept", 2, {"min.insync.replicas": 2}, replication_factor=3)]
+        )
+        yield c
+
+
+def test_quorum_gate_says_yes_for_every_voter_when_all_are_caught_up(dedicated: LabCluster) -> None:
+    r = cli("cluster", "status", "--bootstrap-server", dedicated.bootstrap, "-f", "json")
+    st = json.loads(r.stdout)
+    assert st["brokers"] == [4, 5, 6] and st["voters"] == [1, 2, 3] and st["controller"] in (1, 2, 3)
+    for node in (1, 2, 3):
+        code, a = quorum_check(dedicated, node, "--retries", "5", "--retry-delay", "1")
+        assert code == 0 and a["summary"] == f"yes: controller {node} may be stopped now", a
+        assert a["process_roles"] == ["controller"]  # inferred: a voter, and no listed broker is one
+        gate = a["quorum_gate"]
+        assert gate["yes"] and gate["lagging"] == [] and gate["needed"] == 2
+        assert [v["id"] for v in gate["voters"]] == [1, 2, 3]
+        assert all(v["caught_up"] for v in gate["voters"])
+        assert not any("not listed" in n for n in a["notes"])
+    for node in (4, 5, 6):  # brokers: the partitions' gate alone, as before
+        code, a = quorum_check(dedicated, node)
+        assert code == 0 and a["quorum_gate"] is None and a["process_roles"] == ["broker"], a
+
+
+def test_quorum_the_leader_is_named_to_roll_last(dedicated: LabCluster) -> None:
+    st = json.loads(cli("cluster", "status", "--bootstrap-server", dedicated.bootstrap, "-f", "json").stdout)
+    leader = st["controller"]
+    assert st["quorum_leader"] == leader
+    _, a = quorum_check(dedicated, leader, "--process-roles", "controller")
+    assert a["quorum_leader"] == leader
+    assert (
+        f"QUORUM node {leader} is the quorum leader (the active controller): roll it after the other voters"
+        in (a["notes"])
+    )
+    for node in {1, 2, 3} - {leader}:
+        _, a = quorum_check(dedicated, node, "--process-roles", "controller")
+        assert not any("roll it after" in n for n in a["notes"])
+
+
+def test_quorum_gate_refuses_a_voter_while_another_is_down(dedicated: LabCluster) -> None:
+    """One controller stopped: asking about another (follower or leader) is refused, the stopped one named as
+    lagging (1 of 3 voters left caught up without the one asked); the stopped one itself may stay down. Started
+    again, --after-start says it has caught up (a voter the leader hears from), and the gate opens again."""
+    code, a = quorum_check(dedicated, 1, "--retries", "5", "--retry-delay", "1")
+    leader = a["quorum_leader"]
+    down, follower = sorted({1, 2, 3} - {leader})
+    dedicated.node(down).stop()
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            code, a = quorum_check(dedicated, follower, "--process-roles", "controller")
+            if code == 1 or time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
+        assert (
+            code == 1 and a["summary"] == f"no: stopping controller {follower} now is not safe (1 reason(s))"
+        ), a
+        (said,) = a["reasons"]
+        assert said.startswith(
+            f"QUORUM stopping voter {follower} leaves 1 of the other 2 voter(s) caught up with the quorum leader "
+            f"{leader} within controller.quorum.fetch.timeout.ms=2000; 2 needed for a majority of 3. Lagging: {down}"
+        ), said
+        assert a["quorum_gate"]["lagging"] == [down]
+        code, a = quorum_check(dedicated, leader, "--process-roles", "controller")
+        assert code == 1 and a["quorum_gate"]["lagging"] == [down], a
+        code, a = quorum_check(dedicated, down, "--process-roles", "controller")
+        assert code == 0, a  # the two others are caught up: its being down costs the quorum nothing more
+        code, a = quorum_check(dedicated, down, "--process-roles", "controller", "--after-start")
+        assert code == 1 and a["summary"] == f"no: controller {down} has not caught up (2 reason(s))", a
+        assert (
+            f"QUORUM voter {down} has not fetched from the quorum leader {leader} lately" in a["reasons"][0]
+        )
+        # a broker's stop is judged by its partitions alone, whatever the quorum does
+        code, a = quorum_check(dedicated, 4)
+        assert code == 0 and a["quorum_gate"] is None, a
+    finally:
+        dedicated.start([down])
+    code, a = quorum_check(
+        dedicated, down, "--process-roles", "controller", "--after-start", "--retries", "6", "--retry-delay", "1",
+        timeout=200,
+    )  # fmt: skip
+    assert code == 0 and a["summary"].startswith(f"yes: controller {down} has caught up"), a
+    code, a = quorum_check(
+        dedicated, follower, "--process-roles", "controller", "--retries", "5", "--retry-delay", "1"
+    )
+    assert code == 0, a
+
+
+def test_quorum_a_controller_only_start_is_seen_in_its_log(dedicated: LabCluster) -> None:
+    """What the roll waits on after a controller-only node's start (the collector's `logs` mode): 3.9.1 logs
+    "[KafkaRaftServer nodeId=N] Kafka Server started" once its ControllerServer is up, but no "Loaded N logs"
+    (no LogManager): server_starts counts the starts, while `started` (the brokers' load + started) stays false."""
+    from kafka_ops.facts.brokerlogs import Digest, stream
+
+    node = dedicated.node(2)
+
+    def state() -> dict:  # type: ignore[type-arg]
+        g = Digest()
+        g.feed_all(stream([str(node.log_file)], keep_text=True))
+        return g.start_state()
+
+    before = state()
+    assert before["server_starts"] >= 1
+    node.stop()
+    # a clean stop of a controller-only node leaves no .kafka_cleanshutdown (LogManager writes it; a controller
+    # has none): the roll judges its stop by systemd's Result instead (restart.yml)
+    assert node.exit_code in (0, 143), node.exit_code
+    assert not any((d / ".kafka_cleanshutdown").exists() for d in node.log_dirs)
+    node.start()
+    after = state()
+    assert after["server_starts"] == before["server_starts"] + 1
+    assert after["server_started_at"] != before["server_started_at"]
+    assert "Kafka Server started" in node.run_log()
