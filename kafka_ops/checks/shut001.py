@@ -35,6 +35,13 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         return
     if not ldf.scan.partition_names:
         return  # nothing to recover: a new (or formatted, never started) broker has no marker and loses nothing
+    roles = {r.strip() for r in ctx.host.configs.server.get("process.roles", "").split(",") if r.strip()}
+    if roles and "broker" not in roles:
+        # a KRaft controller-only node has no LogManager (KafkaRaftServer.scala@3.7.1:80-87: BrokerServer only
+        # with the broker role), so it never writes the marker, and its metadata log is recovered from offset 0
+        # at every start whatever the marker says (KafkaMetadataLog.scala@3.7.1:584-592, recoveryPoint 0,
+        # lastShutdownClean false): the missing marker says nothing of its last stop
+        return
     a = ldf.agg
     secs = ctx.recovery_seconds(a.recover_bytes, a.partitions, a.largest_recover_bytes)
     threads = ctx.host.configs.server_int("num.recovery.threads.per.data.dir", 1)
