@@ -105,7 +105,11 @@ def _one(path: str, had: bool, v: versions.Version, mode: str, reached: bool) ->
         )  # fmt: skip
     if not reached:
         return MarkerAfter(
-            path, had, KEPT, _then(had), False,
+            path,
+            had,
+            KEPT,
+            _then(had),
+            False,
             "listing an earlier log dir throws before loadLogs reaches this one: its marker is not touched",
         )
     if mode == "zk":
@@ -135,18 +139,30 @@ def _one(path: str, had: bool, v: versions.Version, mode: str, reached: bool) ->
         )  # fmt: skip
     if not versions.since("kraft_fatal_fault_halts", v):
         return MarkerAfter(
-            path, had, DEPENDS, DEPENDS, False,
+            path,
+            had,
+            DEPENDS,
+            DEPENDS,
+            False,
             "a KRaft broker before 3.4.1 exits (shutdown hooks run) or, before 3.3, has no fault handler for a "
             "LogManager that fails to start: not predicted",
         )
     if had:
         return MarkerAfter(
-            path, had, DELETED, RECOVERS, False,
+            path,
+            had,
+            DELETED,
+            RECOVERS,
+            False,
             "deleted as loading starts (KAFKA-10471); the fatal fault ('Error starting LogManager') halts the JVM: "
             "no shutdown writes it again, so the start after it recovers this dir",
         )
     return MarkerAfter(
-        path, had, KEPT, RECOVERS, False,
+        path,
+        had,
+        KEPT,
+        RECOVERS,
+        False,
         "no marker now, and the fatal fault ('Error starting LogManager') halts the JVM without a shutdown",
     )
 

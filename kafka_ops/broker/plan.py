@@ -47,7 +47,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failed_start, failure_channel, leftovers, meta, reach, strays, suffixed_dirs, swaps
+from kafka_ops.broker import (
+    failed_start,
+    failure_channel,
+    leftovers,
+    meta,
+    reach,
+    strays,
+    suffixed_dirs,
+    swaps,
+)
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -341,7 +350,9 @@ def loading_exit(h: HostFacts) -> tuple[str, str, str | None] | None:
     return None
 
 
-def partition_load_exit(ctx: Context, pf: PartitionFacts, offline_before_load: bool) -> tuple[str, str] | None:
+def partition_load_exit(
+    ctx: Context, pf: PartitionFacts, offline_before_load: bool
+) -> tuple[str, str] | None:
     """Why loading this partition makes the broker exit (the plan and SHUT004 ask it), or None: a tail a start
     without recovery cannot read (SHUT002), a leader-epoch-checkpoint that does not parse before 3.2.1, a
     leftover name whose offset does not parse (DIR003)."""
@@ -711,7 +722,10 @@ class NextStartPlan:
         after = failed_start.markers_after(self.h, not_live(self.h), self._listing_fails_in)
         if after is None:
             return None
-        return {"log_dirs": [m.to_dict() for m in after], "check": "SHUT004" if failed_start.unsafe_dirs(after) else None}
+        return {
+            "log_dirs": [m.to_dict() for m in after],
+            "check": "SHUT004" if failed_start.unsafe_dirs(after) else None,
+        }
 
     def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
         fate, at = st.fate, st.deleted_at

@@ -15,8 +15,8 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import failed_start, meta
 from kafka_ops.broker.plan import (
-    log_dir_offline,
     loading_exit,
+    log_dir_offline,
     not_live,
     partition_load_exit,
     pre_load_exit,

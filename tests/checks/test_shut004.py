@@ -47,7 +47,9 @@ def shut004(report: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 @pytest.mark.parametrize("version", ["2.8.0", "2.8.2", "3.2.3", "3.4.1", "3.5.1"])
-def test_zookeeper_mode_2_8_to_3_5_1_recreates_every_marker_and_is_critical(tmp_path: Path, version: str) -> None:
+def test_zookeeper_mode_2_8_to_3_5_1_recreates_every_marker_and_is_critical(
+    tmp_path: Path, version: str
+) -> None:
     h = failing_host(tmp_path)
     report = audit(h, kafka_version=version)
     ns = report["next_start"]
@@ -60,11 +62,15 @@ def test_zookeeper_mode_2_8_to_3_5_1_recreates_every_marker_and_is_critical(tmp_
     assert f"rm -- {h.log_dirs[0]}/{MARKER}" in f["remediation"]
 
 
-def test_zookeeper_mode_3_5_2_and_later_write_it_only_where_it_was_or_loading_completed(tmp_path: Path) -> None:
+def test_zookeeper_mode_3_5_2_and_later_write_it_only_where_it_was_or_loading_completed(
+    tmp_path: Path,
+) -> None:
     h = failing_host(tmp_path)
     for version in ("3.5.2", "3.6.0", "3.7.2"):
         report = audit(h, kafka_version=version)
-        assert after(report) == [("depends", "depends", False), ("recreated", "skips_recovery", False)], version
+        assert after(report) == [("depends", "depends", False), ("recreated", "skips_recovery", False)], (
+            version
+        )
         assert shut004(report) == [] and report["next_start"]["after_failed_start"]["check"] is None
 
 
