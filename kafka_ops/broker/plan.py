@@ -764,6 +764,12 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             + (f" ({len(segs)} segment(s) would otherwise change)" if segs else "")
             + ": fix it and audit again."
         )
+        for d in (ns.get("after_failed_start") or {}).get("log_dirs", []):
+            if d["unsafe"]:
+                out.append(
+                    f"  That failed start WRITES .kafka_cleanshutdown into {d['path']}, which needs recovery: the "
+                    "start after it skips that recovery (KAFKA-15375) [SHUT004]."
+                )
         return out
     counts: dict[str, list[int]] = {}
     for s in segs:

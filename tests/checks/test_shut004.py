@@ -145,3 +145,12 @@ def test_a_dir_listing_that_throws_leaves_the_later_dirs_alone_in_kraft(tmp_path
     report = audit(h, kafka_version="3.7.2")
     assert report["next_start"]["broker"] == "exits"
     assert after(report) == [("deleted", "recovers", False), ("kept", "skips_recovery", False)]
+
+
+def test_the_text_output_says_which_dir_gets_the_marker(tmp_path: Path) -> None:
+    from kafka_ops.broker.plan import plan_sentences
+
+    h = failing_host(tmp_path)
+    lines = plan_sentences(audit(h, kafka_version="2.8.2")["next_start"])
+    assert any(h.log_dirs[0] in ln and "SHUT004" in ln for ln in lines), lines
+    assert not any("SHUT004" in ln for ln in plan_sentences(audit(h, kafka_version="3.5.2")["next_start"]))

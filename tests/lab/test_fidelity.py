@@ -32,6 +32,7 @@ SCENARIOS = (
         "dir_emptied",
         "dir_missing",
         "zero_tail",
+        "failed_start_markers",
         "leftover_files",
         "unparseable_leftover",
         "unparseable_swap",
