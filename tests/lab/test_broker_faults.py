@@ -10,6 +10,8 @@ import re
 import pytest
 
 from kafka_lab.trial import TrialResult
+from kafka_lab.versions import parse
+from kafka_ops.engine import versions
 from tests.lab.conftest import needs_root
 from tests.lab.dataset import Dataset
 from tests.lab.helpers import at_least, full_text, lines, skip_uncharacterised
@@ -230,6 +232,9 @@ def test_markers_a_start_that_fails_in_loading_leaves(
     assert known and known == {d: seen[d] for d in known}, (a, seen)
     critical = [c for c, sev in r.predicted_findings if c == "SHUT004" and sev == "critical"]
     if dataset.kraft:
-        assert set(seen.values()) == {False} and critical == []
+        assert set(seen.values()) == {False}
+    zk_bug = not dataset.kraft and versions.affected("KAFKA-15375", parse(dataset.version))
+    if zk_bug:  # the marker re-created in the dir that needed recovery: critical
+        assert seen == {"data-0": True, "data-1": True} and len(critical) == 1 and a["check"] == "SHUT004"
     else:
-        assert seen == {"data-0": True, "data-1": True} and len(critical) == 1
+        assert critical == [] and a["check"] is None
