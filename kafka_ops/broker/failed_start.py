@@ -9,7 +9,8 @@ the rows ``load_logs_at_startup``, ``kraft_fatal_fault_halts`` and the bug KAFKA
 * up to 2.7: ``LogManager``'s constructor runs ``loadLogs`` (LogManager.scala@2.7.0:119); a failure leaves
   ``KafkaServer.logManager`` null, so ``shutdown`` does not run ``LogManager.shutdown``; a dir's marker is deleted
   only once its partitions loaded, in a HashMap's order (LogManager.scala@2.7.0:375-383): a dir without a marker
-  stays without, a dir with one may lose it (the next start then recovers it: safe).
+  stays without, the dir whose load throws keeps its one, another dir may lose it (the next start then
+  recovers it: safe).
 * 2.8.0+: ``loadLogs`` runs in ``LogManager.startup`` and deletes every live dir's marker as its loading starts
   (KAFKA-10471, LogManager.scala@2.8.0:316-322), before any partition loads; a partition dir name that is not one
   throws while the dirs are listed (``parseTopicPartitionName`` in the ``logsToLoad`` filter), so the dirs after
@@ -60,12 +61,13 @@ class MarkerAfter:
 
 
 def markers_after(
-    h: HostFacts, not_live: set[str], listing_fails_in: str | None = None
+    h: HostFacts, not_live: set[str], listing_fails_in: str | None = None, failing_dir: str | None = None
 ) -> list[MarkerAfter] | None:
     """Each log dir's marker after a start that fails while loading logs, or None if not predicted (unknown
     version or mode). ``not_live``: dirs LogManager never loads (createAndValidateLogDirs, meta.properties:
     not in liveLogDirs); ``listing_fails_in``: the dir whose listing throws (a partition dir name that is not one),
-    when that is the failure: the dirs after it are not reached."""
+    when that is the failure: the dirs after it are not reached; ``failing_dir``: the dir whose load throws, when
+    known (up to 2.7 its marker is never deleted)."""
     v = h.kafka_version
     if v is None:
         return None
@@ -81,6 +83,23 @@ def markers_after(
         had = ldf.clean_shutdown
         if ldf.path in not_live or not ldf.scan.exists:
             out.append(MarkerAfter(ldf.path, had, KEPT, _then(had), False, "LogManager never loads this dir"))
+            continue
+        if (
+            had
+            and ldf.path == (failing_dir or listing_fails_in)
+            and not versions.since("load_logs_at_startup", v)
+        ):
+            out.append(
+                MarkerAfter(
+                    ldf.path,
+                    had,
+                    KEPT,
+                    SKIPS_RECOVERY,
+                    False,
+                    "loading this dir fails: LogManager.loadLogs never reaches the deletion after its jobs "
+                    "(LogManager.scala@2.7.0:375-383), and no shutdown runs",
+                )
+            )
             continue
         out.append(_one(ldf.path, had, v, mode, ldf.path in reached))
     return out

@@ -462,6 +462,7 @@ class NextStartPlan:
         # an exit while LogManager loads the logs changes the clean-shutdown markers (broker.failed_start)
         self.exit_at_load = False
         self._listing_fails_in: str | None = None
+        self._failing_dir: str | None = None  # the dir of the partition whose load throws
         if self.applies and self.exit is None:
             at_load = loading_exit(h)
             if at_load is not None:
@@ -491,6 +492,7 @@ class NextStartPlan:
         if self.exit is None:
             self.exit = partition_load_exit(ctx, pf, pf.log_dir.path in self._offline_before_load)
             self.exit_at_load = self.exit is not None
+            self._failing_dir = pf.log_dir.path if self.exit is not None else None
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             off = partition_offline(self.h, pf)
@@ -719,7 +721,9 @@ class NextStartPlan:
         before loading."""
         if not self.exit_at_load:
             return None
-        after = failed_start.markers_after(self.h, not_live(self.h), self._listing_fails_in)
+        after = failed_start.markers_after(
+            self.h, not_live(self.h), self._listing_fails_in, self._failing_dir
+        )
         if after is None:
             return None
         return {

@@ -28,7 +28,9 @@ from kafka_ops.engine.shell import q
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import HostFacts, PartitionFacts
 
-_KEY = "shut004"  # ctx.cache: the first partition whose load makes the start exit, as (reason, check)
+_KEY = (
+    "shut004"  # ctx.cache: the first partition whose load makes the start exit, as (reason, check, log dir)
+)
 
 
 def _may_apply(h: HostFacts) -> bool:
@@ -58,15 +60,16 @@ def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
             return
         why = partition_load_exit(ctx, pf, log_dir_offline(h, pf.log_dir) is not None)
         if why is not None:
-            ctx.cache[_KEY] = why
+            ctx.cache[_KEY] = (*why, pf.log_dir.path)
         return
     if not _may_apply(h) or pre_load_exit(h) is not None:
         return  # an exit before LogManager loads anything changes no marker
     at_load = loading_exit(h)
-    cause = (at_load[0], at_load[1]) if at_load is not None else ctx.cache.get(_KEY)
+    cause = at_load if at_load is not None else ctx.cache.get(_KEY)
     if cause is None:
         return
-    after = failed_start.markers_after(h, not_live(h), at_load[2] if at_load is not None else None)
+    listing = at_load[2] if at_load is not None else None
+    after = failed_start.markers_after(h, not_live(h), listing, None if at_load is not None else cause[2])
     for m in failed_start.unsafe_dirs(after):
         marker = f"{m.path}/.kafka_cleanshutdown"
         yield Finding(
