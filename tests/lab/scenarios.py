@@ -399,6 +399,7 @@ def _report(ds: Dataset, results: dict[str, TrialResult]) -> None:
                 "fatal": r.start.fatal,
             },
             "broker_exit": r.broker_exit,
+            "markers_after": r.markers_after,
             "faults": [
                 {"name": f.name, "paths": [str(p) for p in f.paths], "detail": f.detail} for f in r.faults
             ],
