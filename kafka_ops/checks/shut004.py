@@ -28,9 +28,9 @@ from kafka_ops.engine.shell import q
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import HostFacts, PartitionFacts
 
-_KEY = (
-    "shut004"  # ctx.cache: the first partition whose load makes the start exit, as (reason, check, log dir)
-)
+# ctx.cache: whether the rule can apply on this host (_may_apply), and the first partition whose load makes the
+# start exit, as (reason, check, log dir)
+_GATE, _KEY = "shut004_gate", "shut004"
 
 
 def _may_apply(h: HostFacts) -> bool:
@@ -56,7 +56,10 @@ def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     h = ctx.host
     if isinstance(subject, PartitionFacts):
         pf = subject
-        if _KEY in ctx.cache or is_metadata_log(pf) or not _may_apply(h):
+        gate = ctx.cache.get(_GATE)
+        if gate is None:
+            gate = ctx.cache[_GATE] = _may_apply(h)  # asked once per audit, not per partition
+        if not gate or _KEY in ctx.cache or is_metadata_log(pf):
             return
         why = partition_load_exit(ctx, pf, log_dir_offline(h, pf.log_dir) is not None)
         if why is not None:
