@@ -74,6 +74,9 @@ class TrialResult:
     differences: list[str] = field(default_factory=list)
     observed_until_ms: int | None = None
     findings: list[dict[str, Any]] = field(default_factory=list)  # that audit's findings, whole
+    # log dir -> whether it holds .kafka_cleanshutdown once the start ended (after the broker exited, or after
+    # the lab stopped it): what a failed start leaves for the next one (broker.failed_start)
+    markers_after: dict[str, bool] = field(default_factory=dict)
 
     @property
     def next_start(self) -> dict[str, Any]:
@@ -201,6 +204,7 @@ class Trial:
                 ),
                 watched_until,
                 self.findings,
+                {d: os.path.join(d, ".kafka_cleanshutdown") in after.files for d in after.log_dirs},
             )  # fmt: skip
         finally:
             broker.close()

@@ -47,7 +47,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from kafka_ops.broker import failure_channel, leftovers, meta, reach, strays, suffixed_dirs, swaps
+from kafka_ops.broker import (
+    failed_start,
+    failure_channel,
+    leftovers,
+    meta,
+    reach,
+    strays,
+    suffixed_dirs,
+    swaps,
+)
 from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
@@ -269,8 +278,17 @@ def _partition_access_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, st
 
 
 def broker_exit(h: HostFacts) -> tuple[str, str] | None:
-    """Why the broker refuses to start with these files, before loading any log, or None. meta.properties is
-    verified first (KafkaRaftServer / KafkaServer.startup, before LogManager), by the one rule DIR002 reports."""
+    """Why the broker refuses to start with these files, before loading any partition, or None."""
+    pre = pre_load_exit(h)
+    if pre is not None:
+        return pre
+    at_load = loading_exit(h)
+    return (at_load[0], at_load[1]) if at_load is not None else None
+
+
+def pre_load_exit(h: HostFacts) -> tuple[str, str] | None:
+    """Why the broker exits before LogManager loads any log dir, or None. meta.properties is verified first
+    (KafkaRaftServer / KafkaServer.startup, before LogManager), by the one rule DIR002 reports."""
     for p in h.configs.problems():  # KafkaConfig.fromProps and the log dirs' validation come first
         if p.stops_the_start:
             where = f"line {p.line} of {p.source}" if p.line and p.source else p.source or "server.properties"
@@ -297,6 +315,12 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
             "the broker does not start",
             "DIR003",
         )
+    return None
+
+
+def loading_exit(h: HostFacts) -> tuple[str, str, str | None] | None:
+    """Why LogManager.loadLogs fails for these files before any partition's own load is asked, or None:
+    (reason, check, the log dir whose listing throws, or None when it is a partition's load that throws)."""
     for ldf in h.log_dirs:
         for d in ldf.scan.fatal_dirs:
             return (
@@ -304,6 +328,7 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
                 "('... is not in the form of topic-partition ...'), which is not an IOException, so the broker "
                 "exits instead of taking the log dir offline",
                 "DIR003",
+                ldf.path,
             )
     for ldf in h.log_dirs:
         for path in suffixed_dirs.fatal_stray_dirs(h, ldf):
@@ -312,6 +337,7 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
                 "parseTopicPartitionName takes '<uuid>-stray' as the partition, not an int, and throws a "
                 "KafkaException ('... is not in the form of topic-partition ...'): the broker exits",
                 "DIR003",
+                ldf.path,
             )
     for name, prev, path in duplicate_partition_dirs(h):
         return (
@@ -319,8 +345,39 @@ def broker_exit(h: HostFacts) -> tuple[str, str] | None:
             "IllegalStateException('Duplicate log directories for ... are found in both ...') and start-up "
             "fails (a real 3.5.2 broker did so in kafka-ops' tests, after an offline dir's partitions were recreated elsewhere)",
             "DIR003",
+            None,
         )
     return None
+
+
+def partition_load_exit(
+    ctx: Context, pf: PartitionFacts, offline_before_load: bool
+) -> tuple[str, str] | None:
+    """Why loading this partition makes the broker exit (the plan and SHUT004 ask it), or None: a tail a start
+    without recovery cannot read (SHUT002), a leader-epoch-checkpoint that does not parse before 3.2.1, a
+    leftover name whose offset does not parse (DIR003)."""
+    failure = load_failure(ctx, pf)
+    if failure is not None:
+        return failure, "SHUT002"
+    damage = failure_channel.partition_damage(ctx.host, pf)
+    if damage is not None and damage.start == "exits":
+        return damage.reason, damage.check
+    if pf.part.leftovers and not offline_before_load:
+        bad_name = leftovers.unparseable(ctx.host, pf)
+        if bad_name is not None:
+            return bad_name[1], "DIR003"
+    return None
+
+
+def not_live(h: HostFacts) -> set[str]:
+    """Log dirs LogManager never loads: createAndValidateLogDirs refuses them (PERM003) or meta.properties takes
+    them offline (DIR002): they are not in liveLogDirs, so neither loadLogs nor LogManager.shutdown touches them."""
+    out = set()
+    for ldf in h.log_dirs:
+        why = log_dir_offline(h, ldf)
+        if why is not None and why[1] in ("PERM003", "DIR002"):
+            out.add(ldf.path)
+    return out
 
 
 def dir_offline_prescan(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
@@ -401,7 +458,15 @@ class NextStartPlan:
     def __init__(self, h: HostFacts) -> None:
         self.h = h
         self.applies = h.broker_state != "running"
-        self.exit = broker_exit(h) if self.applies else None
+        self.exit = pre_load_exit(h) if self.applies else None
+        # an exit while LogManager loads the logs changes the clean-shutdown markers (broker.failed_start)
+        self.exit_at_load = False
+        self._listing_fails_in: str | None = None
+        self._failing_dir: str | None = None  # the dir of the partition whose load throws
+        if self.applies and self.exit is None:
+            at_load = loading_exit(h)
+            if at_load is not None:
+                self.exit, self.exit_at_load, self._listing_fails_in = at_load[:2], True, at_load[2]
         self.dirs: dict[str, LogDirFate] = {}
         self.segments: list[SegmentFate] = []
         self.leftovers: list[LeftoverFate] = []
@@ -425,16 +490,9 @@ class NextStartPlan:
         if not self.applies or is_metadata_log(pf):
             return True
         if self.exit is None:
-            failure = load_failure(ctx, pf)
-            if failure is not None:
-                self.exit = failure, "SHUT002"
-            damage = failure_channel.partition_damage(self.h, pf)
-            if self.exit is None and damage is not None and damage.start == "exits":
-                self.exit = damage.reason, damage.check
-            loaded = bool(pf.part.leftovers) and pf.log_dir.path not in self._offline_before_load
-            bad_name = leftovers.unparseable(self.h, pf) if loaded else None
-            if self.exit is None and bad_name is not None:
-                self.exit = bad_name[1], "DIR003"
+            self.exit = partition_load_exit(ctx, pf, pf.log_dir.path in self._offline_before_load)
+            self.exit_at_load = self.exit is not None
+            self._failing_dir = pf.log_dir.path if self.exit is not None else None
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             off = partition_offline(self.h, pf)
@@ -605,6 +663,7 @@ class NextStartPlan:
                 "segments": [],
                 "leftovers": [],
                 "strays": [],
+                "after_failed_start": None,
             }
         exited = self.exit is not None
         dirs = []
@@ -653,6 +712,23 @@ class NextStartPlan:
             ],
             "leftovers": [lf.to_dict() for lf in sorted(self.leftovers, key=lambda lf: lf.path)],
             "strays": [self._stray_dict(st, exited) for _, st in sorted(self.strays.items())],
+            "after_failed_start": self._after_failed_start(),
+        }
+
+    def _after_failed_start(self) -> dict[str, Any] | None:
+        """The clean-shutdown markers a start that fails while loading leaves, per log dir (broker.failed_start),
+        and what the start after it (once the cause is fixed) recovers; None when the broker starts or exits
+        before loading."""
+        if not self.exit_at_load:
+            return None
+        after = failed_start.markers_after(
+            self.h, not_live(self.h), self._listing_fails_in, self._failing_dir
+        )
+        if after is None:
+            return None
+        return {
+            "log_dirs": [m.to_dict() for m in after],
+            "check": "SHUT004" if failed_start.unsafe_dirs(after) else None,
         }
 
     def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
@@ -692,6 +768,12 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             + (f" ({len(segs)} segment(s) would otherwise change)" if segs else "")
             + ": fix it and audit again."
         )
+        for d in (ns.get("after_failed_start") or {}).get("log_dirs", []):
+            if d["unsafe"]:
+                out.append(
+                    f"  That failed start WRITES .kafka_cleanshutdown into {d['path']}, which needs recovery: the "
+                    "start after it skips that recovery (KAFKA-15375) [SHUT004]."
+                )
         return out
     counts: dict[str, list[int]] = {}
     for s in segs:

@@ -157,6 +157,24 @@ _ROWS = (
         "log.initial.task.delay.ms sets when the first retention check runs after a start (fixed 30 s before)",
     ),
     Behaviour(
+        "load_logs_at_startup", (2, 8, 0), "KAFKA-10471",
+        "core/src/main/scala/kafka/log/LogManager.scala@2.8.0:301-423 (loadLogs from startupWithConfigOverrides; "
+        "Files.deleteIfExists(cleanShutdownFile) at 321; shutdown writes the marker at 517), KafkaServer.scala@2.8.0:"
+        "251,412-417 (a failed startup runs shutdown(), which runs logManager.shutdown())",
+        "loadLogs runs in LogManager.startup and deletes each live dir's .kafka_cleanshutdown as its loading starts; a "
+        "ZooKeeper-mode start that fails in loading runs LogManager.shutdown, which writes a marker in every live dir. "
+        "Up to 2.7 loadLogs runs in LogManager's constructor (a failure leaves logManager null: no LogManager."
+        "shutdown) and deletes a dir's marker only after its partitions loaded (LogManager.scala@2.7.0:119,375-383)",
+    ),
+    Behaviour(
+        "kraft_fatal_fault_halts", (3, 4, 1), "KAFKA-14693",
+        "core/src/main/scala/kafka/server/SharedServer.scala@3.4.1:62-65 (ProcessTerminatingFaultHandler, shouldHalt "
+        "true), metadata/BrokerMetadataPublisher.scala@3.5.1:350-357 ('Error starting LogManager')",
+        "a KRaft broker's fatal fault (a LogManager that fails to start) halts the JVM (Exit.halt: no shutdown hook, "
+        "no LogManager.shutdown); 3.3.0-3.4.0 called Exit.exit (ProcessExitingFaultHandler), whose shutdown hook "
+        "shuts the broker down",
+    ),
+    Behaviour(
         "kraft_only", (4, 0, 0), "KIP-833", "core/src/main/scala/kafka/server/KafkaConfig.scala@4.0.0",
         "ZooKeeper mode is gone: every broker is a KRaft broker",
     ),
@@ -251,6 +269,13 @@ BUGS: dict[str, Bug] = {
         Bug(
             "KAFKA-6854", (((0, 11, 0), (1, 0, 2)), ((1, 1, 0), (1, 1, 1))), "1.0.2, 1.1.1 and 2.0.0",
             "the log cleaner thread dies on a transaction marker it cannot place (seed 001)",
+        ),
+        Bug(
+            "KAFKA-15375", (((2, 8, 0), (3, 5, 2)),), "3.5.2 (c252e930fb7) and 3.6.0 (daea0fdff09)",
+            "a start that fails while loading logs runs LogManager.shutdown, which writes .kafka_cleanshutdown in "
+            "every live log dir, also in those that had none (LogManager.scala@3.5.1:577-640); from the fix only where "
+            "the dir had one or its loading completed (hadCleanShutdownFlags, loadLogsCompletedFlags, "
+            "LogManager.scala@3.5.2:645-651)",
         ),
         Bug(
             "KAFKA-8335", (((0, 11, 0), (2, 2, 1)),), "2.2.1 and 2.3.0",

@@ -182,6 +182,31 @@ class NextStartStrayModel(BaseModel):
     reason: str | None = Field(None, description="Why, in one line")
 
 
+class AfterFailedStartLogDirModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str
+    marker_now: bool = Field(description="Whether the dir has .kafka_cleanshutdown now (before that start)")
+    marker: Literal["recreated", "kept", "deleted", "depends"] = Field(
+        description="The marker after the failed start: recreated (LogManager.shutdown writes it: ZooKeeper mode "
+        "2.8+), kept (untouched: up to 2.7 or KRaft without one, a dir not loaded), deleted (KRaft 3.4.1+: "
+        "deleted as loading starts, the fatal fault halts), depends (timing or an unpredicted release)"
+    )
+    next_start: Literal["recovers", "skips_recovery", "depends"] = Field(
+        description="What the start after the failed one (once its cause is fixed) does with this dir"
+    )
+    unsafe: bool = Field(
+        description="A marker written where there was none (KAFKA-15375, ZooKeeper mode 2.8.0-3.5.1): the start "
+        "after it does not recover this dir's unflushed data (SHUT004)"
+    )
+    reason: str
+
+
+class AfterFailedStartModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    log_dirs: list[AfterFailedStartLogDirModel]
+    check: str | None = Field(description="SHUT004 when a marker is written over unrecovered data")
+
+
 class NextStartModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kafka_version: str | None = Field(
@@ -205,6 +230,12 @@ class NextStartModel(BaseModel):
         description="Partition dirs whose topic id this host's KRaft metadata log does not have, and what the "
         "start does with each (DIR006; empty on a healthy host, in ZooKeeper mode, and when the metadata log is "
         "not on this host or cannot be read)",
+    )
+    after_failed_start: AfterFailedStartModel | None = Field(
+        None,
+        description="When the broker exits while loading the logs: the .kafka_cleanshutdown markers that failed "
+        "start leaves in each log dir and what the start after it then recovers (broker.failed_start); null when "
+        "the broker starts, exits before loading, or is running",
     )
 
 

@@ -8,6 +8,8 @@
   the ``.swap`` a zero-filled tail (a power loss) on ``SWAP_TARGET``'s active segment: recovery truncates it;
 * ``zero_tail``: that zero-filled tail after a clean stop: not recovered, read by ``readNextOffset``, and the
   broker exits (``broker.startup.stops_loading``);
+* ``failed_start_markers``: that tail, and the other log dir's marker removed: which markers the failed start
+  leaves for the start after it (``next_start.after_failed_start``);
 * ``leftover_files``: a ``.deleted`` copy of a closed segment's ``.log`` and ``.index`` and a ``<first>.log.cleaned``
   in ``CONTROL`` after a clean stop, and ``backup.deleted`` (not a segment's name): the broker deletes them while
   loading the partition, nothing else changes;
@@ -117,6 +119,18 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
 
 def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
     return b.workdir / ds.placement[f"{topic}-0"] / f"{topic}-0"
+
+
+def plant_failed_start_markers(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """The zero-filled tail of ``zero_tail`` in CONTROL's log dir (clean: the start exits while loading), and the
+    other log dir's marker removed (an unclean stop there: it needs recovery)."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        pdir = partition_dir(ds, b, CONTROL)
+        other = next(d for d in b.log_dirs if d.name != ds.placement[f"{CONTROL}-0"])
+        return [F.remove_clean_shutdown(other), F.zero_filled_tail(pdir)]
+
+    return plant
 
 
 def plant_partition_faults(ds: Dataset, *, unclean: bool) -> Callable[[LabBroker], list[F.Fault]]:
@@ -337,6 +351,9 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         Trial("dir_emptied", ds.saved, lambda b: [F.emptied_log_dir(b.log_dirs[1])]),
         Trial("dir_missing", ds.saved, lambda b: [F.missing_log_dir(b.log_dirs[1])]),
         Trial("zero_tail", ds.saved, lambda b: [F.zero_filled_tail(partition_dir(ds, b, CONTROL))]),
+        # that start after an unclean stop of the other log dir: which .kafka_cleanshutdown the failed start
+        # leaves (ZooKeeper 2.8.0-3.5.1 writes one in every dir, KAFKA-15375; KRaft halts: broker.failed_start)
+        Trial("failed_start_markers", ds.saved, plant_failed_start_markers(ds)),
         Trial("leftover_files", ds.saved, lambda b: [F.leftover_files(partition_dir(ds, b, CONTROL))]),
         Trial(
             "unparseable_leftover",
@@ -389,6 +406,7 @@ def _report(ds: Dataset, results: dict[str, TrialResult]) -> None:
                 "fatal": r.start.fatal,
             },
             "broker_exit": r.broker_exit,
+            "markers_after": r.markers_after,
             "faults": [
                 {"name": f.name, "paths": [str(p) for p in f.paths], "detail": f.detail} for f in r.faults
             ],
