@@ -20,9 +20,7 @@ from kafka_ops.engine.builder import NewRecord, build_batch
 from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
 
-from ..conftest import NOW_MS
-
-CORPUS = Path("/work/shared/corpus")
+from ..conftest import CORPUS, NOW_MS
 
 
 def _uv(n: int) -> bytes:
