@@ -398,3 +398,24 @@ def test_start_watch_reads_a_truncated_file_from_its_start(tmp_path: Path) -> No
     assert (
         len(w.notes) == 1 and "truncated (logrotate copytruncate?), read again from its start" in w.notes[0]
     )
+
+
+def test_start_watch_knows_no_total_until_every_listed_log_dir_has_said_its_own(tmp_path: Path) -> None:
+    """ "Loading logs from log dirs ArrayBuffer(/a, /b)" names every dir; /b's "Recovering N logs" may come later."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG.replace("ArrayBuffer(/data/kafka-1)", "ArrayBuffer(/data/kafka-1, /data/kafka-2)"))
+    w = brokerlogs.StartWatch(str(log))
+    w.poll()
+    assert w.start()["load"]["logs_total"] is None
+    assert w.progress().startswith(
+        "recovering: 1/? logs loaded (/data/kafka-1 unclean 1/2; /data/kafka-2 0/?)"
+    )
+    with log.open("a") as f:
+        f.write(
+            "[2026-11-22 06:00:01,500] INFO Skipping recovery of 3 logs from /data/kafka-2 since clean shutdown file was found (kafka.log.LogManager)\n"
+        )
+    w = _again(w)
+    assert w.start()["load"]["logs_total"] == 5
+    assert w.progress().startswith(
+        "recovering: 1/5 logs loaded (/data/kafka-1 unclean 1/2; /data/kafka-2 clean 0/3)"
+    )

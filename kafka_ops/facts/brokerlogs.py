@@ -793,6 +793,10 @@ _RECOVERING = re.compile(
     r"\[(?:LogLoader|Log|UnifiedLog) partition=(?P<partition>\S+?), dir=(?P<dir>[^\]]+)\] Recovering unflushed "
     r"segment (?P<base>\d+)(?:\. (?P<done>\d+)/(?P<of>\d+) recovered)?"
 )
+# LogManager.loadLogs' first line names every live log dir: "Loading logs from log dirs ArrayBuffer(/a, /b)" (3.x;
+# a Scala collection's toString). Each dir's "Recovering/Skipping recovery of N logs" comes later, in loadLogs' loop
+# over the dirs once it has listed that dir: until every dir has said its N, the total is not known.
+_LOADING_DIRS = re.compile(r"Loading logs from log dirs \w*\((?P<dirs>[^)]*)\)")
 _READ = 1 << 20
 
 
@@ -926,6 +930,10 @@ class StartWatch:
         k = e["kind"]
         if k == "loading_logs" or (self.load is None and k in PROGRESS_KINDS):
             self.load = Load(started_at=e.get("time"), start_where=_where(e))
+            listed = _LOADING_DIRS.search(text) if k == "loading_logs" else None
+            for d in listed.group("dirs").split(", ") if listed else []:
+                if d.startswith("/"):
+                    self.load._dir(d)  # its total unknown until its own line comes
             self.starts += 1
             self.started = False
             self.recovering = None
