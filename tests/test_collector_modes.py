@@ -289,3 +289,177 @@ def test_logs_mode_counts_a_controller_only_nodes_starts(tmp_path: Path) -> None
     assert (
         start["starts"] == 0 and not start["started"]
     )  # no LogManager load: the brokers' "started" stays false
+
+
+# ---- the rolling restart's start wait: `logs --wait-start`, reading only what the log got since the cursor
+def _mark(log: Path) -> dict[str, int]:
+    st = log.stat()
+    return {"dev": st.st_dev, "ino": st.st_ino, "offset": st.st_size}
+
+
+def _wait(log: Path, cursor: object, seconds: float = 0) -> dict:  # type: ignore[type-arg]
+    proc = _run("logs", "--broker-log", str(log), "--wait-start", str(seconds), "--poll-every", "0.2",
+                "--cursor", json.dumps(cursor))  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)  # type: ignore[no-any-return]
+
+
+def test_wait_start_reads_only_the_lines_after_the_cursor_and_hands_on_its_cursor(tmp_path: Path) -> None:
+    """The wait after `systemctl start` begins at the log's end taken before the start: the broker's earlier start
+    (started, in the same file) is not the new one; each call reads only what was appended since the last one."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG + DONE)  # an earlier start, loaded and started
+    mark = _mark(log)
+    first = _wait(log, mark)
+    assert first["start"]["starts"] == 0 and not first["start"]["started"] and first["read_bytes"] == 0
+    assert first["progress"] == "no new start in its log yet (no 'Loading logs' line)"
+    new = LOG.replace("06:00:0", "07:00:0")
+    with log.open("a") as f:
+        f.write(new)
+    second = _wait(log, first["cursor"])
+    assert second["read_bytes"] == len(new.encode())
+    assert second["start"]["starts"] == 1 and second["start"]["loading"] and not second["start"]["started"]
+    assert second["start"]["load"]["logs_loaded"] == 1 and second["start"]["load"]["logs_total"] == 2
+    assert second["progress"].startswith("recovering: 1/2 logs loaded (/data/kafka-1 unclean 1/2)")
+    done = DONE.replace("06:00:0", "07:00:0")
+    with log.open("a") as f:
+        f.write(done)
+    third = _wait(log, second["cursor"], seconds=30)  # returns at once: the start is over
+    assert third["read_bytes"] == len(done.encode()) and third["waited_s"] < 10
+    # the full re-read agrees
+    whole = brokerlogs.start_state(brokerlogs.read_all([str(log)], keep_text=False))
+    assert third["start"]["started"] and whole["started"]
+    for key in ("logs_loaded", "logs_total", "unclean_dirs", "completed", "duration_ms", "started_at"):
+        assert third["start"]["load"][key] == whole["load"][key], key
+    assert third["progress"] == "started: 2/2 logs loaded in 2001 ms, recovered /data/kafka-1"
+
+
+def test_wait_start_waits_up_to_its_seconds_and_says_what_is_wrong_with_a_bad_cursor(tmp_path: Path) -> None:
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    doc = _wait(log, {}, seconds=1.5)  # no cursor: the whole file; still loading, so it waits its 1.5 s
+    assert doc["start"]["loading"] and doc["waited_s"] >= 1.5
+    proc = _run("logs", "--broker-log", str(log), "--wait-start", "0", "--cursor", "[1, 2]")
+    assert proc.returncode == 2 and proc.stderr.strip() == "kafka-ops-collector: --cursor: not a JSON object"
+
+
+SEGMENT = "[2026-11-22 06:00:00,500] INFO [LogLoader partition=orders-7, dir=/data/kafka-1] Recovering unflushed segment 120. 3/10 recovered for orders-7. (kafka.log.LogLoader$)\n"
+
+
+def _again(w: brokerlogs.StartWatch) -> brokerlogs.StartWatch:
+    """The next call's watch, from this one's cursor through JSON (as the role carries it)."""
+    nxt = brokerlogs.StartWatch(w.path, json.loads(json.dumps(w.cursor())))
+    nxt.poll()
+    return nxt
+
+
+def test_start_watch_leaves_a_half_written_line_for_the_next_read(tmp_path: Path) -> None:
+    """A line the broker has not finished writing is not read (the offset stays before it) until its end comes."""
+    log = tmp_path / "server.log"
+    lines = LOG.splitlines(keepends=True)
+    head = lines[0] + lines[1]
+    log.write_text(head + SEGMENT[:40])
+    w = brokerlogs.StartWatch(str(log), _mark(log) | {"offset": 0})
+    w.poll()
+    assert w.load is not None and w.load.segments_recovered == 0 and w.offset == len(head.encode())
+    with log.open("a") as f:
+        f.write(SEGMENT[40:] + lines[2][:-30])
+    w = _again(w)
+    assert w.load is not None and w.load.segments_recovered == 1 and w.load.done == 0
+    assert "now orders-7 segment 120 (3/10 recovered)" in w.progress()
+    with log.open("a") as f:
+        f.write(lines[2][-30:])
+    w = _again(w)
+    assert w.load is not None and w.load.done == 1 and w.offset == log.stat().st_size and w.line == 4
+
+
+def test_start_watch_reads_the_rest_of_a_rotated_file_then_the_new_one(tmp_path: Path) -> None:
+    """log4j's RollingFileAppender renames server.log to server.log.1 and opens a new server.log: the lines the
+    old file got after the last read are read from it (found by its inode), then the new file from its start,
+    each line once."""
+    log = tmp_path / "server.log"
+    lines = LOG.splitlines(keepends=True)
+    log.write_text(lines[0])
+    w = brokerlogs.StartWatch(str(log), _mark(log) | {"offset": 0})
+    w.poll()
+    with log.open("a") as f:
+        f.write(lines[1] + lines[2][:50])  # the last line half written when the appender rolls
+    log.rename(tmp_path / "server.log.1")
+    with (tmp_path / "server.log.1").open("a") as f:
+        f.write(lines[2][50:])
+    log.write_text(DONE)
+    w = _again(w)
+    assert w.notes == [] and w.starts == 1 and w.start()["started"]
+    assert w.load is not None and w.load.done == 2 and w.load.unclean_dirs == ["/data/kafka-1"]
+    assert w.offset == len(DONE.encode()) and w.ino == log.stat().st_ino
+    # the old file compressed (or gone) before the next read: what it got after the cursor cannot be read
+    w2 = brokerlogs.StartWatch(str(log), _mark(log))
+    w2.poll()
+    (tmp_path / "server.log.1").unlink()
+    log.rename(tmp_path / "server.log.2")
+    (tmp_path / "server.log.2").unlink()
+    log.write_text(LOG)
+    w2 = _again(w2)
+    assert w2.notes == [
+        f"{log} was replaced and its previous file is not beside it uncompressed: what was written to it after "
+        f"byte {len(DONE.encode())} is not read"
+    ]
+    assert w2.starts == 1 and w2.load is not None and w2.load.done == 1
+
+
+def test_start_watch_reads_a_truncated_file_from_its_start(tmp_path: Path) -> None:
+    """logrotate's copytruncate keeps the inode and empties the file: shorter than the offset, read from 0."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-11-22 05:00:00,000] INFO the broker's earlier life (kafka.Other)\n" * 50)
+    w = brokerlogs.StartWatch(str(log), _mark(log))
+    w.poll()
+    with log.open("r+") as f:
+        f.truncate(0)
+    with log.open("a") as f:
+        f.write(LOG)
+    w = _again(w)
+    assert w.read_bytes == len(LOG.encode()) and w.starts == 1
+    assert w.load is not None and w.load.done == 1
+    assert (
+        len(w.notes) == 1 and "truncated (logrotate copytruncate?), read again from its start" in w.notes[0]
+    )
+
+
+def test_start_watch_knows_no_total_until_every_listed_log_dir_has_said_its_own(tmp_path: Path) -> None:
+    """ "Loading logs from log dirs ArrayBuffer(/a, /b)" names every dir; /b's "Recovering N logs" may come later."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG.replace("ArrayBuffer(/data/kafka-1)", "ArrayBuffer(/data/kafka-1, /data/kafka-2)"))
+    w = brokerlogs.StartWatch(str(log))
+    w.poll()
+    assert w.start()["load"]["logs_total"] is None
+    assert w.progress().startswith(
+        "recovering: 1/? logs loaded (/data/kafka-1 unclean 1/2; /data/kafka-2 0/?)"
+    )
+    with log.open("a") as f:
+        f.write(
+            "[2026-11-22 06:00:01,500] INFO Skipping recovery of 3 logs from /data/kafka-2 since clean shutdown file was found (kafka.log.LogManager)\n"
+        )
+    w = _again(w)
+    assert w.start()["load"]["logs_total"] == 5
+    assert w.progress().startswith(
+        "recovering: 1/5 logs loaded (/data/kafka-1 unclean 1/2; /data/kafka-2 clean 0/3)"
+    )
+
+
+def test_wait_start_sees_a_controller_only_nodes_start(tmp_path: Path) -> None:
+    """A controller-only node loads no logs: the wait sees its "Kafka Server started" after the cursor (the role
+    takes it as the start for such a node), and not the one before the cursor."""
+    log = tmp_path / "server.log"
+    old = "[2026-11-27 07:26:07,495] INFO [KafkaRaftServer nodeId=1] Kafka Server started (kafka.server.KafkaRaftServer)\n"
+    log.write_text(old)
+    first = _wait(log, _mark(log))
+    assert first["start"]["server_started"] is None and not first["start"]["started"]
+    with log.open("a") as f:
+        f.write(
+            "[2026-11-27 07:26:38,985] INFO [ControllerServer id=1] Starting controller (kafka.server.ControllerServer)\n"
+            + old.replace("07:26:07,495", "07:26:41,343")
+        )
+    second = _wait(log, first["cursor"])
+    assert second["start"]["server_started"] == "2026-11-27 07:26:41,343"
+    assert not second["start"]["started"]  # a broker's start needs its logs loaded
+    assert "Kafka Server started' at 2026-11-27 07:26:41,343" in second["progress"]

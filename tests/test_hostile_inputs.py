@@ -88,6 +88,7 @@ def _named_inputs(host: SimulatedHost, fifo: str) -> dict[str, list[str]]:
         "collector audit --broker-log": [*COLLECTOR, "audit", "--server-properties", sp, "--broker-log", fifo],
         "collector logs --broker-log": [*COLLECTOR, "logs", "--broker-log", fifo],
         "collector logs --rotated": [*COLLECTOR, "logs", "--rotated", "--broker-log", fifo],
+        "collector logs --wait-start": [*COLLECTOR, "logs", "--wait-start", "0", "--broker-log", fifo],
     }  # fmt: skip
 
 

@@ -57,6 +57,27 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--rotated", action="store_true", help="logs: read each --broker-log's newest rotations with it."
     )
+    p.add_argument(
+        "--wait-start",
+        type=float,
+        metavar="SECONDS",
+        help="logs: follow one --broker-log from --cursor for up to SECONDS (0: read once) and return as soon as "
+        "the start has logged 'Kafka Server started', has failed, or --systemd-unit is down: the lines after "
+        "the cursor only, with the cursor to pass to the next call.",
+    )
+    p.add_argument(
+        "--cursor",
+        metavar="JSON",
+        help='logs --wait-start: where the last call stopped (its \'cursor\'), or {"dev": D, "ino": I, '
+        '"offset": SIZE} of the log taken before the start.',
+    )
+    p.add_argument(
+        "--poll-every",
+        type=float,
+        default=1.0,
+        metavar="SECONDS",
+        help="logs --wait-start: seconds between reads.",
+    )
     p.add_argument("--host", help="The name to report the host as (default: its hostname).")
     # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
     p.add_argument(
@@ -87,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     if a.mode == "version":
         print(json.dumps({"version": __version__, "python": sys.version.split()[0]}))
         return 0
+    if a.mode == "logs" and a.wait_start is not None:
+        return _wait_start(a.broker_log, a.systemd_unit, a.cursor, a.wait_start, a.poll_every)
     if a.mode == "logs":
         return _logs(a.broker_log, a.rotated, a.systemd_unit)
     if a.mode == "quorum":
@@ -222,6 +245,55 @@ def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> i
     if unit:
         doc["unit"] = _unit_state(unit)
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    return 0
+
+
+def _down(unit: dict[str, str]) -> bool:
+    """systemd says the broker is not running: the unit failed or is inactive, or waits to be restarted."""
+    return unit.get("ActiveState") in ("failed", "inactive") or unit.get("SubState") == "auto-restart"
+
+
+def _wait_start(paths: list[str], unit: str | None, cursor: str | None, seconds: float, every: float) -> int:
+    """The rolling restart's wait after `systemctl start`, one bounded call of it: read the broker log from the
+    cursor (only what was appended since: brokerlogs.StartWatch), every ``every`` s for up to ``seconds``, and
+    return as soon as the start has logged "Kafka Server started", has failed, or systemd says the unit is down;
+    then one JSON document: where the start stands, the unit's state, a line of progress, the next cursor."""
+    import time
+
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.facts import brokerlogs
+
+    if len(paths) != 1:
+        print("kafka-ops-collector: logs --wait-start needs one --broker-log FILE", file=sys.stderr)
+        return 2
+    try:
+        state = json.loads(cursor) if cursor else None
+        if state is not None and not isinstance(state, dict):
+            raise ValueError("not a JSON object")
+        watch = brokerlogs.StartWatch(paths[0], state)
+    except (ValueError, TypeError, KeyError) as exc:
+        print(f"kafka-ops-collector: --cursor: {exc}", file=sys.stderr)
+        return 2
+    t0 = time.monotonic()
+    end = t0 + max(0.0, seconds)
+    while True:
+        try:
+            watch.poll()
+        except EngineError as exc:
+            print(f"kafka-ops-collector: {exc}", file=sys.stderr)
+            return 2
+        start = watch.start()
+        state_of_unit = _unit_state(unit) if unit else {}
+        left = end - time.monotonic()
+        if start["started"] or start["failed"] or _down(state_of_unit) or left <= 0:
+            break
+        time.sleep(min(max(every, 0.05), left))
+    doc = {
+        "start": start, "unit": state_of_unit, "down": _down(state_of_unit), "progress": watch.progress(),
+        "cursor": watch.cursor(), "read_bytes": watch.read_bytes, "notes": sorted(set(watch.notes)),
+        "waited_s": round(time.monotonic() - t0, 1),
+    }  # fmt: skip
+    sys.stdout.write(json.dumps(doc, default=str) + "\n")
     return 0
 
 

@@ -794,7 +794,225 @@ def follow(
         tail.close()
 
 
+# ------------------------------------------------------------------------------------------------ the wait for a start
+# LogLoader's "Recovering unflushed segment N. i/n recovered for TP." (3.x, LogLoader.scala @3.9 line 422; 2.x logs
+# the base offset only), with its logIdent "[LogLoader partition=TP, dir=D] " (2.8+; "[Log partition=..." before)
+_RECOVERING = re.compile(
+    r"\[(?:LogLoader|Log|UnifiedLog) partition=(?P<partition>\S+?), dir=(?P<dir>[^\]]+)\] Recovering unflushed "
+    r"segment (?P<base>\d+)(?:\. (?P<done>\d+)/(?P<of>\d+) recovered)?"
+)
+# LogManager.loadLogs' first line names every live log dir: "Loading logs from log dirs ArrayBuffer(/a, /b)" (3.x;
+# a Scala collection's toString). Each dir's "Recovering/Skipping recovery of N logs" comes later, in loadLogs' loop
+# over the dirs once it has listed that dir: until every dir has said its N, the total is not known.
+_LOADING_DIRS = re.compile(r"Loading logs from log dirs \w*\((?P<dirs>[^)]*)\)")
+_READ = 1 << 20
+
+
+def _load_state(ld: Load) -> dict[str, Any]:
+    import dataclasses
+
+    return dataclasses.asdict(ld)
+
+
+def _load_from(d: dict[str, Any]) -> Load:
+    d = dict(d)
+    d["dirs"] = {p: DirLoad(**v) for p, v in (d.get("dirs") or {}).items()}
+    if d.get("_last_sample") is not None:
+        d["_last_sample"] = tuple(d["_last_sample"])
+    return Load(**d)
+
+
+class StartWatch:
+    """The wait for a start of the broker, read from its log incrementally: each :meth:`poll` reads only the lines
+    appended since the last one. Its whole state (where the reading stopped: the file's device, inode and byte
+    offset; what the lines read so far said) is :meth:`cursor`, a JSON-ready dict, so that a caller polling from
+    separate processes (the rolling restart: one collector call over SSH per poll) carries it from one call to
+    the next and never reads a line twice.
+
+    Only the lines after the cursor count: a cursor taken before ``systemctl start`` (the file's inode and size)
+    makes every load seen a new start. Rotation: when ``path`` is another file than the cursor's (log4j renamed it
+    to server.log.1, logrotate moved it), the rest of the old file is read first, found beside it by its inode
+    (a compressed or deleted one cannot be: a note says what was not read), then the new file from its start;
+    when the same file is shorter than the offset (logrotate's copytruncate), it is read from its start again.
+    A half-written last line waits for its end (the offset stays before it), but in a file rotated away, which
+    will not grow any more."""
+
+    def __init__(self, path: str, cursor: dict[str, Any] | None = None) -> None:
+        c = cursor or {}
+        self.path = path
+        self.dev: int | None = int(c["dev"]) if c.get("dev") is not None else None
+        self.ino: int | None = int(c["ino"]) if c.get("ino") is not None else None
+        self.offset = int(c.get("offset") or 0)
+        self.line = int(c.get("line") or 0)
+        self.starts = int(c.get("starts") or 0)
+        self.started = bool(c.get("started"))
+        # a "Kafka Server started" line after the cursor, whether or not logs were loaded: a KRaft controller-only
+        # node loads none and logs only that ("[KafkaRaftServer nodeId=N] Kafka Server started", 3.9.1)
+        self.server_started: str | None = c.get("server_started")
+        self.load: Load | None = _load_from(c["load"]) if c.get("load") else None
+        self.recovering: dict[str, Any] | None = c.get("recovering")
+        self.last_at: str | None = c.get("last_at")
+        self.notes: list[str] = []  # this call's: what could not be read
+        self.read_bytes = 0  # this call's
+
+    def cursor(self) -> dict[str, Any]:
+        return {
+            "dev": self.dev, "ino": self.ino, "offset": self.offset, "line": self.line, "starts": self.starts,
+            "started": self.started, "server_started": self.server_started,
+            "load": _load_state(self.load) if self.load is not None else None,
+            "recovering": self.recovering, "last_at": self.last_at,
+        }  # fmt: skip
+
+    def poll(self) -> None:
+        """Read what was appended since the cursor (EngineError: the log is a link, a FIFO, unreadable)."""
+        import stat
+
+        from kafka_ops.engine.fileio import open_regular
+
+        if not os.path.lexists(self.path):
+            self.notes.append(f"{self.path}: no such file (yet)")
+            return
+        with open_regular(self.path) as f:
+            st = os.fstat(f.fileno())
+            if self.ino is not None and (st.st_dev, st.st_ino) != (self.dev, self.ino):
+                self._drain_replaced(stat)
+                self.offset = self.line = 0
+            elif st.st_size < self.offset:
+                self.notes.append(
+                    f"{self.path}: shorter ({st.st_size} bytes) than where it was last read ({self.offset}): "
+                    "truncated (logrotate copytruncate?), read again from its start"
+                )
+                self.offset = self.line = 0
+            self.dev, self.ino = st.st_dev, st.st_ino
+            self._read(f, final=False)
+
+    def _drain_replaced(self, stat: Any) -> None:
+        from kafka_ops.engine.fileio import open_regular
+
+        for p in reversed(with_rotations(self.path, keep=10)):
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if p != self.path and stat.S_ISREG(st.st_mode) and (st.st_dev, st.st_ino) == (self.dev, self.ino):
+                with open_regular(p) as old:
+                    self._read(old, final=True)
+                return
+        self.notes.append(
+            f"{self.path} was replaced and its previous file is not beside it uncompressed: what was written to "
+            f"it after byte {self.offset} is not read"
+        )
+
+    def _read(self, f: Any, final: bool) -> None:
+        f.seek(self.offset)
+        pending = b""  # always starts at self.offset
+        while True:
+            chunk = f.read(_READ)
+            if not chunk:
+                break
+            self.read_bytes += len(chunk)
+            data = pending + chunk
+            cut = data.rfind(b"\n")
+            if cut < 0:
+                pending = data
+                if len(pending) > MAX_LINE:  # a line with no end in sight: cut, as read_lines cuts it
+                    self._lines(pending[:MAX_LINE])
+                    self.offset += len(pending)
+                    pending = b""
+                continue
+            self._lines(data[:cut])
+            self.offset += cut + 1
+            pending = data[cut + 1 :]
+        if final and pending:
+            self._lines(pending)
+            self.offset += len(pending)
+
+    def _lines(self, block: bytes) -> None:
+        pos = self.offset  # where the block starts: events say where they are by byte (the cursor of a start
+        # taken with stat knows no line number)
+        for raw in block.split(b"\n"):
+            self.line += 1
+            line = raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]
+            for e in parse_line(line):
+                e["file"], e["line"] = self.path, f"byte {pos}"
+                self._feed(e, line)
+            pos += len(raw) + 1
+
+    def _feed(self, e: Event, text: str) -> None:
+        k = e["kind"]
+        if k == "loading_logs" or (self.load is None and k in PROGRESS_KINDS):
+            self.load = Load(started_at=e.get("time"), start_where=_where(e))
+            listed = _LOADING_DIRS.search(text) if k == "loading_logs" else None
+            for d in listed.group("dirs").split(", ") if listed else []:
+                if d.startswith("/"):
+                    self.load._dir(d)  # its total unknown until its own line comes
+            self.starts += 1
+            self.started = False
+            self.recovering = None
+        if k == "broker_started":
+            self.server_started = str(e.get("time") or _where(e))
+        if self.load is None:
+            return
+        self.load.feed(e)
+        if e.get("time"):
+            self.last_at = str(e["time"])
+        if k == "broker_started":
+            self.started = True
+        elif k == "recovering_segment":
+            m = _RECOVERING.search(text)
+            if m:
+                self.recovering = {key: v for key, v in m.groupdict().items() if v is not None}
+
+    def start(self) -> dict[str, Any]:
+        """Where the start stands, as :meth:`Digest.start_state` says it (``starts``: loads since the cursor)."""
+        ld = self.load
+        return {
+            "starts": self.starts,
+            "loading": bool(ld is not None and not ld.completed and ld.failed is None),
+            "completed": bool(ld is not None and ld.completed),
+            "started": bool(ld is not None and ld.completed and self.started),
+            "server_started": self.server_started,
+            "failed": ld.failed if ld is not None else None,
+            "load": ld.to_dict() if ld is not None else None,
+        }
+
+    def progress(self) -> str:
+        """One line for an operator watching the wait: what the log says so far."""
+        ld = self.load
+        if ld is None:
+            if self.server_started:  # a controller-only node: no logs to load
+                return f"'Kafka Server started' at {self.server_started} (no logs loaded: a controller)"
+            return "no new start in its log yet (no 'Loading logs' line)"
+        if ld.failed:
+            return f"failed: {ld.failed}"
+        total = ld.total
+        loaded = f"{ld.done}/{total if total is not None else '?'} logs loaded"
+        if ld.completed:
+            took = f" in {ld.duration_ms} ms" if ld.duration_ms is not None else ""
+            unclean = f", recovered {', '.join(ld.unclean_dirs)}" if ld.unclean_dirs else ""
+            if self.started:
+                return f"started: {loaded}{took}{unclean}"
+            return f"logs loaded ({loaded}{took}{unclean}), no 'Kafka Server started' yet"
+        dirs = list(ld.dirs.values())
+        per_dir = "; ".join(
+            f"{d.path} {'unclean' if d.unclean else 'clean' if d.unclean is False else ''}"
+            f" {max(d.done, d.counted)}/{d.total if d.total is not None else '?'}".replace("  ", " ")
+            for d in dirs[:4]
+        ) + (f"; {len(dirs) - 4} more dirs" if len(dirs) > 4 else "")
+        out = f"{'recovering' if ld.unclean_dirs else 'loading logs'}: {loaded}"
+        out += f" ({per_dir})" if per_dir else ""
+        if ld.segments_recovered:
+            out += f", {ld.segments_recovered} unflushed segments recovered"
+        r = self.recovering
+        if r:
+            of = f" ({r['done']}/{r['of']} recovered)" if r.get("of") else ""
+            out += f", now {r['partition']} segment {r['base']}{of}"
+        if self.last_at:
+            out += f"; last line at {self.last_at}"
+        return out
+
+
 __all__ = [
-    "CleanerDeath", "Digest", "DirLoad", "FollowResult", "Load", "Tail", "analyze", "cleaner_deaths", "count_logs",
+    "CleanerDeath", "Digest", "DirLoad", "FollowResult", "Load", "StartWatch", "Tail", "analyze", "cleaner_deaths", "count_logs",
     "follow", "loads", "ordered", "read_all", "read_events", "stream",
 ]  # fmt: skip

@@ -6,7 +6,8 @@ roles depend on, with Kafka's own log lines (core/.../log/LogManager.scala, Kafk
 
 * start: ``LogManager.loadLogs`` logs "Loading logs from log dirs", per log dir "Skipping recovery of N logs
   ... since clean shutdown file was found" or "Recovering N logs ... since no clean shutdown file was found"
-  (then spends ``--recover-seconds-unclean`` "recovering", as seed 002's broker spent hours), one
+  (then spends ``--recover-seconds-unclean`` "recovering", as seed 002's broker spent hours, with LogLoader's
+  "Recovering unflushed segment B. i/n recovered for TP." per segment), one
   "Completed load of ... (i/N completed in DIR)" line per partition, "Loaded N logs in T ms"; then it deletes
   ``.kafka_cleanshutdown`` in every log dir (LogManager.loadLogs deletes the marker once the logs are loaded),
   holds ``<log dir>/.lock`` with flock as the broker does (FileLock on .lock; the audit reads /proc/locks),
@@ -86,8 +87,21 @@ class Broker:
             pause = (self.a.recover_seconds if clean else self.a.recover_seconds_unclean) / max(1, len(parts))
             for i, part in enumerate(parts, start=1):
                 time.sleep(pause)
-                segs = sum(1 for f in os.listdir(os.path.join(d, part)) if f.endswith(".log"))
+                bases = sorted(
+                    int(f[:-4])
+                    for f in os.listdir(os.path.join(d, part))
+                    if f[:-4].isdigit() and f.endswith(".log")
+                )
+                segs = len(bases)
                 topic, _, num = part.rpartition("-")
+                # LogLoader.recoverLog: every segment above the recovery point (here: all of them)
+                if not clean:
+                    for done, base in enumerate(bases):
+                        self.info(
+                            f"[LogLoader partition={part}, dir={d}] Recovering unflushed segment {base}. "
+                            f"{done}/{segs} recovered for {part}.",
+                            "kafka.log.LogLoader$",
+                        )
                 self.info(
                     f"Completed load of UnifiedLog(dir={d}/{part}, topic={topic}, partition={num}) with {segs} "
                     f"segments, local-log-start-offset 0 and log-end-offset 0 in {int(pause * 1000)}ms "
