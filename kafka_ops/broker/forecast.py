@@ -150,12 +150,17 @@ def first_check_delay(host: HostFacts) -> int:
     return initial_task_delay(host)
 
 
-def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple[int | None, str]:
+def broker_timestamp(
+    host: HostFacts, pf: PartitionFacts, seg: Segment, sanity_at_load: bool | None = None
+) -> tuple[int | None, str]:
     """The largest timestamp the broker will compare for ``seg`` and where it comes from (RET001's rule):
     :func:`broker.timestamps.predicted_timestamp`, and 0 when the broker user cannot read the .timeindex (seed 000's
-    broker took it as 0; a current one takes the log dir offline at the first read)."""
+    broker took it as 0; a current one takes the log dir offline at the first read). ``sanity_at_load``:
+    :func:`index_sanity_at_load` of the host, when the caller asked it once for all its segments."""
     ts, source = predicted_timestamp(pf, seg, running=host.broker_state == "running")
-    if source != TS_LOG and versions.since("no_index_sanity_at_load", host.kafka_version) is False:
+    if sanity_at_load is None:
+        sanity_at_load = index_sanity_at_load(host)
+    if source != TS_LOG and sanity_at_load:
         # brokers before 2.3.0 sanity-check every index at load and rebuild a failing one from the records
         # (LogSegment.sanityCheck -> CorruptIndexException -> recoverSegment): then the records' timestamp is used
         from kafka_ops.broker.context import HostContext
@@ -171,6 +176,12 @@ def broker_timestamp(host: HostFacts, pf: PartitionFacts, seg: Segment) -> tuple
     if source == TS_UNREADABLE:
         return 0, source
     return ts, source
+
+
+def index_sanity_at_load(host: HostFacts) -> bool:
+    """Whether the host's broker sanity-checks every index at load (before 2.3.0): a rule of the version, asked
+    once per partition rather than per segment."""
+    return versions.since("no_index_sanity_at_load", host.kafka_version) is False
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
@@ -319,8 +330,9 @@ def forecast_partition(
             sched.interval_ms, False, sched.thread, f"nothing is deleted: {blocked}", sched.first_delay_ms
         )
     segs: list[SegmentForecast] = []
+    sanity = index_sanity_at_load(host)
     for seg in pf.part.segments:
-        ts, source = broker_timestamp(host, pf, seg)
+        ts, source = broker_timestamp(host, pf, seg, sanity)
         segs.append(SegmentForecast(seg.base_offset, seg.log.size if seg.log else 0, ts, source))
     if segs and segs[0].base in pf.first_timestamps:
         segs[0].first_timestamp = pf.first_timestamps[segs[0].base]

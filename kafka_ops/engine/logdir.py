@@ -563,6 +563,32 @@ class TailScan:
     start: int  # where the scan started
 
 
+def end_and_tail(seg: Segment, buf: LogBuffer) -> tuple[int, TailScan] | None:
+    """:func:`next_offset` and :func:`active_tail` of the segment's open ``.log`` in one CRC pass, when both read
+    the same bytes: both start at the offset index's last entry (0 without one) unless the index is zero-padded
+    (active_tail then searches the last real entry). A pass in which every batch is valid yields, with the CRC,
+    the batches the pass without it yields. None when they may differ (a zero-padded index, a batch that fails
+    its CRC, an index entry that does not point at a batch): then ask both."""
+    if seg.log is None or seg.offset_index_padded:
+        return None
+    t = seg.offset_tail
+    start = max(0, t.last[1]) if t is not None and t.last else 0
+    if start >= buf.size:
+        start = 0
+    scanner = BatchScanner(buf, start=start, verify_crc=True, controls=False)
+    nxt = seg.base_offset
+    last = None
+    for b in scanner:
+        if not b.crc_valid:
+            return None
+        nxt = b.next_offset
+        last = b.last_offset
+    tail = scanner.tail
+    if start and tail is not None and tail.kind == "corrupt":
+        return None
+    return nxt, TailScan(tail, scanner.valid_bytes, last, start)
+
+
 def active_tail(seg: Segment, buf: LogBuffer | None = None) -> TailScan | None:
     """Scan the segment from its last real offset-index entry to the end with CRC checks: the bytes that
     ``LogSegment.readNextOffset`` reads at load (it starts at ``offsetIndex().lastOffset()``); from 0 when the

@@ -20,7 +20,9 @@ from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.layout import PartitionName
 from kafka_ops.engine.logdir import (
     Partition,
+    TailScan,
     active_tail,
+    end_and_tail,
     next_offset,
     recovered_segments,
     recovery_scan,
@@ -445,8 +447,18 @@ def _read_active_and_oldest(h: HostFacts, pf: PartitionFacts, running: bool) -> 
         buf = LogBuffer.open(active.log.path)
     except EngineError as exc:
         pf.errors.append(exc)  # what next_offset reports when it cannot open the log
+    # SHUT002 would open the active .log again for its tail: read here, where the log is open already
+    want_tail = not running and active.log.size and active.base_offset not in pf.recovery
+    both: tuple[int, TailScan] | None = None
+    if buf is not None and want_tail:
+        try:
+            both = end_and_tail(active, buf)  # one CRC pass for the end offset and the tail, most of the time
+        except EngineError:
+            both = None  # next_offset says it below
     try:
-        if buf is not None:
+        if both is not None:
+            pf.log_end_offset = both[0]
+        elif buf is not None:
             try:
                 pf.log_end_offset = next_offset(active, buf)
             except EngineError as exc:
@@ -455,9 +467,11 @@ def _read_active_and_oldest(h: HostFacts, pf: PartitionFacts, running: bool) -> 
             ts = _first_timestamp(oldest.log.path, buf if oldest is active else None)
             if ts is not None:
                 pf.first_timestamps[oldest.base_offset] = ts
-        if not running and active.log.size and active.base_offset not in pf.recovery:
-            # SHUT002 would open the active .log again for it: done here, where the log is open already
-            pf.active_tail = active_tail(active, buf) if buf is not None else None
+        if want_tail:
+            if both is not None:
+                pf.active_tail = both[1]
+            else:
+                pf.active_tail = active_tail(active, buf) if buf is not None else None
     finally:
         if buf is not None:
             buf.close()
