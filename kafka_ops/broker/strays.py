@@ -40,8 +40,8 @@ import os
 from dataclasses import dataclass, field
 
 from kafka_ops.broker import meta, suffixed_dirs
+from kafka_ops.engine import binary, versions
 from kafka_ops.engine import checkpoints as ckpt
-from kafka_ops.engine import versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.layout import METADATA_TOPIC, parse_kraft_snapshot, parse_segment_file
 from kafka_ops.engine.metadata_records import decode_metadata_record
@@ -103,16 +103,10 @@ _TOPIC_TYPES = ("TOPIC_RECORD", "PARTITION_RECORD", "REMOVE_TOPIC_RECORD")
 
 
 def _uvarint(b: bytes, pos: int) -> tuple[int, int]:
-    n = shift = 0
-    while True:
-        if pos >= len(b) or shift > 28:
-            raise _Unreadable("a varint past the end")
-        x = b[pos]
-        pos += 1
-        n |= (x & 0x7F) << shift
-        if not x & 0x80:
-            return n, pos
-        shift += 7
+    try:
+        return binary.read_uvarint(b, pos)
+    except (binary.Truncated, ValueError) as e:
+        raise _Unreadable("a varint past the end") from e
 
 
 def _leading_fields(rec: dict[str, object], value: bytes | None, error: str) -> dict[str, object]:

@@ -16,19 +16,14 @@ import pytest
 
 from kafka_ops.audit import run_audit
 from kafka_ops.broker.plan import plan_sentences
+from kafka_ops.engine.binary import write_uvarint
 from kafka_ops.engine.builder import NewRecord, build_batch
 from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
 
 from ..conftest import CORPUS, NOW_MS
 
-
-def _uv(n: int) -> bytes:
-    out = b""
-    while n >= 0x80:
-        out += bytes([n & 0x7F | 0x80])
-        n >>= 7
-    return out + bytes([n])
+_uv = write_uvarint
 
 
 def _cstr(s: str) -> bytes:
