@@ -8,7 +8,7 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
-from kafka_lab.faults import Fault
+from kafka_lab.faults import Fault, copy_partition_dir
 from kafka_ops.engine import checkpoints as ckpt
 
 Damager = Callable[[bytes], bytes]
@@ -69,20 +69,7 @@ def delete_dir(source: Path, topic: str, name: str = "delete_dir") -> Fault:
     kafka-delete-logs task ran (topic deleted, ``file.delete.delay.ms`` not yet passed): a copy of ``source``'s
     files (owner and mode kept) in ``<topic>-<p>.<uuid>-delete`` next to it."""
     partition = source.name.rsplit("-", 1)[1]
-    target = source.parent / f"{topic}-{partition}.{DELETE_DIR_UUID}-delete"
-    target.mkdir()
-    st = source.stat()
-    os.chown(target, st.st_uid, st.st_gid)
-    target.chmod(st.st_mode & 0o7777)
-    for f in sorted(source.iterdir()):
-        if not f.is_file() or f.is_symlink():
-            continue
-        dst = target / f.name
-        dst.write_bytes(f.read_bytes())
-        fs = f.stat()
-        os.chown(dst, fs.st_uid, fs.st_gid)
-        dst.chmod(fs.st_mode & 0o7777)
-        os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
+    target = copy_partition_dir(source, source.parent / f"{topic}-{partition}.{DELETE_DIR_UUID}-delete")
     return Fault(name, [target], {"source": str(source), "log_dir": str(source.parent)})
 
 

@@ -417,6 +417,25 @@ def copied_meta_properties(src_dir: Path, dst_dir: Path) -> Fault:
     )
 
 
+def copy_partition_dir(source: Path, target: Path, replace: dict[str, bytes] | None = None) -> Path:
+    """``source``'s regular files copied into a new dir ``target`` beside it, owner, mode and times kept (as the
+    broker user left them); ``replace``: file name -> the bytes written instead of the source's."""
+    target.mkdir()
+    st = source.stat()
+    os.chown(target, st.st_uid, st.st_gid)
+    target.chmod(st.st_mode & 0o7777)
+    for f in sorted(source.iterdir()):
+        if not f.is_file() or f.is_symlink():
+            continue
+        dst = target / f.name
+        dst.write_bytes((replace or {}).get(f.name) or f.read_bytes())
+        fs = f.stat()
+        os.chown(dst, fs.st_uid, fs.st_gid)
+        dst.chmod(fs.st_mode & 0o7777)
+        os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
+    return target
+
+
 def stray_partition(partition_dir: Path, topic: str = "strayed") -> Fault:
     """A partition dir of a topic the cluster metadata does not have, as a topic deleted while the broker was down
     or a backup restore leaves it: a copy of ``partition_dir``'s files (owner, mode and times kept) as
@@ -425,24 +444,12 @@ def stray_partition(partition_dir: Path, topic: str = "strayed") -> Fault:
     import base64
 
     partition = partition_dir.name.rsplit("-", 1)[1]
-    target = partition_dir.parent / f"{topic}-{partition}"
-    target.mkdir()
-    st = partition_dir.stat()
-    os.chown(target, st.st_uid, st.st_gid)
-    target.chmod(st.st_mode & 0o7777)
     topic_id = base64.urlsafe_b64encode(random.randbytes(16)).decode().rstrip("=")
-    for f in sorted(partition_dir.iterdir()):
-        if not f.is_file() or f.is_symlink():
-            continue
-        dst = target / f.name
-        data = f.read_bytes()
-        if f.name == "partition.metadata":
-            data = f"version: 0\ntopic_id: {topic_id}\n".encode()
-        dst.write_bytes(data)
-        fs = f.stat()
-        os.chown(dst, fs.st_uid, fs.st_gid)
-        dst.chmod(fs.st_mode & 0o7777)
-        os.utime(dst, ns=(fs.st_atime_ns, fs.st_mtime_ns))
+    target = copy_partition_dir(
+        partition_dir,
+        partition_dir.parent / f"{topic}-{partition}",
+        {"partition.metadata": f"version: 0\ntopic_id: {topic_id}\n".encode()},
+    )
     return Fault(
         "stray_partition",
         [target],

@@ -35,7 +35,7 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         return
     if not ldf.scan.partition_names:
         return  # nothing to recover: a new (or formatted, never started) broker has no marker and loses nothing
-    roles = {r.strip() for r in ctx.host.configs.server.get("process.roles", "").split(",") if r.strip()}
+    roles = ctx.host.configs.process_roles()
     if roles and "broker" not in roles:
         # a KRaft controller-only node has no LogManager (KafkaRaftServer.scala@3.7.1:80-87: BrokerServer only
         # with the broker role), so it never writes the marker, and its metadata log is recovered from offset 0

@@ -339,14 +339,15 @@ def _quorum(server_properties: str | None) -> int:
         return 2
     node = (props.get("node.id") or props.get("broker.id") or "").strip()
     # KafkaConfig.metadataLogDir (the audit's own rule), else KafkaConfig's log.dir default
-    meta = metadata_log_dir_of(Configs(server=props)) or os.path.abspath("/tmp/kafka-logs")
+    configs = Configs(server=props)
+    meta = metadata_log_dir_of(configs) or os.path.abspath("/tmp/kafka-logs")
     path = os.path.join(os.path.abspath(meta), "__cluster_metadata-0", "quorum-state")
     fetch = props.get("controller.quorum.fetch.timeout.ms", "2000").strip()
     out: dict[str, Any] = {
         "node_id": int(node) if node.lstrip("-").isdigit() else None,
         "kraft": bool(props.get("process.roles", "").strip()),
         # the rolling restart's order and gates: brokers-only first, then the controllers (KafkaConfig's roles)
-        "process_roles": sorted({r.strip() for r in props.get("process.roles", "").split(",") if r.strip()}),
+        "process_roles": configs.process_roles(),
         # the quorum gate's threshold (QuorumConfig: controller.quorum.fetch.timeout.ms, default 2000)
         "quorum_fetch_timeout_ms": int(fetch) if fetch.isdigit() else 2000,
         "metadata_log_dir": os.path.abspath(meta),

@@ -518,6 +518,11 @@ class Configs:
             values[key], sources[key] = canonical(parsed) if spec else v, self.topics_label
         return TopicConfig(topic, values, sources, invalid)
 
+    def process_roles(self) -> list[str]:
+        """process.roles of server.properties, sorted (KRaft: broker, controller or both; empty: ZooKeeper mode
+        or not set)."""
+        return sorted({r.strip() for r in self.server.get("process.roles", "").split(",") if r.strip()})
+
     def server_int(self, key: str, default: int) -> int:
         try:
             return int(self.server_value(key) or default)
