@@ -45,7 +45,7 @@ ZK_SESSION_TIMEOUT_MS = 4000
 _MANIFEST = "lab.json"
 _READY = re.compile(
     r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started"
-    r"|\[KafkaServer id=\d+\] started) \(kafka\.server\.Kafka(?:Raft)?Server\)"
+    r"|\[KafkaServer id=\d+\] started|\[Kafka Server \d+\], started) \(kafka\.server\.Kafka(?:Raft)?Server\)"
 )
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ")
 _checked_jar_dirs: set[Path] = set()

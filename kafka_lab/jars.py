@@ -43,7 +43,14 @@ def artifacts(version: str) -> list[Artifact]:
     v = parse(version)
     # Scala 2.13 builds start at 2.4.0; 1.1-2.3 exist as kafka_2.11/kafka_2.12 only (2.12: the newer Scala)
     out = [Artifact("org.apache.kafka", "kafka_2.13" if v >= (2, 4) else "kafka_2.12", version)]
-    if v < (2, 0):
+    if v < (1, 0):
+        # 0.10.2 shipped slf4j 1.7.21 with log4j 1.2.17. Its first start against an empty ZooKeeper makes the
+        # cluster id with javax.xml.bind.DatatypeConverter (CoreUtils.generateUuidAsBase64), which Java 11
+        # removed: a real 0.10.2.2 broker on Java 17 exits "ClassNotFoundException: javax.xml.bind.
+        # DatatypeConverter" there without jaxb-api on its class path (seen here; with it, it runs)
+        out.append(Artifact("org.slf4j", "slf4j-log4j12", "1.7.21"))
+        out.append(Artifact("javax.xml.bind", "jaxb-api", "2.3.1"))
+    elif v < (2, 0):
         # 1.1.x shipped slf4j 1.7.25 with log4j 1.2.17
         out.append(Artifact("org.slf4j", "slf4j-log4j12", "1.7.25"))
     elif v < (3, 0):

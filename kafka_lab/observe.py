@@ -40,6 +40,9 @@ _ENTRY = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*?)(?: \(([\w.$]+)\))?$"
 )
 _PREFIX = re.compile(r"\[(?:Log|LogLoader|UnifiedLog|LocalLog) partition=([^,\]]+), dir=([^\]]+)\] ")
+# 0.10.2 has no prefix: the partition ends the message ("Recovering unflushed segment 0 in log t-0.",
+# "Scheduling log segment 0 for log t-0 for deletion.", Log.scala@0.10.2.2)
+_OLD_PARTITION = re.compile(r" (?:in|for|from) log (\S+?)\.?(?= |$)")
 _SEGMENT_FILE = re.compile(r"^(\d{20})\.(log|index|timeindex|txnindex)$")
 
 
@@ -141,6 +144,8 @@ def parse_log(text: str) -> list[LogEntry]:
         if p:
             partition, ldir = p[1], p[2]
             msg = msg[: p.start()] + msg[p.end() :]
+        elif o := _OLD_PARTITION.search(msg):
+            partition = o[1]
         out.append(LogEntry(ts, m[2], msg, m[4] or "", partition, ldir))
     if out and extra:
         out[-1] = _with_extra(out[-1], extra)
@@ -161,12 +166,17 @@ _ALL_FAILED = re.compile(r"Shutdown broker because all log dirs in (.+) have fai
 _LOADED = re.compile(r"Completed load of \w*Log\(dir=([^,)]+)")
 _RECOVERING = re.compile(r"Recovering unflushed segment (\d+)")
 _REBUILT = re.compile(
-    r"(?:Found a corrupted index file|Could not find offset index file) corresponding to log file (\S+?),? "
+    r"(?:Found a corrupted index file|Could not find (?:offset )?index file) corresponding to log file (\S+?),? "
 )
+# 0.10.2: "Found a corrupted index file due to <why>}. deleting <d>/<base>.timeindex, <d>/<base>.index and
+# rebuilding index..." (Log.loadSegments @0.10.2.2)
+_REBUILT_OLD = re.compile(r"deleting \S+\.timeindex, (\S+)\.index and rebuilding index")
 _DELETING = re.compile(r"Deleting segments? .*?baseOffset=(\d+)")
 _RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
 _FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
-_SCHEDULING = re.compile(r"Scheduling log segment \[?baseOffset (\d+)")
+_SCHEDULING = re.compile(
+    r"Scheduling log segment \[?(?:baseOffset )?(\d+)"
+)  # 0.10.2: "segment 0 for log t-0"
 # LogManager.deleteLogs (every release): "Deleted log for partition t-0 in /d/t-0.<uuid>-delete." -- the whole dir
 _DELETED_DIR = re.compile(r"Deleted log for partition \S+ in (\S+?)\.?$")
 # an interrupted swap completed at load: "Found log file <d>/<base>.log.swap from interrupted swap operation, ..."
@@ -278,6 +288,8 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
             recovering.setdefault(e.partition, set()).add(int(m[1]))
         if m := _REBUILT.search(e.message):
             rebuilt.add(os.path.normpath(m[1]))
+        elif m := _REBUILT_OLD.search(e.message):
+            rebuilt.add(os.path.normpath(m[1] + ".log"))
         if e.partition and (m := _RECOVERY_DELETE.search(e.message)):
             for b in re.findall(r"baseOffset=(\d+)", m[1]):
                 deleted.setdefault((e.partition, int(b)), (_iso(e.time), "recovery"))
@@ -449,7 +461,7 @@ def _recreated_with_entries(changed: dict[str, list[Any]]) -> bool:
 
 
 _RELEVANT = re.compile(
-    r"Recovering|recovery|Found a corrupted|Could not find offset index|Corruption found|invalid offset"
+    r"Recovering|recovery|Found a corrupted|Could not find (?:offset )?index|Corruption found|invalid offset"
     r"|Deleting segment|Incremented log start offset|Stopping serving logs|Shutdown broker|Halting broker"
     r"|Error while loading log dir|Failed to create or validate|Could not read file|lost\+found|not in the form"
     r"|Deleted log for partition|stray log|interrupted swap|compacted but has not been deleted"
@@ -472,13 +484,17 @@ def _relevant(e: LogEntry) -> bool:
 
 def broker_view(bootstrap: str, partitions: Iterable[Any] | None = None) -> dict[str, Any]:
     """The running broker's log dirs (with their error) and each partition's dir and offsets (admin API)."""
-    from kafka.errors import for_code
+    from kafka.errors import IncompatibleBrokerVersion, for_code
 
     from kafka_lab.produce import admin, offsets
 
     client = admin(bootstrap)
     try:
         described = client.describe_log_dirs()
+    except IncompatibleBrokerVersion:
+        # before 1.0 (KIP-113): no DescribeLogDirs, and no ListOffsets v2 for kafka-python 3; a running broker of
+        # then serves every partition it has (one failed dir stopped the whole broker before KIP-112)
+        return {"log_dirs": [], "partitions": {}, "served_all": True}
     finally:
         client.close()
     log_dirs, where = [], {}

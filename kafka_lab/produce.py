@@ -22,7 +22,13 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from kafka import KafkaAdminClient, KafkaConsumer, KafkaProducer, TopicPartition
-from kafka.errors import InvalidConfigurationError, KafkaError, KafkaTimeoutError, TopicAlreadyExistsError
+from kafka.errors import (
+    IncompatibleBrokerVersion,
+    InvalidConfigurationError,
+    KafkaError,
+    KafkaTimeoutError,
+    TopicAlreadyExistsError,
+)
 
 from kafka_lab.jars import LabError
 
@@ -40,13 +46,28 @@ KINDS: tuple[Kind, ...] = (
 )
 CODECS = ("gzip", "snappy", "lz4", "zstd")
 ZSTD_FROM = (2, 1)  # KIP-110: zstd batches are accepted from Kafka 2.1
+KIP98_FROM = (0, 11)  # KIP-98: idempotent and transactional producers (message format v2) from Kafka 0.11
 
 
 def kinds_for(version: str) -> tuple[Kind, ...]:
-    """The producer kinds a broker of ``version`` takes (no zstd before 2.1)."""
+    """The producer kinds a broker of ``version`` takes (no zstd before 2.1, no idempotent or transactional
+    producer before 0.11: KIP-98)."""
     from kafka_lab.versions import parse
 
-    return tuple(k for k in KINDS if k != "zstd" or parse(version) >= ZSTD_FROM)
+    v = parse(version)
+    return tuple(
+        k
+        for k in KINDS
+        if (k != "zstd" or v >= ZSTD_FROM)
+        and (k not in ("idempotent", "transactional", "aborted") or v >= KIP98_FROM)
+    )
+
+
+def writer_kind(version: str) -> Kind:
+    """The producer the lab's fault targets are written with: idempotent where the broker has it (0.11+)."""
+    from kafka_lab.versions import parse
+
+    return "idempotent" if parse(version) >= KIP98_FROM else "plain"
 
 
 MIN_SEGMENT_BYTES_4X = (
@@ -352,8 +373,13 @@ def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: 
     )
     try:
         consumer.assign(parts)
-        consumer.seek_to_beginning(*parts)
-        ends = consumer.end_offsets(parts)
+        try:
+            consumer.seek_to_beginning(*parts)
+            ends = consumer.end_offsets(parts)
+        except IncompatibleBrokerVersion:
+            # a broker before 0.11 (ListOffsets v0-1; kafka-python 3 speaks v2+): fetch from offset 0 until it
+            # returns nothing more
+            return _read_back_old(bootstrap, parts, out, timeout)
         deadline = time.monotonic() + timeout
         while pending := [tp for tp in parts if tp not in out.errors and consumer.position(tp) < ends[tp]]:
             if time.monotonic() > deadline:
@@ -374,6 +400,51 @@ def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: 
                     out.records[tp][r.offset] = digest(r.value)
     finally:
         consumer.close()
+    return out
+
+
+def _read_back_old(bootstrap: str, parts: list[TopicPartition], out: ReadBack, timeout: float) -> ReadBack:
+    """read_back for a broker without ListOffsets v2 (0.10.2): from offset 0 until 3 s pass with no record
+    (not read_committed either: that Fetch has no isolation level, and such a broker has no transactions)."""
+    consumer = KafkaConsumer(
+        bootstrap_servers=bootstrap,
+        enable_auto_commit=False,
+        group_id=None,
+        max_partition_fetch_bytes=4 * 1024 * 1024,
+        **_CLIENT,
+    )
+    try:
+        return _poll_old(consumer, parts, out, timeout)
+    finally:
+        consumer.close()
+
+
+def _poll_old(
+    consumer: KafkaConsumer, parts: list[TopicPartition], out: ReadBack, timeout: float
+) -> ReadBack:
+    consumer.assign(parts)
+    for tp in parts:
+        consumer.seek(tp, 0)
+    deadline = time.monotonic() + timeout
+    quiet_since = time.monotonic()
+    while time.monotonic() - quiet_since < 3.0:
+        if time.monotonic() > deadline:
+            raise LabError(f"read_back did not end within {timeout:.0f} s")
+        try:
+            polled = consumer.poll(timeout_ms=500)
+        except KafkaError as e:
+            m = _ERROR_TP.search(str(e))
+            if m is None:
+                raise
+            tp = TopicPartition(m[1], int(m[2]))
+            out.errors[tp] = f"{type(e).__name__}: {e}"
+            consumer.pause(tp)
+            continue
+        if any(polled.values()):
+            quiet_since = time.monotonic()
+        for tp, records in polled.items():
+            for r in records:
+                out.records[tp][r.offset] = digest(r.value)
     return out
 
 

@@ -220,8 +220,14 @@ class Trial:
             served = {tp for tp, where in view["partitions"].items() if where.get("dir") not in offline}
             if self.acked is None:
                 return view, None, [], {}
-            parts = [tp for tp in self.acked.offsets if f"{tp.topic}-{tp.partition}" in served]
+            parts = [
+                tp
+                for tp in self.acked.offsets
+                if view.get("served_all") or f"{tp.topic}-{tp.partition}" in served
+            ]
             skipped = sorted(f"{tp.topic}-{tp.partition}" for tp in self.acked.offsets if tp not in parts)
+            if view.get("served_all"):
+                break
             try:
                 view = broker_view(broker.bootstrap, parts)
                 break

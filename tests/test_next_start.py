@@ -110,6 +110,31 @@ def test_missing_index_is_rebuilt_after_a_clean_stop(tmp_path: Path) -> None:
     assert f["truncated_bytes"] == 0 and "IDX005" in f["checks"]
 
 
+def test_missing_index_after_a_clean_stop_by_release(tmp_path: Path) -> None:
+    """0.10.2 rebuilds a missing .index (Log.loadSegments: "Could not find index file ..., rebuilding index",
+    seen on a real 0.10.2.2 broker in the lab), 1.1-2.2 load it as is (LogSegment.open creates it empty), 2.3+
+    rebuild it again (KAFKA-7283)."""
+    host = simulate(tmp_path)
+    part = next(
+        os.path.join(ld, d) for ld in host.log_dirs for d in sorted(os.listdir(ld)) if d.startswith("orders-")
+    )
+    os.remove(seg_path(part, bases(part)[0], ".index"))
+    loads = {}
+    for v in ("0.10.2", "1.0.2", "1.1.0", "2.2.1", "2.3.0", "3.7.0"):
+        segs = plan(audit(host, kafka_version=v))["segments"]
+        loads[v] = [s["load"] for s in segs]
+        if v == "0.10.2":
+            assert "Log.loadSegments finds no index file" in segs[0]["reason"], segs
+    assert loads == {
+        "0.10.2": ["indexes_rebuilt"],
+        "1.0.2": ["indexes_rebuilt"],
+        "1.1.0": [],
+        "2.2.1": [],
+        "2.3.0": ["indexes_rebuilt"],
+        "3.7.0": ["indexes_rebuilt"],
+    }
+
+
 def test_missing_index_above_the_recovery_point_of_an_unclean_stop_is_recovered(tmp_path: Path) -> None:
     """The 3.5.2 lab broker, killed right after a roll (the new segment's .index, created lazily, did not exist
     yet): loadSegmentFiles rebuilds the index, then recoverLog re-reads the segment as unflushed ("Recovering

@@ -398,7 +398,7 @@ def dir_offline_prescan(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | Non
         pf = PartitionFacts(ldf, part, h.configs.for_topic(name.topic), rp, None, None)
         if is_metadata_log(pf):
             continue
-        rebuilds = versions.since("missing_index_rebuilt", h.kafka_version) is not False
+        rebuilds = versions.missing_index_rebuilt(h.kafka_version)
         rec = recovered_segments(part, ldf.clean_shutdown, rp, missing_index_recovers=rebuilds)
         pf.will_recover = [s.base_offset for s in rec]
         pf.acls.update(partition_acls(h.identity, part))

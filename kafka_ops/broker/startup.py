@@ -154,10 +154,9 @@ def recovery_seconds(nbytes: int, partitions: int, threads: int, largest: int) -
 
 def recovery_reason(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
     """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
-    # up to 2.2 a missing .index is created empty by LogSegment.open and passes sanityCheck: not rebuilt
-    # (AbstractIndex @2.2.1: file.createNewFile in the constructor; LogSegment.sanityCheck @2.3.0 checks the lazy
-    # index's file before opening it, KAFKA-7283); an unknown version keeps the 2.3+ answer
-    if seg.index is None and versions.since("missing_index_rebuilt", ctx.host.kafka_version) is not False:
+    if seg.index is None and versions.missing_index_rebuilt(ctx.host.kafka_version):
+        if versions.since("missing_index_created_empty", ctx.host.kafka_version) is False:
+            return "its .index is missing: Log.loadSegments finds no index file and recovers the segment"
         return (
             "its .index is missing: LogLoader.loadSegmentFiles gets NoSuchFileException from LogSegment.sanityCheck "
             "and calls recoverSegment"

@@ -66,6 +66,16 @@ _ROWS = (
         "offset and time indexes are no longer sanity-checked at load (only the .txnindex); they are opened lazily",
     ),
     Behaviour(
+        "missing_index_created_empty", (1, 1, 0), "KAFKA-6324",
+        "core/src/main/scala/kafka/log/Log.scala@1.1.0:329-345 (loadSegmentFiles: LogSegment.open, then "
+        "sanityCheck catching NoSuchFileException); @0.10.2.2:219-236 and @1.0.2:325-343 checked "
+        "indexFile.exists() before opening the segment",
+        "a missing .index is created empty by LogSegment.open before sanityCheck looks for it, so it is no longer "
+        "rebuilt (until 2.3: missing_index_rebuilt); before 1.1 Log.loadSegments found it missing and recovered "
+        "the segment (\"Could not find index file corresponding to log file ..., rebuilding index...\", seen on "
+        "a real 0.10.2.2 broker in the lab)",
+    ),
+    Behaviour(
         "missing_index_rebuilt", (2, 3, 0), "KAFKA-7283",
         "core/src/main/scala/kafka/log/LogSegment.scala@2.3.0 (sanityCheck on lazyOffsetIndex.file)",
         "a missing .index is rebuilt at load (NoSuchFileException -> recoverSegment); up to 2.2 LogSegment.open "
@@ -217,6 +227,18 @@ def has(name: str, version: Version | None, unknown: bool) -> bool:
     """``since`` with the caller's assumption for an unknown version spelled out."""
     v = since(name, version)
     return unknown if v is None else v
+
+
+def missing_index_rebuilt(version: Version | None) -> bool:
+    """Whether a start rebuilds a segment whose .index is missing. 1.1-2.2 do not: LogSegment.open creates it
+    empty and sanityCheck passes it (AbstractIndex @2.2.1: file.createNewFile in the constructor; KAFKA-6324 in
+    1.1.0 moved the existence check into sanityCheck, after the open). Before 1.1 Log.loadSegments checked
+    indexFile.exists() first; from 2.3 LogSegment.sanityCheck checks the lazy index's file before opening it
+    (KAFKA-7283). An unknown version keeps the 2.3+ answer."""
+    return not (
+        since("missing_index_created_empty", version) is True
+        and since("missing_index_rebuilt", version) is False
+    )
 
 
 def text(version: Version | None) -> str:

@@ -407,7 +407,7 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionN
     if not running and part.segments:
         rec = recovered_segments(
             part, ldf.clean_shutdown, pf.recovery_point,
-            missing_index_recovers=versions.since("missing_index_rebuilt", h.kafka_version) is not False,
+            missing_index_recovers=versions.missing_index_rebuilt(h.kafka_version),
         )  # fmt: skip
         pf.will_recover = [s.base_offset for s in rec]
         for seg in rec:

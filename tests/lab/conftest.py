@@ -18,7 +18,7 @@ from kafka_lab.jars import LabError
 from kafka_lab.trial import TrialResult
 from kafka_lab.versions import selected
 from tests.lab.dataset import TIMINGS, Dataset, prepare
-from tests.lab.scenarios import run_all
+from tests.lab.scenarios import ONLY_SCENARIOS, run_all
 
 
 def _lab_skip_reason() -> str | None:
@@ -91,9 +91,25 @@ def dataset(version: str, jar_dir: Path) -> Iterator[Dataset]:
         shutil.rmtree(saved, ignore_errors=True)
 
 
+class Trials(dict[str, TrialResult]):
+    """run_all's results; a test asking for a trial the lab does not run on this version (ONLY_SCENARIOS) is
+    skipped, with the reason."""
+
+    def __init__(self, version: str, results: dict[str, TrialResult]) -> None:
+        super().__init__(results)
+        self.version = version
+
+    def __missing__(self, name: str) -> TrialResult:
+        if self.version in ONLY_SCENARIOS and name not in ONLY_SCENARIOS[self.version]:
+            pytest.skip(
+                f"{name}: the lab runs {', '.join(ONLY_SCENARIOS[self.version])} only on {self.version}"
+            )
+        raise KeyError(name)
+
+
 @pytest.fixture(scope="session")
 def trials(dataset: Dataset) -> dict[str, TrialResult]:
-    return run_all(dataset)
+    return Trials(dataset.version, run_all(dataset))
 
 
 def needs_root() -> None:

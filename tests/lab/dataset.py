@@ -26,6 +26,7 @@ from kafka_lab.produce import (
     produce,
     read_back,
     visible_aborted,
+    writer_kind,
 )
 from kafka_lab.versions import parse
 
@@ -64,13 +65,14 @@ class Dataset:
 
 def _fill_target(b: LabBroker, topic: str, seed: int) -> Acked:
     """At least 3 rolled segments, and an active segment with at least 4 batches (for corrupt_batch)."""
-    acked = produce(b.bootstrap, topic, 200, kind="idempotent", seed=seed, flush_every=5)
+    kind = writer_kind(b.version)
+    acked = produce(b.bootstrap, topic, 200, kind=kind, seed=seed, flush_every=5)
     pdir = next(d / f"{topic}-0" for d in b.log_dirs if (d / f"{topic}-0").exists())
     for i in range(40):
         bases = segment_bases(pdir)
         if len(bases) >= 4 and len(batches(segment_file(pdir, bases[-1], ".log"))) >= 4:
             return acked
-        acked.merge(produce(b.bootstrap, topic, 5, kind="idempotent", seed=seed * 1000 + i))
+        acked.merge(produce(b.bootstrap, topic, 5, kind=kind, seed=seed * 1000 + i))
     raise LabError(f"{topic} did not roll as expected: {segment_bases(pdir)}")
 
 

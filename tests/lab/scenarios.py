@@ -50,7 +50,7 @@ from typing import Any
 from kafka_lab import damage as D
 from kafka_lab import faults as F
 from kafka_lab.broker import LabBroker
-from kafka_lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
+from kafka_lab.produce import Acked, TopicSpec, create_topics, produce, produce_until, writer_kind
 from kafka_lab.trial import Trial, TrialResult, run_trials
 from kafka_ops.engine import checkpoints as ckpt
 from tests.lab.dataset import (
@@ -194,7 +194,9 @@ def plant_sigkill(ds: Dataset, acked: Acked) -> Callable[[LabBroker], list[F.Fau
         stop, got = threading.Event(), Acked()
         topic = TARGETS[-1]
         writer = threading.Thread(
-            target=produce_until, args=(b.bootstrap, topic, stop), kwargs={"acked": got}
+            target=produce_until,
+            args=(b.bootstrap, topic, stop),
+            kwargs={"acked": got, "kind": writer_kind(b.version)},
         )
         writer.start()
         deadline = time.monotonic() + 30
@@ -281,8 +283,16 @@ CI_REPRESENTATIVES = {
 }
 
 
+# Releases the lab runs a few scenarios on, not the matrix: 0.10.2.2 is seed 002's release (an unclean stop and
+# the start that rebuilds its indexes); its leader-epoch, log-start-offset and producer-state files do not exist
+# yet (0.11), so the other scenarios' faults have nothing to act on or mean something else there.
+ONLY_SCENARIOS = {"0.10.2.2": ("no_fault", "clean", "unclean", "sigkill")}
+
+
 def skipped_in_ci(name: str, version: str) -> bool:
-    """Whether this run leaves trial ``name`` out on ``version`` (CI_REPRESENTATIVES)."""
+    """Whether this run leaves trial ``name`` out on ``version`` (CI_REPRESENTATIVES, ONLY_SCENARIOS)."""
+    if version in ONLY_SCENARIOS and name not in ONLY_SCENARIOS[version]:
+        return True
     ci = not os.environ.get("KAFKA_OPS_LAB_VERSIONS")
     return ci and name in CI_REPRESENTATIVES and version not in CI_REPRESENTATIVES[name]
 
