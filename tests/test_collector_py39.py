@@ -21,6 +21,7 @@ import subprocess
 import sys
 import uuid
 from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -50,14 +51,20 @@ CORPUS_DIRS = {  # real data dirs: the oldest on-disk format, a ZK 3.0 broker wi
 }
 
 
+@cache
+def _script() -> str:
+    """The collector the kafka_preflight role ships (tests/test_ship.py keeps it equal to a fresh build)."""
+    return ship.ROLE_COPY.read_text()
+
+
 def _run39(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     cmd = [str(LOADER), "--library-path", ":".join(map(str, LIBS)), str(PY39), "-I", "-S", "-", *args]
-    return subprocess.run(cmd, input=ship.build(), capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(cmd, input=_script(), capture_output=True, text=True, timeout=300, env=env)
 
 
 def _run311(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
     cmd = [sys.executable, "-I", "-S", "-", *args]
-    return subprocess.run(cmd, input=ship.build(), capture_output=True, text=True, timeout=300, env=env)
+    return subprocess.run(cmd, input=_script(), capture_output=True, text=True, timeout=300, env=env)
 
 
 def _without(doc: Any) -> Any:
@@ -135,7 +142,9 @@ def test_the_audits_worker_processes_on_39_find_what_one_process_finds(tmp_path:
 
 
 def test_systemd_and_ownership_modes_are_the_same_on_39(tmp_path: Path) -> None:
-    host = simulate_host(str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(short_stop_timeout=True)))
+    host = simulate_host(
+        str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(short_stop_timeout=True))
+    )
     (doc,) = _same(
         "systemd", "--server-properties", host.server_properties, "--systemd-unit", host.systemd_unit,
         "--broker-state", "stopped", "--kafka-version", "3.7.0", "--now", str(NOW_MS), codes=(0, 1),
@@ -174,7 +183,7 @@ def test_logs_modes_the_roll_uses_are_the_same_on_39(real_logs: Path) -> None:
     assert rotated["start"]["starts"] >= 1
     st = real_logs.stat()
     cursor = {"dev": st.st_dev, "ino": st.st_ino, "offset": 0}
-    args = ("logs", "--broker-log", str(real_logs), "--wait-start", "0.5", "--poll-every", "0.2")
+    args = ("logs", "--broker-log", str(real_logs), "--wait-start", "0", "--poll-every", "0.2")
     (first,) = _same(*args, "--cursor", json.dumps(cursor))
     assert first["read_bytes"] == st.st_size and first["cursor"]["offset"] == st.st_size
     (second,) = _same(*args, "--cursor", json.dumps(first["cursor"]))
@@ -217,10 +226,36 @@ def test_audit_in_a_debian_11_userland_finds_what_311_finds(in_bullseye: tuple[P
     old = subprocess.run(
         ["chroot", str(ROOTFS), "/usr/bin/python3", "-I", "-S", "-", "audit", "--log-dir", f"{inside}/kafka-logs",
          *common, "--expect-mount", f"{inside}/kafka-logs=/"],
-        input=ship.build(), capture_output=True, text=True, timeout=300,
+        input=_script(), capture_output=True, text=True, timeout=300,
     )  # fmt: skip
-    new = _run311("audit", "--log-dir", f"{here}/kafka-logs", *common, "--expect-mount", f"{here}/kafka-logs=/")
+    new = _run311(
+        "audit", "--log-dir", f"{here}/kafka-logs", *common, "--expect-mount", f"{here}/kafka-logs=/"
+    )
     assert old.returncode == new.returncode == 0, old.stderr
     text = _without(json.loads(old.stdout))
     want = json.loads(json.dumps(_without(json.loads(new.stdout))).replace(str(here), inside))
     assert text == want
+
+
+def test_the_shipped_modules_on_39_have_no_slots_and_pickle_by_constructor(tmp_path: Path) -> None:
+    """engine.compat gives 3.9 plain dataclasses (3.10+: slots); pickling.by_constructor, which the audit's workers
+    rely on, reads their fields there: a round trip keeps every field, as __reduce__ says."""
+    from kafka_ops.collector.ship import shipped_files
+
+    for name, source in shipped_files().items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(source)
+    code = f"""
+import sys, pickle, json
+sys.path.insert(0, {str(tmp_path)!r})
+from kafka_ops.engine.layout import PartitionName
+p = PartitionName("t.x", 3, "log")
+q = pickle.loads(pickle.dumps(p))
+print(json.dumps([hasattr(PartitionName, "__slots__"), q == p, p.__reduce__()[1]]))
+"""
+    cmd = [str(LOADER), "--library-path", ":".join(map(str, LIBS)), str(PY39), "-I", "-S", "-c", code]
+    old = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    assert old.returncode == 0, old.stderr
+    assert json.loads(old.stdout) == [False, True, ["t.x", 3, "log"]]
+    new = subprocess.run([sys.executable, "-I", "-S", "-c", code], capture_output=True, text=True, timeout=60)
+    assert json.loads(new.stdout) == [True, True, ["t.x", 3, "log"]]  # 3.11: slots, as before
