@@ -10,6 +10,8 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+__all__ = ["SLOTS", "slotted"]
+
 SLOTS = sys.version_info >= (3, 10)  # dataclass(slots=...) exists
 
 if TYPE_CHECKING:  # mypy checks @slotted(...) classes as the dataclasses they are
