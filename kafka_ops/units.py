@@ -110,7 +110,8 @@ def read_time(text: str) -> tuple[int, str]:
             f"not a time: {text!r} (expected ISO 8601, epoch seconds or epoch milliseconds)"
         ) from None
     if t.tzinfo is None:
-        return int(t.replace(tzinfo=dt.UTC).timestamp() * 1000), "ISO 8601 in UTC (it gives no offset)"
+        t = t.replace(tzinfo=dt.timezone.utc)
+        return int(t.timestamp() * 1000), "ISO 8601 in UTC (it gives no offset)"
     return int(t.timestamp() * 1000), "ISO 8601"
 
 
@@ -148,7 +149,7 @@ def iso(ms: int | None, style: TimeStyle = "z") -> str | None:
     if ms is None:
         return None
     try:
-        t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.UTC)
+        t = dt.datetime.fromtimestamp(ms / 1000, tz=dt.timezone.utc)
     except (OverflowError, OSError, ValueError):
         return str(ms)
     if style == "z_ms":

@@ -77,7 +77,7 @@ def test_bad_option_is_one_line_and_exit_2(tmp_path: Path) -> None:
 
 def test_collector_refuses_an_old_python_with_one_line() -> None:
     text = ship.build()
-    assert "sys.version_info < (3, 11)" in text.splitlines()[5]
+    assert "sys.version_info < (3, 9)" in text.splitlines()[5]
 
 
 def test_role_copy_is_a_fresh_build() -> None:

@@ -215,7 +215,7 @@ def run_audit(
         "schema_version": REPORT_SCHEMA_VERSION,
         "version": __version__,
         "host": h.host,
-        "generated_at": dt.datetime.fromtimestamp(h.now_ms / 1000, tz=dt.UTC).isoformat(),
+        "generated_at": dt.datetime.fromtimestamp(h.now_ms / 1000, tz=dt.timezone.utc).isoformat(),
         "broker_state": h.broker_state,
         "kafka_version": ".".join(map(str, h.kafka_version)) if h.kafka_version else None,
         "inputs": {k: v.to_dict() for k, v in sorted(h.inputs.items())},

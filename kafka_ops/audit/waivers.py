@@ -124,6 +124,5 @@ def apply_waivers(report: dict[str, Any], waivers: list[Waiver]) -> list[dict[st
                 used[i] += 1
                 break
     return [
-        {"rule": w.rule, "reason": w.reason, "source": w.source, "matched": n}
-        for w, n in zip(waivers, used, strict=True)
+        {"rule": w.rule, "reason": w.reason, "source": w.source, "matched": n} for w, n in zip(waivers, used)
     ]

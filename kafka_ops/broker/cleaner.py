@@ -26,9 +26,10 @@ doubles up to ``max(maxLogMessageSize, maxIoBufferSize)`` and throws once the bu
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
 from kafka_ops.facts.brokerlogs import START_KINDS, cleaner_deaths, ordered
@@ -119,7 +120,7 @@ def default_message_max_bytes(version: tuple[int, ...] | None) -> int:
     return 1_048_588 if versions.has("message_max_bytes_1mib", version, unknown=True) else 1_000_012
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class CleanerBuffers:
     initial: int  # ioBufferSize of one Cleaner
     maximum: int  # max(topic max.message.bytes, broker message.max.bytes)
@@ -166,7 +167,7 @@ def cleaner_buffers(host: HostFacts, topic_config: TopicConfig) -> CleanerBuffer
     return CleanerBuffers(initial, max(topic_max, broker_max), topic_max, broker_max, io, threads)
 
 
-@dataclass(slots=True)
+@slotted
 class Replay:
     """What ``Cleaner.cleanInto`` of an affected version does with one source segment."""
 

@@ -31,11 +31,11 @@ An exit before LogManager loads anything (CONF001, DIR002, PERM003, a misplaced 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from kafka_ops.broker import meta
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.facts.model import HostFacts
 
 # a dir's marker after the failed start
@@ -44,7 +44,7 @@ RECREATED, KEPT, DELETED, DEPENDS = "recreated", "kept", "deleted", "depends"
 RECOVERS, SKIPS_RECOVERY = "recovers", "skips_recovery"
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class MarkerAfter:
     path: str
     marker_now: bool  # .kafka_cleanshutdown present before the failed start

@@ -32,10 +32,10 @@ When each file is read (so whether the damage is met at all):
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import FormatError
 from kafka_ops.engine.shell import content_free
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
@@ -55,7 +55,7 @@ WHEN_READ = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Damage:
     """One checkpoint the next start cannot parse, and what follows."""
 

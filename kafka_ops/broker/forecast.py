@@ -39,7 +39,7 @@ import csv
 import json
 from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import field
 from itertools import repeat
 from operator import add, mul, sub
 from typing import Any, TextIO
@@ -52,6 +52,7 @@ from kafka_ops.broker.scheduler import INITIAL_TASK_DELAY_MS, initial_task_delay
 from kafka_ops.broker.suffixed_dirs import no_retention
 from kafka_ops.broker.timestamps import TS_ACTIVE, iso, predicted_timestamp, real_timestamp
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.logdir import (
     TS_LOG,
     TS_MTIME,
@@ -100,7 +101,7 @@ PROJECTION_ASSUMPTIONS = [
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Schedule:
     """How often retention runs for a topic, and by which thread."""
 
@@ -185,7 +186,7 @@ def index_sanity_at_load(host: HostFacts) -> bool:
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(slots=True)
+@slotted
 class SegmentForecast:
     base: int
     size: int
@@ -213,7 +214,7 @@ class SegmentForecast:
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(slots=True)
+@slotted
 class PartitionForecast:
     topic: str
     partition: int
@@ -439,7 +440,7 @@ def projection_grid(now_ms: int, horizon_ms: int, check_interval_ms: int) -> lis
     return list(range(now_ms, now_ms + horizon_ms + 1, step))
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Line:
     """A projected series that is ``total + rate * (t - t0)`` at every grid point t (t0 = the first): a
     partition with no roll and no deletion over the horizon. Summed as two numbers instead of a point list."""
@@ -602,7 +603,7 @@ def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] 
 # ----------------------------------------------------------------------------------------------- topics
 
 
-@dataclass(slots=True)
+@slotted
 class TopicForecast:
     """A topic's deletions over the horizon, summed over its partitions as they stream by."""
 

@@ -33,11 +33,12 @@ from __future__ import annotations
 import base64
 import binascii
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import cast
 
 from kafka_ops.engine import versions
 from kafka_ops.engine.checkpoints import META_PROPERTIES
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.config import Configs
@@ -46,7 +47,7 @@ from kafka_ops.facts.model import HostFacts, LogDirFacts
 EXITS, OFFLINE = "exits", "offline"
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class MetaVerdict:
     """One log dir's meta.properties as the next start judges it: ``start`` is EXITS (the broker does not start),
     OFFLINE (this dir goes offline) or None (the broker starts with it; ``severity`` says what is still wrong)."""

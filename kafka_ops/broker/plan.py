@@ -44,7 +44,7 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kafka_ops.broker import (
@@ -67,6 +67,7 @@ from kafka_ops.broker.startup import (
     recovery_reason,
 )
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.facts.access import access_for
 from kafka_ops.facts.collect import partition_acls
@@ -89,7 +90,7 @@ SWAP = swaps.SWAP  # deleted at the start: a .swap leftover that is swapped in c
 DELETED_AT_LOAD, KEPT = leftovers.DELETED_AT_LOAD, leftovers.KEPT  # LeftoverFate.fate
 
 
-@dataclass(slots=True)
+@slotted
 class SegmentFate:
     log: str
     topic: str
@@ -111,7 +112,7 @@ class SegmentFate:
         }  # fmt: skip
 
 
-@dataclass(slots=True)
+@slotted
 class LeftoverFate:
     """A ``.deleted``, ``.cleaned`` or unfinished-split ``.swap`` file of a partition dir (broker.leftovers)."""
 
@@ -130,7 +131,7 @@ class LeftoverFate:
         }  # fmt: skip
 
 
-@dataclass(slots=True)
+@slotted
 class LogDirFate:
     path: str
     state: str = "online"

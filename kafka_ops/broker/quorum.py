@@ -31,8 +31,9 @@ and that counts as caught up by the rule above.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from kafka_ops.engine.compat import slotted
 
 Facts = Mapping[str, Any]
 
@@ -40,7 +41,7 @@ Facts = Mapping[str, Any]
 DEFAULT_FETCH_TIMEOUT_MS = 2000
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Voter:
     """One voter as the leader sees it, judged against ``fetch_timeout_ms``."""
 
@@ -110,7 +111,7 @@ def voters(facts: Facts, fetch_timeout_ms: int = DEFAULT_FETCH_TIMEOUT_MS) -> li
     return out
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class StopAnswer:
     """Whether voter ``node`` may stop: ``yes``; ``reason`` (None when yes); ``notes`` (said, not refusing)."""
 

@@ -32,13 +32,14 @@ What Kafka does (apache/kafka at 3.9.1, the same on every lab version):
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any
+
+from kafka_ops.engine.compat import slotted
 
 Facts = Mapping[str, Any]
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class AtRisk:
     """A partition that the stop of ``broker`` would make unavailable, for writes (below min ISR) or at all."""
 
@@ -67,7 +68,7 @@ class AtRisk:
         return f"{self.name} (ISR {self.isr}, min.insync.replicas={self.min_isr}: {self.left_in_sync} left in sync)"
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Unhealthy:
     """A partition the cluster already serves badly: no leader, or fewer replicas in sync than assigned."""
 
@@ -190,7 +191,7 @@ def parse_partition(spec: str) -> tuple[str, int]:
     return topic, int(number)
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Waiver:
     """Partitions an operator has named as known and accepted (a stale offline partition, a topic being
     deleted): the gates skip them and only them, and say so."""

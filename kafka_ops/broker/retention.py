@@ -18,12 +18,12 @@ end offset (a leader in sync: the case in which deletions happen).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kafka_ops.engine.compat import slotted
 
 CHECK_INTERVAL_MS = 300_000
 
 
-@dataclass(slots=True)
+@slotted
 class SegView:
     base: int
     size: int
@@ -32,7 +32,7 @@ class SegView:
     empty: bool = False
 
 
-@dataclass(slots=True)
+@slotted
 class Deletion:
     base: int
     at_ms: int  # the retention check that deletes it

@@ -34,9 +34,9 @@ from __future__ import annotations
 import os
 import struct
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.indexes import (
     IndexFile,
@@ -196,7 +196,7 @@ def load_sanity_failure(seg: Segment, version: tuple[int, ...]) -> str | None:
     return None
 
 
-@dataclass(slots=True)
+@slotted
 class NextStart:
     verdict: str  # rebuilt | kept | depends
     why: str
@@ -341,7 +341,7 @@ def verify_indexes(seg: Segment) -> dict[str, list[IndexIssue]]:
     return out
 
 
-@dataclass(slots=True)
+@slotted
 class AfterTail:
     """What lies from a tail position to the end of the .log, read without CRC checks."""
 

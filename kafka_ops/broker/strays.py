@@ -37,11 +37,12 @@ Standard library only.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.broker import meta, suffixed_dirs
 from kafka_ops.engine import binary, versions
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.layout import METADATA_TOPIC, parse_kraft_snapshot, parse_segment_file
 from kafka_ops.engine.metadata_records import decode_metadata_record
@@ -52,7 +53,7 @@ RENAMED_STRAY, DELETED, KEPT, DEPENDS = "renamed_stray", "deleted", "kept", "dep
 ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: no topic id
 
 
-@dataclass(slots=True)
+@slotted
 class MetadataImage:
     """The topics of a metadata log as this host's copy has them (TopicsImage's ids, names and partitions)."""
 
@@ -65,7 +66,7 @@ class MetadataImage:
         return next((tid for tid, (n, _) in self.topics.items() if n == name), None)
 
 
-@dataclass(slots=True)
+@slotted
 class Stray:
     path: str
     log_dir: str

@@ -84,7 +84,7 @@ def swap_fates(h: HostFacts, pf: PartitionFacts) -> dict[int, tuple[str, str]]:
         return out
     for sb, nxt, _ in swaps:  # up to 2.8: each swap replaces logSegments(base, readNextOffset)
         nexts: list[int | None] = [*bases[1:], None]
-        for b, after in zip(bases, nexts, strict=True):
+        for b, after in zip(bases, nexts):
             if b < nxt and (after is None or after > sb) and (b >= sb or after is not None):
                 out[b] = _fate(b == sb, sb, nxt)
     return out

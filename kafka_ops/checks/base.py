@@ -19,8 +19,10 @@ and says why instead of guessing. Standard library only: the same checks run on 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
+
+from kafka_ops.engine.compat import slotted
 
 SEVERITIES = ("info", "warning", "error", "critical")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -30,7 +32,7 @@ GATE_LEVELS = (*SEVERITIES, "never")
 DEFAULT_FAIL_ON = "error"
 
 
-@dataclass(slots=True)
+@slotted
 class Finding:
     check: str
     severity: str
@@ -60,7 +62,7 @@ class Finding:
         }
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class CheckSpec:
     id: str
     severity: str  # default severity; a finding may say otherwise (e.g. IDX004 on a .timeindex)

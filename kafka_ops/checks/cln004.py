@@ -71,8 +71,8 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     min_lag = int(_num(pf, server, "min.compaction.lag.ms", "log.cleaner.min.compaction.lag.ms", 0))
     max_lag = int(_num(pf, server, "max.compaction.lag.ms", "log.cleaner.max.compaction.lag.ms", LONG_MAX))
     bounds = [s.base_offset for s in segs[1:]]
-    clean = [s for s, nxt in zip(segs[:-1], bounds, strict=True) if nxt <= checkpoint]
-    dirty = [s for s, nxt in zip(segs[:-1], bounds, strict=True) if nxt > checkpoint]
+    clean = [s for s, nxt in zip(segs[:-1], bounds) if nxt <= checkpoint]
+    dirty = [s for s, nxt in zip(segs[:-1], bounds) if nxt > checkpoint]
     if not dirty:
         return
     clean_bytes = sum(s.log.size for s in clean)  # type: ignore[union-attr,misc]

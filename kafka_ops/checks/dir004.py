@@ -191,7 +191,7 @@ def _judge(ctx: Context, h: HostFacts, accs: dict[str, _Acc]) -> Iterator[Findin
         rebuilt = sum(a.rebuilt_index_bytes for a in accs_here)
         in_flight = 0
         if not sparse:
-            for d, a in zip(dirs, accs_here, strict=True):
+            for d, a in zip(dirs, accs_here):
                 in_flight += min(threads, d.agg.recover_segments) * a.recover_index_bytes
         recovery = rebuilt + in_flight
         prealloc = 0 if sparse else sum(a.prealloc_extra for a in accs_here)

@@ -27,6 +27,6 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     err = c.get("error")
     yield run.finding(
         f"{where}: the kafka-ops collector failed ({err}): the host was not audited.",
-        "Fix what the message names: install python3 >= 3.11 on the host, or correct the log dirs / server.properties path in the inventory (kafka_log_dirs, kafka_server_properties). Run it by hand to see: `kafka-ops fleet audit --inventory INV --limit HOST`.",
+        "Fix what the message names: install python3 >= 3.9 on the host, or correct the log dirs / server.properties path in the inventory (kafka_log_dirs, kafka_server_properties). Run it by hand to see: `kafka-ops fleet audit --inventory INV --limit HOST`.",
         details={k: v for k, v in c.items() if v is not None},
     )

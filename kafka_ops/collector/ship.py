@@ -3,7 +3,7 @@
 The script carries the stdlib part of kafka_ops (engine, facts, the broker model, checks, audit, broker logs:
 the very modules the CLI runs, never a copy kept by hand) compressed inside it, and imports them from memory. So it
 runs as ``python3 - audit ...`` with the script on stdin (the fleet job over SSH, ``sudo -u <broker user>``) or
-from a file (the Ansible role), writes nothing on the host, and needs nothing but python3 >= 3.11 there.
+from a file (the Ansible role), writes nothing on the host, and needs nothing but python3 >= 3.9 there (RHEL 9 and Debian 11 ship 3.9).
 
 ``python -m kafka_ops.collector.ship [OUT]`` writes it (default: the copy the kafka_preflight role ships); the output is
 deterministic, and a test keeps the role's copy equal to a fresh build.
@@ -40,8 +40,8 @@ _BOOT = r'''#!/usr/bin/env python3
 # Runs kafka-ops' own facts collector and checks on a broker host. Usage: python3 THIS audit|stream|version [--help]
 import sys
 
-if sys.version_info < (3, 11):
-    sys.stderr.write("kafka-ops-collector: needs python3 >= 3.11 on this host, found %s\n" % sys.version.split()[0])
+if sys.version_info < (3, 9):
+    sys.stderr.write("kafka-ops-collector: needs python3 >= 3.9 on this host, found %s\n" % sys.version.split()[0])
     sys.exit(2)
 import base64
 import importlib.abc

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.engine import compression
 from kafka_ops.engine.binary import write_varint
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.crc import crc32c
 from kafka_ops.engine.records import (
     CONTROL_FLAG,
@@ -20,7 +21,7 @@ from kafka_ops.engine.records import (
 _HEADER_AFTER_CRC = struct.Struct(">hiqqqhii")  # attributes .. records count (bytes 21..61)
 
 
-@dataclass(slots=True)
+@slotted
 class NewRecord:
     key: bytes | None
     value: bytes | None
@@ -69,9 +70,9 @@ def build_batch(
     first_ts = min(r.timestamp for r in records)
     max_ts = max(r.timestamp for r in records)
     deltas = list(offset_deltas) if offset_deltas is not None else list(range(len(records)))
-    body = b"".join(
-        _encode_record(d, r.timestamp - first_ts, r) for d, r in zip(deltas, records, strict=True)
-    )
+    if len(deltas) != len(records):
+        raise ValueError(f"{len(deltas)} offset deltas for {len(records)} records")
+    body = b"".join(_encode_record(d, r.timestamp - first_ts, r) for d, r in zip(deltas, records))
     attrs = codec & 0x07
     if log_append_time is not None:
         attrs |= TIMESTAMP_TYPE_MASK

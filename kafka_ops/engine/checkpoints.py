@@ -18,9 +18,10 @@ import json
 import os
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any, TypeVar
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError, FormatError
 from kafka_ops.engine.fileio import read_bytes
 
@@ -166,7 +167,7 @@ def read_properties(path: str) -> dict[str, str]:
     return parse_properties(_read_text(path))
 
 
-@dataclass(slots=True)
+@slotted
 class MetaProperties:
     path: str
     version: int | None
@@ -212,7 +213,7 @@ def read_partition_metadata(path: str) -> dict[str, str]:
     return out
 
 
-@dataclass(slots=True)
+@slotted
 class CleanShutdown:
     path: str
     present: bool

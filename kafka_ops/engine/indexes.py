@@ -20,9 +20,10 @@ from __future__ import annotations
 import os
 import stat as statmod
 import struct
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import READ_FLAGS, not_regular, open_error, read_bytes
 from kafka_ops.engine.pickling import by_constructor
@@ -44,7 +45,7 @@ def preallocated_size(entry_size: int, max_index_size: int = DEFAULT_MAX_INDEX_S
     return max_index_size - max_index_size % entry_size
 
 
-@dataclass(slots=True)
+@slotted
 class IndexFile:
     """An offset or time index: raw entries plus what the broker derives from them."""
 
@@ -142,7 +143,7 @@ def read_time_index(path: str, base_offset: int | None = None) -> IndexFile:
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(slots=True)
+@slotted
 class IndexTail:
     """The cheap view of an index the audit needs: size and last slot (what ``lastEntry`` returns)."""
 
@@ -246,7 +247,7 @@ def time_sanity(idx: IndexFile | IndexTail, base_offset: int) -> str | None:
     return None
 
 
-@dataclass(slots=True)
+@slotted
 class AbortedTxn:
     version: int
     producer_id: int
@@ -264,7 +265,7 @@ class AbortedTxn:
         }
 
 
-@dataclass(slots=True)
+@slotted
 class TxnIndexFile:
     path: str
     length: int

@@ -25,10 +25,11 @@ from __future__ import annotations
 import base64
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import field
 from typing import Any
 
 from kafka_ops.engine.binary import I8, I16, I32, I64, Truncated, read_uvarint
+from kafka_ops.engine.compat import slotted
 
 CONSUMER_OFFSETS = "__consumer_offsets"
 TRANSACTION_STATE = "__transaction_state"
@@ -54,7 +55,7 @@ def _in(rng: tuple[int, int] | None, version: int) -> bool:
     return rng is not None and rng[0] <= version <= rng[1]
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class _Field:
     name: str  # JSON name (camelCase of the spec's name)
     kind: str  # int8 | int16 | int32 | int64 | uint16 | float64 | bool | uuid | string | bytes | struct
@@ -97,7 +98,7 @@ def S(name: str, fields: tuple[_Field, ...], versions: str = "0+", **kw: Any) ->
     return F(name, "struct", versions, array=True, fields=fields, **kw)
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class _Message:
     name: str
     valid: tuple[int, int]
@@ -480,7 +481,7 @@ class _Failed(Exception):
 def _as_bytes(data: object, part: str) -> bytes | None:
     if data is None:
         return None
-    if isinstance(data, bytes | bytearray | memoryview):
+    if isinstance(data, (bytes, bytearray, memoryview)):
         return bytes(data)
     raise _Failed(part, _Malformed(0, f"expected bytes, got {type(data).__name__}"))
 

@@ -13,8 +13,8 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.pickling import by_constructor
 
 REMOTE_INDEX_CACHE = "remote-log-index-cache"  # RemoteIndexCache.DIR_NAME
@@ -35,7 +35,7 @@ _KRAFT_SNAPSHOT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint(\.part|\.deleted)?
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class PartitionName:
     topic: str
     partition: int
@@ -76,7 +76,7 @@ def is_loaded_by_broker(name: str) -> bool:
     return not (parsed is not None and parsed.topic == METADATA_TOPIC)
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class SegmentFileName:
     base_offset: int
     suffix: str  # ".log", ".index", ...

@@ -23,9 +23,10 @@ import os
 import stat as statmod
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import open_regular
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_index_tail
@@ -52,7 +53,7 @@ TS_UNREADABLE = "unreadable"  # the .timeindex cannot be read
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(slots=True)
+@slotted
 class FileInfo:
     path: str
     size: int
@@ -81,7 +82,7 @@ class FileInfo:
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(slots=True)
+@slotted
 class Segment:
     base_offset: int
     dir: str
@@ -138,7 +139,7 @@ class Segment:
 
 
 @by_constructor  # sent by the audit's workers (facts.pool)
-@dataclass(slots=True)
+@slotted
 class Partition:
     path: str
     name: PartitionName
@@ -165,7 +166,7 @@ class Partition:
         return sum(s.log.size for s in self.segments if s.log)
 
 
-@dataclass(slots=True)
+@slotted
 class LogDir:
     path: str
     exists: bool = True
@@ -482,7 +483,7 @@ def next_offset(seg: Segment, buf: LogBuffer | None = None) -> int:
     return nxt
 
 
-@dataclass(slots=True)
+@slotted
 class RecoveryResult:
     """What ``LogSegment.recover`` will do to one segment."""
 
@@ -553,7 +554,7 @@ def last_real_offset_entry(seg: Segment) -> tuple[int, int] | None:
     return seg.base_offset + rel, pos
 
 
-@dataclass(slots=True)
+@slotted
 class TailScan:
     """How the active segment's .log ends, read from its last index entry on with CRC checks."""
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import fields
 from operator import attrgetter
 from typing import Any, TypeVar
+
+from kafka_ops.engine.compat import SLOTS
 
 T = TypeVar("T", bound=type)
 
@@ -13,7 +16,8 @@ def by_constructor(cls: T) -> T:
     constructor call on their field values (read in C by ``attrgetter``): pickle's default for a slots class,
     ``__getstate__``/``__setstate__`` over ``dataclasses.fields``, costs several times more, and the audit's
     workers send a few dozen of them per partition. New fields are included by themselves."""
-    names = cls.__slots__  # type: ignore[attr-defined]  # a slots dataclass
+    # a slots dataclass's __slots__ are its fields in order; on 3.9 (no slots, engine.compat) its fields
+    names = cls.__slots__ if SLOTS else tuple(f.name for f in fields(cls))  # type: ignore[attr-defined]
     if len(names) < 2:  # attrgetter of one name returns the value, not a 1-tuple
         raise TypeError(f"{cls.__name__}: needs two fields or more")
     values = attrgetter(*names)

@@ -22,10 +22,11 @@ import os
 import stat
 import struct
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.engine import compression
 from kafka_ops.engine.binary import Truncated, read_varint, read_varlong
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.crc import crc32, crc32c
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import READ_FLAGS, not_regular, open_error
@@ -74,7 +75,7 @@ _I16_I16 = struct.Struct(">hh")
 _I16_I32 = struct.Struct(">hi")
 
 
-@dataclass(slots=True)
+@slotted
 class Batch:
     """One batch (v2) or one shallow message (v0/v1), with every header field."""
 
@@ -166,7 +167,7 @@ class Batch:
         }
 
 
-@dataclass(slots=True)
+@slotted
 class Record:
     offset: int
     timestamp: int
@@ -177,7 +178,7 @@ class Record:
     size: int = 0
 
 
-@dataclass(slots=True)
+@slotted
 class Tail:
     """Where a scan stopped before the end of the file, and what Kafka's recovery would do with it."""
 

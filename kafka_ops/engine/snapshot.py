@@ -9,8 +9,9 @@ Timestamp i64, CoordinatorEpoch i32, CurrentTxnFirstOffset i64. A bad CRC makes 
 from __future__ import annotations
 
 import struct
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.crc import crc32c
 from kafka_ops.engine.errors import FormatError
 from kafka_ops.engine.fileio import read_bytes
@@ -20,7 +21,7 @@ _ENTRY = struct.Struct(">qhiqiqiq")
 ENTRY_SIZE = _ENTRY.size  # 46
 
 
-@dataclass(slots=True)
+@slotted
 class ProducerEntry:
     producer_id: int
     producer_epoch: int
@@ -39,7 +40,7 @@ class ProducerEntry:
         return asdict(self)
 
 
-@dataclass(slots=True)
+@slotted
 class ProducerSnapshot:
     path: str
     version: int

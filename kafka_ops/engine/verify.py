@@ -20,15 +20,15 @@ from __future__ import annotations
 
 import bisect
 import operator
-from dataclasses import dataclass
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.indexes import IndexFile
 from kafka_ops.engine.records import BatchScanner, LogBuffer
 
 MAX_LISTED = 20  # issues of one kind listed individually before they are summarised
 
 
-@dataclass(slots=True)
+@slotted
 class IndexIssue:
     kind: str  # remainder | zero_padding | non_monotonic | past_end | not_batch_start | offset_before_batch
     # | offset_past_log_end | timestamp_mismatch
@@ -40,7 +40,7 @@ class IndexIssue:
         return {"kind": self.kind, "slot": self.slot, "message": self.message, "severity": self.severity}
 
 
-@dataclass(slots=True)
+@slotted
 class LogMap:
     """Batch boundaries of a log: position -> (base offset, last offset, max timestamp)."""
 

@@ -15,12 +15,13 @@ internals.log, as the kafka-storage jars of 4.0.0 / 4.1.0 hold them).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from kafka_ops.engine.compat import slotted
 
 Version = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Behaviour:
     name: str
     since: Version  # first release with the behaviour
@@ -275,7 +276,7 @@ def cite(role: str, version: Version | None) -> str:
     raise KeyError(role)
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Bug:
     """A broker bug fixed in patch releases of several branches: affected in ``[lo, hi)`` of each range."""
 

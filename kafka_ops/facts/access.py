@@ -18,9 +18,9 @@ import os
 import stat as statmod
 import struct
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.facts.identity import Identity
 
 if TYPE_CHECKING:
@@ -48,7 +48,7 @@ def parse_acl(raw: bytes) -> list[AclEntry] | None:
     return [_ENTRY.unpack_from(raw, i) for i in range(4, len(raw) - _ENTRY.size + 1, _ENTRY.size)]
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class Access:
     read: bool
     write: bool
@@ -129,7 +129,7 @@ def _owner_names(uid: int, gid: int) -> str:
     return f"{u}:{g}"
 
 
-@dataclass(slots=True)
+@slotted
 class PathFacts:
     path: str
     uid: int

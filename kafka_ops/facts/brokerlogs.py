@@ -592,7 +592,7 @@ def analyze(paths: list[str], digest: Digest | None = None) -> dict[str, Any]:
     notes: list[str] = []
     g = digest if digest is not None else Digest()
     g.feed_all(stream(paths, keep_text=True, counts=counts, notes=notes))
-    unrecognised = [p for p, c in zip(paths, counts, strict=True) if not c[0]]
+    unrecognised = [p for p, c in zip(paths, counts) if not c[0]]
     deaths = g.deaths_list()
     recs = [ld.to_dict() for ld in g.loads]
     unclean = [r for r in recs if r["unclean_dirs"]]

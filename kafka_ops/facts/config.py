@@ -15,9 +15,10 @@ import builtins
 import json
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import field
 
 from kafka_ops.engine.checkpoints import parse_properties
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError, FormatError
 from kafka_ops.engine.fileio import read_bytes
 
@@ -72,7 +73,7 @@ INTERNAL_TOPICS = {
 # per element, ValidList.in ("String must be one of: a, b"), both case-sensitive.
 # The broker builds its config with KafkaConfig.fromProps at start (kafka.Kafka.buildServer): a ConfigException
 # there ends the process ("Exiting Kafka due to fatal exception", exit 1) before any log is loaded.
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class ConfigType:
     kind: str  # INT SHORT LONG DOUBLE BOOLEAN STRING LIST, as ConfigDef.Type
     at_least: int | None = None
@@ -183,7 +184,7 @@ _BYTE_UNITS = {
 _KEY_UNIT_MS = {"ms": 1, "seconds": 1000, "minutes": 60_000, "hours": 3_600_000}
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class BadValue:
     """A value Kafka refuses, with Kafka's own words for it and what it accepts instead."""
 
@@ -323,7 +324,7 @@ def check_value(key: str, raw: str, spec: ConfigType) -> tuple[object, BadValue 
             hint = f"did you mean {meant}?" if meant else None
             return bad(f"String must be one of: {', '.join(spec.one_of)}", trimmed, hint, meant)
         value = trimmed
-    if isinstance(value, int | float) and not isinstance(value, bool):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         shown = str(value)
         if spec.at_least is not None and value < spec.at_least:
             return bad(f"Value must be at least {spec.at_least}", shown=shown)
@@ -341,7 +342,7 @@ def canonical(value: object) -> str:
     return str(value)
 
 
-@dataclass(frozen=True, slots=True)
+@slotted(frozen=True)
 class ConfigProblem:
     """A value the broker refuses (server.properties: it does not start; a topic override: it cannot exist), or a
     log.dirs entry the broker refuses at start."""
@@ -409,7 +410,7 @@ class TopicOverrides(dict[str, dict[str, str]]):
         self.lines = lines or {}
 
 
-@dataclass(slots=True)
+@slotted
 class TopicConfig:
     topic: str
     values: dict[str, str]
@@ -471,7 +472,7 @@ class TopicConfig:
         return {"topic": self.topic, "values": self.values, "sources": self.sources}
 
 
-@dataclass(slots=True)
+@slotted
 class Configs:
     server: dict[str, str] = field(default_factory=dict)
     topics: dict[str, dict[str, str]] = field(default_factory=dict)

@@ -5,10 +5,12 @@ from __future__ import annotations
 import grp
 import os
 import pwd
-from dataclasses import dataclass, field
+from dataclasses import field
+
+from kafka_ops.engine.compat import slotted
 
 
-@dataclass(slots=True)
+@slotted
 class Identity:
     user: str
     uid: int

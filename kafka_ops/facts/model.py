@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.logdir import LogDir, Partition, RecoveryResult
 from kafka_ops.facts.access import PathFacts
@@ -47,7 +48,7 @@ class AuditOptions:
     broker_id: int | None = None
 
 
-@dataclass(slots=True)
+@slotted
 class Input:
     value: object
     source: str

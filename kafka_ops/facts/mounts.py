@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+
+from kafka_ops.engine.compat import slotted
 
 
-@dataclass(slots=True)
+@slotted
 class MountFacts:
     path: str
     mount_point: str

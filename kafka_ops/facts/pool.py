@@ -306,7 +306,8 @@ def _grow_pipe(conn: Connection) -> None:
     try:
         import fcntl
 
-        fcntl.fcntl(conn.fileno(), fcntl.F_SETPIPE_SZ, PIPE_BYTES)
+        # F_SETPIPE_SZ is in fcntl from 3.10; Linux's value: F_LINUX_SPECIFIC_BASE (1024) + 7 (fcntl.h)
+        fcntl.fcntl(conn.fileno(), getattr(fcntl, "F_SETPIPE_SZ", 1031), PIPE_BYTES)
     except (ImportError, AttributeError, OSError):
         pass  # the default pipe size: workers wait a little more for the parent
 

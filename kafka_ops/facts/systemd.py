@@ -13,8 +13,9 @@ import glob
 import os
 import re
 import shlex
-from dataclasses import dataclass, field
+from dataclasses import field
 
+from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.fileio import read_bytes
 
@@ -65,7 +66,7 @@ def parse_bytes(value: str) -> int | None:
     return int(m.group(1)) * scale
 
 
-@dataclass(slots=True)
+@slotted
 class UnitFacts:
     name: str
     path: str
@@ -185,7 +186,7 @@ def find_unit(name: str = "kafka.service") -> str | None:
     return None
 
 
-@dataclass(slots=True)
+@slotted
 class JvmFacts:
     heap_max_bytes: int | None
     direct_max_bytes: int | None

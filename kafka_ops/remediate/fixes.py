@@ -37,6 +37,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from kafka_ops.engine.compat import slotted
+
 JOURNAL_DIRS = ("/var/lib/kafka-ops/journal", os.path.expanduser("~/.local/state/kafka-ops/journal"))
 JOURNAL_VERSION = 2
 DEFAULT_MODE = "u+rwX"  # owner rw on files, rwx on dirs (X: execute for directories, as chmod's)
@@ -61,7 +63,7 @@ def _q(path: str) -> str:
     )
 
 
-@dataclass(slots=True)
+@slotted
 class Action:
     op: str  # chown | chmod | move | write | run
     path: str
@@ -547,7 +549,7 @@ class _Journal:
     @classmethod
     def create(cls, jdir: str, fix: str, header: dict[str, Any]) -> _Journal:
         os.makedirs(jdir, exist_ok=True)
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%S.%fZ")
+        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
         path = os.path.join(jdir, f"{stamp}-{fix}.jsonl")
         # the header is written under a temporary name and renamed: a journal always starts with its header
         tmp = path + ".new"
@@ -935,10 +937,10 @@ def undo(journal_path: str) -> UndoLines:
         if out.problems:
             pass  # not complete: the next undo tries what was left again
         elif j is not None:
-            j.add({"undo_complete": dt.datetime.now(dt.UTC).isoformat()})
+            j.add({"undo_complete": dt.datetime.now(dt.timezone.utc).isoformat()})
             j = _sync_or_stop(j, out)
         elif old:
-            header["undone"] = dt.datetime.now(dt.UTC).isoformat()
+            header["undone"] = dt.datetime.now(dt.timezone.utc).isoformat()
             tmp = journal_path + ".tmp"
             try:
                 with open(tmp, "w", encoding="utf-8") as f:
