@@ -193,8 +193,8 @@ def _read_store(
     if data[:4] == _JCEKS_MAGIC:
         raise ClientConfigError(f"{where}: a JCEKS store, not {declared}: convert it to PKCS12 with keytool")
     if data[:4] == _JKS_MAGIC:
-        data = _jks_to_pkcs12(location, where, kind, password, key_password, work)
-        return _pkcs12(data, where, kind, password, None)
+        data, once = _jks_to_pkcs12(location, where, kind, password, key_password, work)
+        return _pkcs12(data, where, kind, once, None)
     return _pkcs12(data, where, kind, password, key_password)
 
 
@@ -219,7 +219,8 @@ def _pkcs12(data: bytes, where: str, kind: str, password: str | None, key_passwo
 
 def _jks_to_pkcs12(
     location: str, where: str, kind: str, password: str | None, key_password: str | None, work: str
-) -> bytes:
+) -> tuple[bytes, str]:
+    """The JKS store as PKCS12 bytes (keytool, into ``work``) and the one-time password they are under."""
     keytool = shutil.which("keytool")
     if keytool is None:
         raise ClientConfigError(
@@ -231,14 +232,16 @@ def _jks_to_pkcs12(
         raise ClientConfigError(f"{where}: a JKS store cannot be converted without ssl.{kind}.password")
     dest = os.path.join(work, f"{kind}.p12")
     # the passwords reach keytool through its environment (:env), never its command line (ps shows that)
+    once = secrets.token_hex(16)
     env = dict(os.environ, KAFKA_OPS_SRC_PASS=password, KAFKA_OPS_KEY_PASS=key_password or password)
+    env["KAFKA_OPS_DEST_PASS"] = once
     cmd = [
         keytool, "-importkeystore", "-noprompt",
         "-srckeystore", location, "-srcstoretype", "JKS", "-srcstorepass:env", "KAFKA_OPS_SRC_PASS",
-        "-destkeystore", dest, "-deststoretype", "PKCS12", "-deststorepass:env", "KAFKA_OPS_SRC_PASS",
+        "-destkeystore", dest, "-deststoretype", "PKCS12", "-deststorepass:env", "KAFKA_OPS_DEST_PASS",
     ]  # fmt: skip
     if kind == "keystore" and key_password and key_password != password:
-        cmd += ["-srckeypass:env", "KAFKA_OPS_KEY_PASS", "-destkeypass:env", "KAFKA_OPS_SRC_PASS"]
+        cmd += ["-srckeypass:env", "KAFKA_OPS_KEY_PASS", "-destkeypass:env", "KAFKA_OPS_DEST_PASS"]
     try:
         proc = subprocess.run(
             cmd, env=env, capture_output=True, text=True, timeout=KEYTOOL_TIMEOUT_S, stdin=subprocess.DEVNULL
@@ -254,7 +257,7 @@ def _jks_to_pkcs12(
         line = next((ln for ln in said.splitlines() if "error" in ln.lower()), said[:200])
         raise ClientConfigError(f"{where}: keytool could not convert it: {line}")
     with open(dest, "rb") as fh:
-        return fh.read()
+        return fh.read(), once
 
 
 def _pem_blocks(data: bytes) -> list[tuple[str, bytes]]:
