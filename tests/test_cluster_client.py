@@ -19,7 +19,7 @@ from typing import Any
 import pytest
 
 from kafka_lab.certs import Pki, make_pki
-from kafka_ops.cluster.client import ClusterUnavailable, client_settings, read_command_config
+from kafka_ops.cluster.client import client_settings, read_command_config
 
 pytestmark = pytest.mark.skipif(
     shutil.which("keytool") is None, reason="keytool (a Java runtime) makes the stores"
@@ -48,7 +48,7 @@ def handshake(pki: Pki, ctx: ssl.SSLContext, *, client_cert: bool) -> dict[str, 
     when ``client_cert``); the client certificate's subject as the server saw it ({} when none)."""
     from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, pkcs12
 
-    key, cert, more = pkcs12.load_key_and_certificates(pki.server_p12.read_bytes(), pki.password.encode())
+    key, cert, _more = pkcs12.load_key_and_certificates(pki.server_p12.read_bytes(), pki.password.encode())
     assert key is not None and cert is not None
     server_pem = pki.dir / "server-for-handshake.pem"
     server_pem.write_bytes(
