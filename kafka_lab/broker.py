@@ -432,7 +432,12 @@ class LabBroker:
         if not self.kraft or self.formatted:
             return
         proc = self.run_class(
-            "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.server_properties),
+            "kafka.tools.StorageTool",
+            "format",
+            "-t",
+            self.cluster_id,
+            "-c",
+            str(self.server_properties),
             *self.format_args,
         )
         if proc.returncode != 0:

@@ -14,6 +14,7 @@ is a ``ClusterUnavailable`` with one line, never a hang.
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable
@@ -146,7 +147,7 @@ def admin(
         from kafka import KafkaAdminClient
         from kafka.errors import KafkaError
     except ImportError as exc:  # pragma: no cover - a dependency of kafka-ops
-        raise ClusterUnavailable("kafka-python is not installed: pip install kafka-python") from exc
+        raise ClusterUnavailable("kafka-python is not installed: pip install 'kafka-python>=3'") from exc
     ms = int(timeout_s * 1000)
     cfg: dict[str, Any] = {
         "bootstrap_servers": bootstrap,
@@ -158,6 +159,9 @@ def admin(
     }
     cfg.update(client_config or {})
     started = time.monotonic()
+    last = _LastConnectionError()
+    kafka_log = logging.getLogger("kafka")
+    kafka_log.addHandler(last)
     try:
         # kafka-python's timeouts do not cover a TLS handshake with a port that accepts and never answers (it
         # blocked past 300 s with a 3 s timeout): the connection gets a hard deadline of its own
@@ -169,9 +173,48 @@ def admin(
     except KafkaError as exc:
         raise ClusterUnavailable(
             f"cannot reach the cluster at {bootstrap} within {time.monotonic() - started:.0f} s: {error_text(exc)}"
+            + last.said(sasl=str(cfg.get("security_protocol", "")).startswith("SASL_"))
         ) from exc
     except (OSError, ValueError) as exc:
         raise ClusterUnavailable(f"cannot reach the cluster at {bootstrap}: {exc}") from exc
+    finally:
+        kafka_log.removeHandler(last)
+
+
+class _LastConnectionError(logging.Handler):
+    """The last connection error kafka-python logged while bootstrapping: its KafkaTimeoutError ("Unable to
+    bootstrap") does not say why, and the why (a SASL authentication failure, a certificate not trusted) is what
+    the operator needs."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.error: BaseException | None = None
+        self.refused: BaseException | None = None  # authentication, authorization, TLS: the likely why
+
+    def emit(self, record: logging.LogRecord) -> None:
+        import ssl
+
+        args = record.args if isinstance(record.args, tuple) else ()
+        for arg in args:
+            if not isinstance(arg, BaseException):
+                continue
+            name = type(arg).__name__
+            if isinstance(arg, ssl.SSLError) or "Authentication" in name or "Authorization" in name:
+                self.refused = arg
+            elif (
+                "Timeout" not in name and "TimedOut" not in name
+            ):  # the bootstrap's own deadline: not the why
+                self.error = arg
+
+    def said(self, *, sasl: bool) -> str:
+        error = self.refused or self.error
+        if error is None:
+            return ""
+        hint = ""
+        if sasl and self.refused is None and "disconnected" in str(error):
+            # a broker refusing SASL credentials closes the connection; kafka-python 3.0 then reports only that
+            hint = ": the broker closed the connection (wrong SASL username/password or mechanism?)"
+        return f" (last error: {error_text(error)}{hint})"
 
 
 CONNECT_GRACE_S = 2.0

@@ -56,6 +56,13 @@ def ssl_context(props: Mapping[str, str]) -> ssl.SSLContext:
     ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)  # what kafka-python's own context starts from
     ctx.minimum_version = ssl.TLSVersion.TLSv1_2
     ctx.check_hostname = check_hostname  # Kafka's default algorithm, https, checks it
+    if any(k.startswith(("ssl.truststore.", "ssl.keystore.")) for k in props):
+        try:
+            import cryptography  # noqa: F401
+        except ImportError:
+            raise ClientConfigError(
+                "reading ssl.truststore/ssl.keystore needs the cryptography package: pip install 'kafka-ops[cluster]'"
+            ) from None
     work = tempfile.mkdtemp(prefix="kafka-ops-tls-")  # 0700 (mkdtemp), never beside the stores
     try:
         os.chmod(work, 0o700)

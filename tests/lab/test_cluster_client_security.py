@@ -35,9 +35,7 @@ class SecureBroker:
 
 @pytest.fixture(scope="module")
 def secure() -> Iterator[SecureBroker]:
-    b = LabBroker(
-        VERSION, format_args=["--add-scram", "SCRAM-SHA-512=[name=carol,password=carol-secret]"]
-    )
+    b = LabBroker(VERSION, format_args=["--add-scram", "SCRAM-SHA-512=[name=carol,password=carol-secret]"])
     with b:
         pki = make_pki(b.workdir / "pki")
         chown_tree(pki.dir, b.user)
@@ -71,7 +69,10 @@ def props_file(path: Path, lines: dict[str, str]) -> Path:
 
 
 def plain(user: str = "alice", password: str = "alice-secret") -> dict[str, str]:
-    return {"sasl.mechanism": "PLAIN", "sasl.jaas.config": f'{PLAIN} required username="{user}" password="{password}";'}
+    return {
+        "sasl.mechanism": "PLAIN",
+        "sasl.jaas.config": f'{PLAIN} required username="{user}" password="{password}";',
+    }
 
 
 def scram(user: str = "carol", password: str = "carol-secret") -> dict[str, str]:
@@ -116,18 +117,47 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize(
     ("kind", "sasl"),
-    [("JKS", "PLAIN"), ("JKS", "SCRAM"), ("PKCS12", "PLAIN"), ("PKCS12", "SCRAM"), ("PEM", "PLAIN"), ("PEM", "SCRAM")],
+    [
+        ("JKS", "PLAIN"),
+        ("JKS", "SCRAM"),
+        ("PKCS12", "PLAIN"),
+        ("PKCS12", "SCRAM"),
+        ("PEM", "PLAIN"),
+        ("PEM", "SCRAM"),
+    ],
 )
 def test_status_and_check_over_sasl_ssl(secure: SecureBroker, tmp_path: Path, kind: str, sasl: str) -> None:
     cfg = props_file(
         tmp_path / "client.properties",
-        {"security.protocol": "SASL_SSL", **stores(secure.pki, kind), **(plain() if sasl == "PLAIN" else scram())},
+        {
+            "security.protocol": "SASL_SSL",
+            **stores(secure.pki, kind),
+            **(plain() if sasl == "PLAIN" else scram()),
+        },
     )
-    p = run("cluster", "status", "--bootstrap-server", secure.bootstrap, "--command-config", str(cfg), "-f", "json")
+    p = run(
+        "cluster",
+        "status",
+        "--bootstrap-server",
+        secure.bootstrap,
+        "--command-config",
+        str(cfg),
+        "-f",
+        "json",
+    )
     assert p.returncode == 0, p.stderr
     answer = json.loads(p.stdout)
     assert answer["cluster_id"] == secure.broker.cluster_id and answer["brokers"] == [1], answer
-    p = run("cluster", "check", "--bootstrap-server", secure.bootstrap, "--broker", "1", "--command-config", str(cfg))
+    p = run(
+        "cluster",
+        "check",
+        "--bootstrap-server",
+        secure.bootstrap,
+        "--broker",
+        "1",
+        "--command-config",
+        str(cfg),
+    )
     assert p.returncode == 0, p.stdout + p.stderr
     assert p.stdout.startswith("yes: broker 1 may be stopped now"), p.stdout
 
@@ -150,7 +180,9 @@ def test_inline_pem_keystore(secure: SecureBroker, tmp_path: Path) -> None:
     )
     p = run("cluster", "status", "--bootstrap-server", secure.bootstrap, "--command-config", str(cfg))
     assert p.returncode == 0, p.stderr
-    assert p.stdout.startswith(f"cluster {secure.broker.cluster_id} (asked {secure.bootstrap}): brokers 1"), p.stdout
+    assert p.stdout.startswith(f"cluster {secure.broker.cluster_id} (asked {secure.bootstrap}): brokers 1"), (
+        p.stdout
+    )
 
 
 def one_line_exit_2(p: subprocess.CompletedProcess[str]) -> str:
@@ -175,7 +207,8 @@ def test_wrong_store_password_is_one_line_exit_2(secure: SecureBroker, tmp_path:
 
 
 def test_wrong_sasl_password_is_one_line_exit_2(secure: SecureBroker, tmp_path: Path) -> None:
-    """The listener really asks for SASL: a wrong SCRAM password is refused by the broker, said in one line."""
+    """The listener really asks for SASL: a wrong SCRAM password is refused by the broker, said in one line
+    with the reason."""
     cfg = props_file(
         tmp_path / "client.properties",
         {"security.protocol": "SASL_SSL", **stores(secure.pki, "PKCS12"), **scram(password="not-carols")},
@@ -185,3 +218,8 @@ def test_wrong_sasl_password_is_one_line_exit_2(secure: SecureBroker, tmp_path: 
             "--cluster-timeout", "5")
     )  # fmt: skip
     assert secure.bootstrap in err and "not-carols" not in err, err
+    # kafka-python's own error says only "Unable to bootstrap": the why is the last connection error it logged
+    assert "(wrong SASL username/password or mechanism?)" in err, err
+    assert (
+        "invalid credentials with SASL mechanism SCRAM-SHA-512" in secure.broker.log_text()
+    )  # the broker's why
