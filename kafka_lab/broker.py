@@ -431,15 +431,8 @@ class LabBroker:
         """KRaft: ``StorageTool format`` every log dir with the lab's cluster id (done by the first start)."""
         if not self.kraft or self.formatted:
             return
-        proc = self.run_class(
-            "kafka.tools.StorageTool",
-            "format",
-            "-t",
-            self.cluster_id,
-            "-c",
-            str(self.server_properties),
-            *self.format_args,
-        )
+        args = ["format", "-t", self.cluster_id, "-c", str(self.server_properties), *self.format_args]
+        proc = self.run_class("kafka.tools.StorageTool", *args)
         if proc.returncode != 0:
             raise LabError(
                 f"StorageTool format failed for {self.version}: {(proc.stdout + proc.stderr)[-800:]}"
