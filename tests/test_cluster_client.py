@@ -315,3 +315,15 @@ def test_no_private_dir_left_after_an_error(pki: Pki, private_tmp: Path) -> None
     bad(pki, {**keystores(pki, "jks"), "ssl.keystore.password": "wrong-pass-123"})
     assert list(private_tmp.iterdir()) == []
     assert os.listdir(private_tmp) == []
+
+
+def test_kafka_python_before_3_is_refused_in_one_line() -> None:
+    from kafka_ops.cluster.client import ClusterUnavailable, check_kafka_python
+
+    check_kafka_python("3.0.0")
+    check_kafka_python("3.0.12")
+    with pytest.raises(
+        ClusterUnavailable, match=r"kafka-python 2\.2\.15 is too old: kafka-ops needs 3\.0\.0"
+    ):
+        check_kafka_python("2.2.15")
+    check_kafka_python()  # the installed one (the dev extra's floor)

@@ -148,6 +148,7 @@ def admin(
         from kafka.errors import KafkaError
     except ImportError as exc:  # pragma: no cover - a dependency of kafka-ops
         raise ClusterUnavailable("kafka-python is not installed: pip install 'kafka-python>=3'") from exc
+    check_kafka_python()
     ms = int(timeout_s * 1000)
     cfg: dict[str, Any] = {
         "bootstrap_servers": bootstrap,
@@ -218,6 +219,21 @@ class _LastConnectionError(logging.Handler):
 
 
 CONNECT_GRACE_S = 2.0
+KAFKA_PYTHON_FLOOR = (3, 0, 0)  # describe_metadata_quorum, describe_log_dirs(brokers=...): pyproject's floor
+
+
+def check_kafka_python(version: str | None = None) -> None:
+    """ClusterUnavailable when the installed kafka-python predates the floor: 2.x has no describe_metadata_quorum
+    (the quorum would silently be unknown) and another describe_log_dirs."""
+    if version is None:
+        import kafka
+
+        version = str(getattr(kafka, "__version__", "0"))
+    parts = tuple(int(x) for x in re.findall(r"\d+", version)[:3])
+    if parts < KAFKA_PYTHON_FLOOR:
+        raise ClusterUnavailable(
+            f"kafka-python {version} is too old: kafka-ops needs 3.0.0 or later (pip install -U 'kafka-python>=3')"
+        )
 
 
 def with_deadline(fn: Callable[[], T], seconds: float, what: str) -> T:
