@@ -327,3 +327,15 @@ def test_kafka_python_before_3_is_refused_in_one_line() -> None:
     ):
         check_kafka_python("2.2.15")
     check_kafka_python()  # the installed one (the dev extra's floor)
+
+
+def test_pem_truststore_with_openssl_bag_attributes(pki: Pki, tmp_path: Path) -> None:
+    """`openssl pkcs12 -nokeys` output: text lines before each certificate."""
+    f = tmp_path / "ca-bag.pem"
+    f.write_text(
+        "Bag Attributes\n    friendlyName: ca\nsubject=CN = kafka-ops lab CA\n" + pki.ca_pem.read_text()
+    )
+    cfg = client_settings(
+        {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(f)}
+    )
+    handshake(pki, cfg["ssl_context"], client_cert=False)

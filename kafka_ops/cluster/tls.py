@@ -185,7 +185,8 @@ def _read_store(
         raise ClientConfigError(f"{where}: no such file") from None
     except OSError as exc:
         raise ClientConfigError(f"{where}: cannot read it: {exc.strerror}") from None
-    is_pem = b"-----BEGIN " in data[:4096]
+    # a PEM file may open with text (openssl's "Bag Attributes"); the stores are binary from their first byte
+    is_pem = data[:4] not in (_JKS_MAGIC, _JCEKS_MAGIC) and data[:1] != b"\x30" and b"-----BEGIN " in data
     if declared == "PEM":
         if not is_pem:
             found = "a JKS store" if data[:4] == _JKS_MAGIC else "binary (PKCS12?)"
