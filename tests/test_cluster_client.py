@@ -258,6 +258,14 @@ def test_keytool_gets_no_password_on_its_command_line(pki: Pki, monkeypatch: pyt
     assert seen and all(pki.password not in " ".join(c) for c in seen)
 
 
+def test_a_password_with_a_dollar_brace_is_literal_without_config_providers() -> None:
+    cfg = client_settings(
+        {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "PLAIN",
+         "sasl.jaas.config": f'{PLAIN} required username="u" password="a${{b}}";'}
+    )  # fmt: skip
+    assert cfg["sasl_plain_password"] == "a${b}"
+
+
 def test_sasl_plain_and_scram_from_the_jaas_line() -> None:
     assert client_settings(
         {"security.protocol": "SASL_PLAINTEXT", "sasl.mechanism": "SCRAM-SHA-512",
@@ -284,8 +292,11 @@ def test_sasl_plain_and_scram_from_the_jaas_line() -> None:
         ({"sasl.mechanism": "PLAIN"}, "sasl.mechanism=PLAIN needs sasl.jaas.config"),
         ({"sasl.mechanism": "PLAIN", "sasl.jaas.config": f"{PLAIN} required;"}, "has no username"),
         ({"sasl.mechanism": "OAUTHBEARER"}, "sasl.mechanism=OAUTHBEARER is not supported here"),
-        ({"sasl.mechanism": "PLAIN", "sasl.jaas.config": f'{PLAIN} required username="u" password="${{file:/s:p}}";'},
+        ({"sasl.mechanism": "PLAIN", "config.providers": "file",
+          "sasl.jaas.config": f'{PLAIN} required username="u" password="${{file:/s:p}}";'},
          "sasl.jaas.config refers to a config provider"),
+        ({"sasl.jaas.config": f'{SCRAM} required username="u" password="p";'},
+         "sasl.mechanism is not set (Kafka's default is GSSAPI) but sasl.jaas.config has"),
         ({"security.protocol": "TLS"}, "security.protocol=TLS is not one of"),
     ],
 )  # fmt: skip

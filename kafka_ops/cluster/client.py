@@ -65,8 +65,8 @@ def read_command_config(path: str) -> dict[str, Any]:
 def client_settings(props: dict[str, str]) -> dict[str, Any]:
     """kafka-python keywords from client properties; ValueError (one line, no secret in it) when unusable."""
     for key, value in props.items():
-        if "${" in value and (key.startswith(("ssl.", "sasl.")) or key == "security.protocol"):
-            # a ConfigProvider reference (KIP-297), resolved by Java clients through config.providers
+        # a ConfigProvider reference (KIP-297): Java clients resolve it only with config.providers set
+        if "${" in value and "config.providers" in props and key.startswith(("ssl.", "sasl.", "security.")):
             raise ValueError(
                 f"{key} refers to a config provider (${{...}}), which kafka-ops does not resolve"
             )
@@ -95,13 +95,18 @@ def client_settings(props: dict[str, str]) -> dict[str, Any]:
 
 def _sasl(props: dict[str, str]) -> dict[str, Any]:
     mechanism = (props.get("sasl.mechanism") or "GSSAPI").strip().upper()  # Kafka's default mechanism
+    jaas = props.get("sasl.jaas.config", "").strip()
+    if not (props.get("sasl.mechanism") or "").strip() and _jaas(jaas)[0] in _LOGIN_MODULES.values():
+        raise ValueError(
+            f"sasl.mechanism is not set (Kafka's default is GSSAPI) but sasl.jaas.config has {_jaas(jaas)[0]}: "
+            "set sasl.mechanism=PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"
+        )
     if mechanism == "GSSAPI":
         return {"sasl_mechanism": mechanism}  # Kerberos: kafka-python's gssapi support, the ticket cache
     if mechanism not in _LOGIN_MODULES:
         raise ValueError(
             f"sasl.mechanism={mechanism} is not supported here (PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, GSSAPI)"
         )
-    jaas = props.get("sasl.jaas.config", "").strip()
     if not jaas:
         raise ValueError(
             f"sasl.mechanism={mechanism} needs sasl.jaas.config with username and password "
