@@ -350,3 +350,18 @@ def test_pem_truststore_with_openssl_bag_attributes(pki: Pki, tmp_path: Path) ->
         {"security.protocol": "SSL", "ssl.truststore.type": "PEM", "ssl.truststore.location": str(f)}
     )
     handshake(pki, cfg["ssl_context"], client_cert=False)
+
+
+def test_kafka_python_errors_name_their_class_once() -> None:
+    from kafka.errors import KafkaConnectionError, SaslAuthenticationFailedError
+
+    from kafka_ops.cluster.client import error_text
+
+    sasl = SaslAuthenticationFailedError("SaslAuthenticationFailedError: Authentication failed")
+    assert error_text(sasl) == "[Error 58] SaslAuthenticationFailedError: Authentication failed"
+    assert (
+        error_text(KafkaConnectionError("socket disconnected")) == "KafkaConnectionError: socket disconnected"
+    )
+    assert error_text(ConnectionRefusedError(111, "Connection refused")) == (
+        "ConnectionRefusedError: [Errno 111] Connection refused"
+    )

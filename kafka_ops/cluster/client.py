@@ -217,8 +217,9 @@ class _LastConnectionError(logging.Handler):
         if error is None:
             return ""
         hint = ""
-        if sasl and self.refused is None and "disconnected" in str(error):
+        if sasl and self.refused is None and re.search(r"disconnected|not connected", str(error)):
             # a broker refusing SASL credentials closes the connection; kafka-python 3.0 then reports only that
+            # ("socket disconnected" in 3.0.12, "Node not connected" in 3.0.0)
             hint = ": the broker closed the connection (wrong SASL username/password or mechanism?)"
         return f" (last error: {error_text(error)}{hint})"
 
@@ -269,11 +270,12 @@ def with_deadline(fn: Callable[[], T], seconds: float, what: str) -> T:
 
 def error_text(exc: BaseException) -> str:
     """'KafkaTimeoutError: Unable to bootstrap from ...' (kafka-python's str() already starts with the class
-    name for some errors: said once)."""
+    name for some errors, or with '[Error 58] SaslAuthenticationFailedError: ', repeated: said once)."""
     name, text = type(exc).__name__, str(exc).strip()
     if not text:
         return name
-    return text if text.startswith(name) else f"{name}: {text}"
+    text = re.sub(rf"(?:{re.escape(name)}: )+", f"{name}: ", text)
+    return text if re.match(rf"(?:\[Error \d+\] )?{re.escape(name)}\b", text) else f"{name}: {text}"
 
 
 def retry(fn: Callable[[], T], attempts: int, delay_s: float, what: str) -> T:
