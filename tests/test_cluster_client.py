@@ -43,7 +43,7 @@ def private_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return d
 
 
-def handshake(pki: Pki, ctx: ssl.SSLContext, *, client_cert: bool) -> dict[str, Any]:
+def handshake(pki: Pki, ctx: ssl.SSLContext, *, client_cert: bool, host: str = "127.0.0.1") -> dict[str, Any]:
     """A TLS handshake of ``ctx`` with a server holding the broker's certificate (asking for a client certificate
     when ``client_cert``); the client certificate's subject as the server saw it ({} when none)."""
     from cryptography.hazmat.primitives.serialization import Encoding, NoEncryption, PrivateFormat, pkcs12
@@ -72,7 +72,7 @@ def handshake(pki: Pki, ctx: ssl.SSLContext, *, client_cert: bool) -> dict[str, 
 
     t = threading.Thread(target=serve, daemon=True)
     t.start()
-    with ctx.wrap_socket(b, server_hostname="127.0.0.1") as c:
+    with ctx.wrap_socket(b, server_hostname=host) as c:
         assert c.recv(2) == b"ok"
     t.join(10)
     assert "error" not in seen, seen
@@ -365,3 +365,35 @@ def test_kafka_python_errors_name_their_class_once() -> None:
     assert error_text(ConnectionRefusedError(111, "Connection refused")) == (
         "ConnectionRefusedError: [Errno 111] Connection refused"
     )
+
+
+def test_host_name_checked_unless_the_algorithm_is_empty(pki: Pki) -> None:
+    """Kafka's default ssl.endpoint.identification.algorithm=https checks the broker's name; empty turns it off."""
+    cfg = client_settings({"security.protocol": "SSL", **trusts(pki, "p12")})
+    with pytest.raises(ssl.SSLCertVerificationError, match="mismatch"):
+        handshake(pki, cfg["ssl_context"], client_cert=False, host="broker-9.example")
+    off = client_settings(
+        {"security.protocol": "SSL", "ssl.endpoint.identification.algorithm": "", **trusts(pki, "p12")}
+    )
+    handshake(pki, off["ssl_context"], client_cert=False, host="broker-9.example")
+
+
+def test_key_and_chain_written_only_in_a_private_dir(pki: Pki, monkeypatch: pytest.MonkeyPatch) -> None:
+    from kafka_ops.cluster import tls
+
+    seen: list[tuple[str, int, int, bytes]] = []
+    real = tls._write_private
+
+    def spy(path: str, data: bytes) -> None:
+        real(path, data)
+        seen.append(
+            (path, os.stat(os.path.dirname(path)).st_mode & 0o777, os.stat(path).st_mode & 0o777, data)
+        )
+
+    monkeypatch.setattr(tls, "_write_private", spy)
+    client_settings({"security.protocol": "SSL", **trusts(pki, "p12"), **keystores(pki, "p12")})
+    assert [Path(p).name for p, *_ in seen] == ["chain.pem", "key.pem"]
+    assert all(dmode == 0o700 and fmode == 0o600 for _, dmode, fmode, _ in seen), seen
+    assert all(not Path(p).parent.is_relative_to(pki.dir) for p, *_ in seen)  # never beside the stores
+    assert b"ENCRYPTED PRIVATE KEY" in seen[1][3]  # under a one-time password, not the store's
+    assert not any(Path(p).exists() for p, *_ in seen)
