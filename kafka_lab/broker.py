@@ -205,7 +205,8 @@ class LabBroker:
     """A single-node broker of ``version`` in its own lab directory.
 
     ``log_dirs``: how many log dirs (``data-0``, ``data-1``, ...) or their names (relative to the lab directory,
-    or absolute). ``properties`` are added to (and override) the lab's server.properties.
+    or absolute). ``properties`` are added to (and override) the lab's server.properties. ``format_args`` are
+    added to KRaft's ``StorageTool format`` (e.g. ``--add-scram``, 3.5+: SCRAM users before the first start).
     """
 
     def __init__(
@@ -217,6 +218,7 @@ class LabBroker:
         properties: Mapping[str, object] | None = None,
         heap: str = DEFAULT_HEAP,
         keep: bool = False,
+        format_args: Sequence[str] = (),
     ) -> None:
         if version not in LAB_VERSIONS:
             raise LabError(f"Kafka {version} is not a lab version ({', '.join(LAB_VERSIONS)})")
@@ -228,6 +230,7 @@ class LabBroker:
         self.heap = heap
         self.keep = keep or os.environ.get("KAFKA_OPS_LAB_KEEP") == "1"
         self.extra: dict[str, object] = dict(properties or {})
+        self.format_args = list(format_args)
         if workdir is None:
             lab_root().mkdir(parents=True, exist_ok=True)
             if lab_root().stat().st_uid == os.geteuid():
@@ -428,9 +431,8 @@ class LabBroker:
         """KRaft: ``StorageTool format`` every log dir with the lab's cluster id (done by the first start)."""
         if not self.kraft or self.formatted:
             return
-        proc = self.run_class(
-            "kafka.tools.StorageTool", "format", "-t", self.cluster_id, "-c", str(self.server_properties)
-        )
+        args = ["format", "-t", self.cluster_id, "-c", str(self.server_properties), *self.format_args]
+        proc = self.run_class("kafka.tools.StorageTool", *args)
         if proc.returncode != 0:
             raise LabError(
                 f"StorageTool format failed for {self.version}: {(proc.stdout + proc.stderr)[-800:]}"
