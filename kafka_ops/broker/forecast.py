@@ -494,6 +494,10 @@ def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] 
     if rate > 0:
         seg_bytes = max(seg_bytes, int(rate * step / 4))  # merge rolls finer than the chart can show
     seg_ms = max(1, cfg.int("segment.ms"), step // 4)
+    if lazy and len(grid) > 1:
+        line = _as_line(fc, grid, rate, seg_bytes, seg_ms)
+        if line is not None:  # the usual partition: no per-segment views, no pending deletions made
+            return line
     segs = [SegView(s.base, s.size, s.timestamp, s.source, s.size == 0) for s in fc.segments]
     sizes = [float(s.size) for s in segs]  # the active segment's size grows in fractions of a byte
     total = sum(sizes)
@@ -598,6 +602,42 @@ def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] 
         prev = t
         k += 1
     return out
+
+
+def _as_line(fc: PartitionForecast, grid: list[int], rate: float, seg_bytes: int, seg_ms: int) -> Line | None:
+    """:func:`_project`'s Line, when its loop would return one, from the same values in the same order without
+    the loop's per-segment views: nothing deleted at the first point (its pending plan's oldest deletion comes
+    later), the fast path taken at the second point, and no deletion nor roll before the last. None: ask
+    the loop."""
+    segs = fc.segments
+    # the pending plan's head: the oldest segment with a deletion (the plan deletes from the oldest)
+    first: int | None = None
+    for s in segs:
+        if s.delete_at is not None:
+            first = s.delete_at
+            break
+    if first is not None and first <= grid[0]:
+        return None
+    cfg = fc.config
+    by_size = cfg.deletes and cfg.retention_bytes >= 0
+    by_time = cfg.deletes and cfg.retention_ms >= 0
+    if fc.schedule.runs and (by_size or (first is None and rate != 0 and by_time)):
+        return None
+    total = sum([float(s.size) for s in segs])
+    nxt: float = float("inf") if first is None else first
+    if rate > 0:
+        last = segs[-1]
+        if last.first_timestamp is not None:
+            active_start = last.first_timestamp
+        elif len(segs) > 1 and segs[-2].timestamp:
+            active_start = segs[-2].timestamp
+        else:
+            active_start = last.timestamp or grid[0]
+        active_start = min(active_start, grid[0])
+        nxt = min(nxt, grid[0] + max(0.0, seg_bytes - float(last.size)) / rate, active_start + seg_ms)
+    if bisect_left(grid, nxt, 1) != len(grid) or max(0.0, total) != total:
+        return None
+    return Line(total, rate)
 
 
 # ----------------------------------------------------------------------------------------------- topics

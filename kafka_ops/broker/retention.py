@@ -69,24 +69,29 @@ def plan(
     check_interval_ms: int = CHECK_INTERVAL_MS,
 ) -> list[Deletion]:
     """Every segment that retention deletes, in order, with the check that deletes it."""
-    segs = sorted(segments, key=lambda s: s.base)
+    # the audit asks this several times per partition (forecast, projection, DIR004): the walk below is
+    # deletableSegments' with its bound (the next segment's base, or the log end) and the empty-last rule inline
+    segs = sorted(segments, key=_base)
     out: list[Deletion] = []
-    if not segs:
+    n = len(segs)
+    if not n:
         return out
-    end = log_end if log_end is not None else segs[-1].base + 1
+    last = n - 1
+    end = log_end if log_end is not None else segs[last].base + 1
     hw = end if high_watermark is None else high_watermark
-
-    def upper(i: int) -> int:
-        return segs[i + 1].base if i + 1 < len(segs) else end
-
-    def allowed(i: int) -> bool:
-        last_empty = i == len(segs) - 1 and (segs[i].empty or segs[i].size == 0)
-        return hw >= upper(i) and not last_empty
-
+    # the walk stops at the first segment not allowed: the first whose upper bound is above the high watermark,
+    # or the last when it is empty (UnifiedLog.deletableSegments); every one before it is allowed
+    stop = 0
+    while stop < last and hw >= segs[stop + 1].base:
+        stop += 1
+    if stop == last and (hw < end or segs[last].empty or segs[last].size == 0):
+        pass  # the last is not allowed either
+    elif stop == last:
+        stop = n
     i = 0
     # pass 1: log start offset breach (always, whatever the cleanup policy)
     if log_start is not None:
-        while i < len(segs) - 1 and segs[i + 1].base <= log_start and allowed(i):
+        while i < last and i < stop and segs[i + 1].base <= log_start:
             s = segs[i]
             out.append(Deletion(s.base, now_ms, "log_start", s.size, s.timestamp, s.source))
             i += 1
@@ -95,7 +100,7 @@ def plan(
     # pass 2: retention.bytes, at the first check
     if retention_bytes >= 0:
         diff = sum(s.size for s in segs[i:]) - retention_bytes
-        while i < len(segs) and diff >= 0 and diff - segs[i].size >= 0 and allowed(i):
+        while i < stop and diff >= 0 and diff - segs[i].size >= 0:
             s = segs[i]
             diff -= s.size
             out.append(Deletion(s.base, now_ms, "retention_bytes", s.size, s.timestamp, s.source))
@@ -103,12 +108,20 @@ def plan(
     # pass 3: retention.ms; a segment goes at the first check after it and every older one expired
     if retention_ms >= 0:
         horizon_t = now_ms
-        while i < len(segs) and allowed(i):
+        while i < stop:
             s = segs[i]
-            if s.timestamp is None:
+            ts = s.timestamp
+            if ts is None:
                 break
-            expires = s.timestamp + retention_ms + 1  # strictly greater than retention.ms
-            horizon_t = max(horizon_t, next_check(expires, now_ms, check_interval_ms))
-            out.append(Deletion(s.base, horizon_t, "retention_ms", s.size, s.timestamp, s.source))
+            expires = ts + retention_ms + 1  # strictly greater than retention.ms
+            if expires > now_ms:  # next_check(expires, now_ms, check_interval_ms), inline
+                at = now_ms + -(-(expires - now_ms) // check_interval_ms) * check_interval_ms
+                if at > horizon_t:
+                    horizon_t = at
+            out.append(Deletion(s.base, horizon_t, "retention_ms", s.size, ts, s.source))
             i += 1
     return out
+
+
+def _base(s: SegView) -> int:
+    return s.base

@@ -50,9 +50,13 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     max_index = cfg.segment_index_bytes
     time_retention = cfg.deletes and cfg.retention_ms >= 0
     for seg in pf.part.segments:
+        offset_padded = seg.index is not None and seg.offset_index_padded
+        time_padded = seg.timeindex is not None and seg.time_index_padded
+        if not offset_padded and not time_padded:
+            continue  # the usual segment: no pair of candidates made for it
         for kind, fi, padded, entry in (
-            ("offset", seg.index, seg.offset_index_padded, OFFSET_ENTRY),
-            ("time", seg.timeindex, seg.time_index_padded, TIME_ENTRY),
+            ("offset", seg.index, offset_padded, OFFSET_ENTRY),
+            ("time", seg.timeindex, time_padded, TIME_ENTRY),
         ):
             if fi is None or not padded:
                 continue
