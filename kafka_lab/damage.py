@@ -59,6 +59,14 @@ def leader_epoch_checkpoint(partition_dir: Path, how: Damager, name: str) -> Fau
     return f
 
 
+def partition_metadata(partition_dir: Path, how: Damager, name: str) -> Fault:
+    """The partition's ``partition.metadata`` (its topic id, 2.8+) damaged in place."""
+    f = damage_file(partition_dir / ckpt.PARTITION_METADATA, how, name)
+    f.detail["partition_dir"] = str(partition_dir)
+    f.detail["log_dir"] = str(partition_dir.parent)
+    return f
+
+
 DELETE_DIR_UUID = (
     "5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11"  # LocalLog.logDeleteDirName: <tp>.<uuid without dashes>-delete
 )

@@ -1,6 +1,7 @@
 """DIR005: a checkpoint file the broker cannot parse (log-start-offset, replication-offset, cleaner-offset, a
-partition's leader-epoch-checkpoint): its log dir goes offline right after the start, or (leader epochs, up to
-3.2.0) the broker does not start.
+partition's leader-epoch-checkpoint or partition.metadata): its log dir goes offline right after the start, or
+(leader epochs and partition.metadata up to 3.2.0; an empty partition.metadata on every release from 2.8) the
+broker does not start.
 
 The rule (when each file is read, what a failed read does, per version) is kafka_ops.broker.failure_channel's,
 which the next-start plan follows too. The recovery-point checkpoint's own finding is SHUT003's.
@@ -64,7 +65,12 @@ def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:
 
 
 def _fix(d: Damage) -> str:
-    if d.name == ckpt.LEADER_EPOCH:
+    if d.name == ckpt.PARTITION_METADATA:
+        after = (
+            "the broker loads the partition without a topic id and writes the file again with the id the "
+            "controller (ZooKeeper or the KRaft metadata) gives the partition"
+        )
+    elif d.name == ckpt.LEADER_EPOCH:
         after = (
             "the broker creates it empty and the dir stays online; this replica's leader-epoch history starts "
             "again from the next leader epoch"

@@ -32,7 +32,8 @@
   never rewrites it) and ``sizeret`` (``retention.bytes`` three segments, current records): which segments time
   and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete);
 * ``checkpoint-<damage>``: one checkpoint of ``data-1`` zero-filled, truncated, garbage or empty, as a power loss
-  leaves it (CHECKPOINT_DAMAGE): does the dir go offline after the start, or does the broker exit?
+  leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata among them: does the
+  dir go offline after the start, or does the broker exit?
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -52,6 +53,7 @@ from kafka_lab import faults as F
 from kafka_lab.broker import LabBroker
 from kafka_lab.produce import Acked, TopicSpec, create_topics, produce, produce_until
 from kafka_lab.trial import Trial, TrialResult, run_trials
+from kafka_lab.versions import parse
 from kafka_ops.engine import checkpoints as ckpt
 from tests.lab.dataset import (
     OLD_MS,
@@ -114,6 +116,14 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
     "leader_epoch_zero_filled": lambda ds, b: D.leader_epoch_checkpoint(
         partition_dir(ds, b, offline_target(ds)), D.zero_filled, "leader_epoch_zero_filled"
     ),
+    # a partition's topic id file (2.8+): up to 3.2.0 the broker exits, then the dir goes offline; empty: a
+    # NullPointerException at load on every release (kafka_ops.broker.failure_channel)
+    **{
+        f"partition_metadata_{how.__name__}": lambda ds, b, how=how: D.partition_metadata(
+            partition_dir(ds, b, offline_target(ds)), how, f"partition_metadata_{how.__name__}"
+        )
+        for how in (D.zero_filled, D.truncated, D.garbage, D.empty)
+    },
 }
 
 
@@ -275,14 +285,30 @@ def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
 # meta.properties, which is the same file twice; 3.7+ exits on all four, directory ids)
 _DIR_FAMILIES = ("2.8.2", "3.5.2", "3.7.2")
 CI_REPRESENTATIVES = {
+    # the same IOException path as the garbage file (which CI runs everywhere): one release of each side of
+    # KAFKA-13773 that CI has (2.2.1 reads no partition.metadata)
+    **{f"checkpoint-partition_metadata_{n}": ("2.8.2", "3.7.2") for n in ("zero_filled", "truncated")},
     "unparseable_leftover": ("2.2.1",),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
 }
 
 
+# trials whose file a release before this one does not write (no partition.metadata before 2.8, KIP-516)
+SINCE: dict[str, tuple[int, int, int]] = {
+    f"checkpoint-{n}": (2, 8, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")
+}
+
+
+def not_on(name: str, version: str) -> bool:
+    """Whether trial ``name`` cannot run on ``version`` (SINCE: its file does not exist there)."""
+    return name in SINCE and parse(version) < SINCE[name]
+
+
 def skipped_in_ci(name: str, version: str) -> bool:
-    """Whether this run leaves trial ``name`` out on ``version`` (CI_REPRESENTATIVES)."""
+    """Whether this run leaves trial ``name`` out on ``version`` (CI_REPRESENTATIVES, SINCE)."""
+    if not_on(name, version):
+        return True
     ci = not os.environ.get("KAFKA_OPS_LAB_VERSIONS")
     return ci and name in CI_REPRESENTATIVES and version not in CI_REPRESENTATIVES[name]
 
