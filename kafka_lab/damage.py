@@ -67,6 +67,24 @@ def partition_metadata(partition_dir: Path, how: Damager, name: str) -> Fault:
     return f
 
 
+def producer_snapshot(partition_dir: Path, how: Damager, name: str) -> Fault:
+    """The partition's latest producer-state snapshot (``<offset>.snapshot``, the one the next start reads
+    first) damaged in place."""
+    snaps = sorted(
+        (int(p.name[: -len(".snapshot")]), p)
+        for p in partition_dir.glob("*.snapshot")
+        if p.name[: -len(".snapshot")].isdigit()
+    )
+    if not snaps:
+        raise ValueError(f"{partition_dir} has no producer snapshot")
+    f = damage_file(snaps[-1][1], how, name)
+    f.detail.update(
+        partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), offset=snaps[-1][0],
+        older=[str(p) for _, p in snaps[:-1]],
+    )  # fmt: skip
+    return f
+
+
 DELETE_DIR_UUID = (
     "5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11"  # LocalLog.logDeleteDirName: <tp>.<uuid without dashes>-delete
 )

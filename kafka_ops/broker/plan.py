@@ -52,6 +52,7 @@ from kafka_ops.broker import (
     failure_channel,
     leftovers,
     meta,
+    producer_state,
     reach,
     strays,
     suffixed_dirs,
@@ -470,6 +471,8 @@ class NextStartPlan:
         self.dirs: dict[str, LogDirFate] = {}
         self.segments: list[SegmentFate] = []
         self.leftovers: list[LeftoverFate] = []
+        # producer snapshots deleted at load, their state rebuilt from the log (broker.producer_state)
+        self.snapshots: list[producer_state.CorruptSnapshot] = []
         # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
         self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
         self._offline_before_load: set[str] = set()  # dirs LogManager never loads a partition of
@@ -502,6 +505,8 @@ class NextStartPlan:
         online = self.exit is None and self.dir_online(pf.log_dir.path)
         if pf.part.leftovers:
             self._leftovers(pf)
+        # (kept instead when nothing is loaded: to_dict)
+        self.snapshots += producer_state.corrupt_snapshots(pf)
         if online and pf.part.name.kind == "delete":
             self._delete_dir(pf)
             return online
@@ -663,6 +668,7 @@ class NextStartPlan:
                 "segments": [],
                 "leftovers": [],
                 "strays": [],
+                "producer_snapshots": [],
                 "after_failed_start": None,
             }
         exited = self.exit is not None
@@ -712,6 +718,9 @@ class NextStartPlan:
             ],
             "leftovers": [lf.to_dict() for lf in sorted(self.leftovers, key=lambda lf: lf.path)],
             "strays": [self._stray_dict(st, exited) for _, st in sorted(self.strays.items())],
+            "producer_snapshots": [
+                self._snapshot_dict(c, exited) for c in sorted(self.snapshots, key=lambda c: c.path)
+            ],
             "after_failed_start": self._after_failed_start(),
         }
 
@@ -730,6 +739,18 @@ class NextStartPlan:
             "log_dirs": [m.to_dict() for m in after],
             "check": "SHUT004" if failed_start.unsafe_dirs(after) else None,
         }
+
+    def _snapshot_dict(self, c: producer_state.CorruptSnapshot, exited: bool) -> dict[str, Any]:
+        d = c.to_dict()
+        if exited:
+            d["fate"], d["reason"] = producer_state.KEPT, self.exit[0] if self.exit else None
+        elif self.dirs[c.log_dir].state == "offline":
+            d["fate"], d["reason"] = (
+                producer_state.KEPT,
+                f"its log dir goes offline ({self.dirs[c.log_dir].reason})",
+            )
+        d["reason"] = versions.localize(str(d["reason"]), self.h.kafka_version) if d["reason"] else None
+        return d
 
     def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
         fate, at = st.fate, st.deleted_at
@@ -827,6 +848,12 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             "removeTempFilesAndCollectSwapFiles)"
         )
     out.append("It " + "; ".join(parts) + ".")
+    for c in ns.get("producer_snapshots", []):
+        if c["fate"] == producer_state.DELETED_AT_LOAD:
+            out.append(
+                f"  producer snapshot {c['path']} is corrupt ({c['error']}): deleted at load, the producer state "
+                f"rebuilt from offset {c['rebuilt_from']} ({c['reread_bytes']} bytes re-read)"
+            )
     for st in ns.get("strays", []):
         what = {
             strays.RENAMED_STRAY: "renamed <dir>.<uuid>-stray and kept (not served)",

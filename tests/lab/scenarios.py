@@ -124,6 +124,13 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
         )
         for how in (D.zero_filled, D.truncated, D.garbage, D.empty)
     },
+    # the latest producer snapshot (every release: deleted at load, the state rebuilt from the older one)
+    **{
+        f"producer_snapshot_{how.__name__}": lambda ds, b, how=how: D.producer_snapshot(
+            partition_dir(ds, b, offline_target(ds)), how, f"producer_snapshot_{how.__name__}"
+        )
+        for how in (D.zero_filled, D.truncated, D.garbage)
+    },
 }
 
 
@@ -285,18 +292,21 @@ def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
 # meta.properties, which is the same file twice; 3.7+ exits on all four, directory ids)
 _DIR_FAMILIES = ("2.8.2", "3.5.2", "3.7.2")
 CI_REPRESENTATIVES = {
-    # the same IOException path as the garbage file (which CI runs everywhere): one release of each side of
-    # KAFKA-13773 that CI has (2.2.1 reads no partition.metadata)
-    **{f"checkpoint-partition_metadata_{n}": ("2.8.2", "3.7.2") for n in ("zero_filled", "truncated")},
+    # the same IOException path as the garbage file (which CI runs on every release with the file): one release
+    **{f"checkpoint-partition_metadata_{n}": ("3.7.2",) for n in ("zero_filled", "truncated")},
+    # one CorruptSnapshotException path on every release: the garbage file everywhere, these on two families
+    **{f"checkpoint-producer_snapshot_{n}": ("2.2.1", "3.7.2") for n in ("zero_filled", "truncated")},
     "unparseable_leftover": ("2.2.1",),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
 }
 
 
-# trials whose file a release before this one does not write (no partition.metadata before 2.8, KIP-516)
+# trials whose file the lab's brokers before this release do not write: no partition.metadata before 2.8
+# (KIP-516), and the lab's 2.8.2 (ZooKeeper mode, inter.broker.protocol.version 2.8 by default) wrote none in any
+# partition dir either (2026-11-27): its prediction (the broker exits, before KAFKA-13773) rests on the source
 SINCE: dict[str, tuple[int, int, int]] = {
-    f"checkpoint-{n}": (2, 8, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")
+    f"checkpoint-{n}": (3, 0, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")
 }
 
 

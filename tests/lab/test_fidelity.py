@@ -315,3 +315,34 @@ def test_markers_a_start_that_fails_in_loading_leaves(
         assert seen == {"data-0": True, "data-1": True} and len(critical) == 1 and a["check"] == "SHUT004"
     else:
         assert critical == [] and a["check"] is None
+
+
+@pytest.mark.parametrize("damage", ["zero_filled", "truncated", "garbage"])
+def test_a_corrupt_producer_snapshot_is_deleted_and_the_state_rebuilt_from_the_older_one(
+    trials: dict[str, TrialResult], damage: str
+) -> None:
+    """The partition's latest producer snapshot damaged: the plan said the start deletes it (CorruptSnapshotException)
+    and loads the older snapshot instead, the dir stays online and nothing is lost; the broker's own lines say the
+    same ('Failed to load producer snapshot from <path>', then 'Loading producer state from snapshot file <older>')."""
+    name = f"checkpoint-producer_snapshot_{damage}"
+    if name not in trials:
+        pytest.skip(f"CI runs {name} on {', '.join(CI_REPRESENTATIVES.get(name, ()))} only")
+    r = trials[name]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [c] = r.predicted["producer_snapshots"]
+    assert (c["path"], c["fate"]) == (str(planted), "deleted_at_load"), c
+    older = max(r.faults[0].detail["older"], key=lambda p: int(os.path.basename(p).split(".")[0]))
+    assert c["from_snapshot"] == older and c["rebuilt_from"] == int(os.path.basename(older).split(".")[0])
+    assert r.predicted["broker"] == r.next_start["broker"] == "starts"
+    assert {d["state"] for d in r.next_start["log_dirs"]} == {"online"}
+    lines = [" ".join((e.message, *e.extra)) for e in r.observation.entries]
+    failed = [
+        i for i, t in enumerate(lines) if "Failed to load producer snapshot from" in t and str(planted) in t
+    ]
+    assert failed, "the broker's warning"
+    loaded = [
+        t for t in lines[failed[0] :] if "Loading producer state from snapshot file" in t and older in t
+    ]
+    assert loaded, "the broker loaded the older snapshot"
+    assert not r.lost or not any(r.lost.values()), r.lost
