@@ -85,6 +85,13 @@ def producer_snapshot(partition_dir: Path, how: Damager, name: str) -> Fault:
     return f
 
 
+def quorum_state(metadata_log_dir: Path, how: Damager, name: str) -> Fault:
+    """The KRaft metadata log's ``__cluster_metadata-0/quorum-state`` damaged in place."""
+    f = damage_file(metadata_log_dir / "__cluster_metadata-0" / "quorum-state", how, name)
+    f.detail["log_dir"] = str(metadata_log_dir)
+    return f
+
+
 DELETE_DIR_UUID = (
     "5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11"  # LocalLog.logDeleteDirName: <tp>.<uuid without dashes>-delete
 )

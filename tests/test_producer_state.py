@@ -23,7 +23,10 @@ def sim(root: Path) -> SimulatedHost:
 def audit(h: SimulatedHost, version: str = "3.9.1") -> dict:  # type: ignore[type-arg]
     return run_audit(
         AuditOptions(
-            server_properties=h.server_properties, broker_state="stopped", now_ms=NOW_MS, kafka_version=version
+            server_properties=h.server_properties,
+            broker_state="stopped",
+            now_ms=NOW_MS,
+            kafka_version=version,
         )
     )
 

@@ -53,6 +53,7 @@ from kafka_ops.broker import (
     leftovers,
     meta,
     producer_state,
+    quorum_state,
     reach,
     strays,
     suffixed_dirs,
@@ -316,6 +317,9 @@ def pre_load_exit(h: HostFacts) -> tuple[str, str] | None:
             "the broker does not start",
             "DIR003",
         )
+    qs = quorum_state.damage(h)  # the raft client starts before LogManager
+    if qs is not None and qs.start == quorum_state.EXITS:
+        return qs.reason, "DIR007"
     return None
 
 
@@ -669,6 +673,7 @@ class NextStartPlan:
                 "leftovers": [],
                 "strays": [],
                 "producer_snapshots": [],
+                "quorum_state": None,
                 "after_failed_start": None,
             }
         exited = self.exit is not None
@@ -721,7 +726,27 @@ class NextStartPlan:
             "producer_snapshots": [
                 self._snapshot_dict(c, exited) for c in sorted(self.snapshots, key=lambda c: c.path)
             ],
+            "quorum_state": self._quorum_state(),
             "after_failed_start": self._after_failed_start(),
+        }
+
+    def _quorum_state(self) -> dict[str, Any] | None:
+        """The KRaft quorum-state the start cannot read: cleared (up to 3.7), the broker's exit (3.8+: DIR007), or
+        kept (the broker exits before the raft client starts, over something else)."""
+        qs = quorum_state.damage(self.h)
+        if qs is None:
+            return None
+        fate, reason = qs.start, qs.reason
+        if self.exit is not None and self.exit[1] != "DIR007" and not self.exit_at_load:
+            # an exit before loading comes before the raft client too (KafkaRaftServer checks the config and the
+            # log dirs' meta.properties first)
+            fate, reason = "kept", self.exit[0]
+        return {
+            "path": qs.path,
+            "error": qs.error,
+            "fate": fate,
+            "reason": versions.localize(reason, self.h.kafka_version),
+            "check": "DIR007",
         }
 
     def _after_failed_start(self) -> dict[str, Any] | None:
@@ -848,6 +873,11 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             "removeTempFilesAndCollectSwapFiles)"
         )
     out.append("It " + "; ".join(parts) + ".")
+    q = ns.get("quorum_state")
+    if q and q["fate"] == quorum_state.CLEARED:
+        out.append(
+            f"  {q['path']} cannot be read ({q['error']}): the start clears it and forgets its vote [DIR007]"
+        )
     for c in ns.get("producer_snapshots", []):
         if c["fate"] == producer_state.DELETED_AT_LOAD:
             out.append(

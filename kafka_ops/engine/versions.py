@@ -114,6 +114,12 @@ _ROWS = (
         "partition.metadata of a version above 0 is read (downgrade compatibility) instead of an IOException",
     ),
     Behaviour(
+        "quorum_state_read_fatal", (3, 8, 0), "KAFKA-16526",
+        "raft/src/main/java/org/apache/kafka/raft/QuorumState.java@3.8.0 (initialize: no catch; @3.7.1:114-127 "
+        "catches UncheckedIOException and clears the store; commit 056d232f4e2)",
+        "a KRaft quorum-state file that cannot be read stops the node's start instead of being cleared",
+    ),
+    Behaviour(
         "snapshot_deleted_kept_at_load", (3, 3, 0), "KAFKA-14240",
         "core/src/main/scala/kafka/log/LogLoader.scala@3.3.0 (removeTempFilesAndCollectSwapFiles)",
         "a file named *.checkpoint.deleted (a KRaft snapshot's suffix) is no longer deleted with the other "

@@ -202,6 +202,19 @@ class NextStartProducerSnapshotModel(BaseModel):
     reason: str | None = Field(None, description="Why, in one line")
 
 
+class NextStartQuorumStateModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The KRaft metadata log's quorum-state file")
+    error: str = Field(description="Why the raft client cannot read it (an IOException in readStateFromFile)")
+    fate: Literal["cleared", "exits", "depends", "kept"] = Field(
+        description="cleared: the start deletes it and starts from epoch 0 without a vote (up to 3.7); exits: "
+        "the broker does not start (3.8+, KAFKA-16526); depends: the Kafka version is unknown; kept: the broker "
+        "exits before the raft client reads it, over something else"
+    )
+    reason: str | None = Field(None, description="Why, in one line")
+    check: str = Field(description="DIR007")
+
+
 class AfterFailedStartLogDirModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str
@@ -256,6 +269,10 @@ class NextStartModel(BaseModel):
         description="Producer-state snapshots the start finds corrupt: deleted, and the producer state rebuilt "
         "by re-reading the log from an older snapshot or the log start (broker.producer_state; empty on a healthy "
         "host and when the broker is running)",
+    )
+    quorum_state: NextStartQuorumStateModel | None = Field(
+        None,
+        description="The KRaft quorum-state file when the start cannot read it (DIR007; null otherwise)",
     )
     after_failed_start: AfterFailedStartModel | None = Field(
         None,

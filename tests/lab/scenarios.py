@@ -131,6 +131,13 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
         )
         for how in (D.zero_filled, D.truncated, D.garbage)
     },
+    # KRaft's quorum-state in the metadata log dir (data-0): up to 3.7 cleared at the start, from 3.8 the exit
+    **{
+        f"quorum_state_{how.__name__}": lambda ds, b, how=how: D.quorum_state(
+            b.log_dirs[0], how, f"quorum_state_{how.__name__}"
+        )
+        for how in (D.zero_filled, D.garbage, D.empty)
+    },
 }
 
 
@@ -296,6 +303,8 @@ CI_REPRESENTATIVES = {
     **{f"checkpoint-partition_metadata_{n}": ("3.7.2",) for n in ("zero_filled", "truncated")},
     # one CorruptSnapshotException path on every release: the garbage file everywhere, these on two families
     **{f"checkpoint-producer_snapshot_{n}": ("2.2.1", "3.7.2") for n in ("zero_filled", "truncated")},
+    # the same IOException path: the empty file on every KRaft release, these on one each side of 3.8
+    **{f"checkpoint-quorum_state_{n}": ("3.7.2", "4.3.1") for n in ("zero_filled", "garbage")},
     "unparseable_leftover": ("2.2.1",),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
@@ -306,7 +315,9 @@ CI_REPRESENTATIVES = {
 # (KIP-516), and the lab's 2.8.2 (ZooKeeper mode, inter.broker.protocol.version 2.8 by default) wrote none in any
 # partition dir either (2026-11-27): its prediction (the broker exits, before KAFKA-13773) rests on the source
 SINCE: dict[str, tuple[int, int, int]] = {
-    f"checkpoint-{n}": (3, 0, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")
+    **{f"checkpoint-{n}": (3, 0, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")},
+    # the lab runs KRaft from 3.3 (ZooKeeper mode before: no quorum-state)
+    **{f"checkpoint-{n}": (3, 3, 0) for n in CHECKPOINT_DAMAGE if n.startswith("quorum_state_")},
 }
 
 

@@ -346,3 +346,28 @@ def test_a_corrupt_producer_snapshot_is_deleted_and_the_state_rebuilt_from_the_o
     ]
     assert loaded, "the broker loaded the older snapshot"
     assert not r.lost or not any(r.lost.values()), r.lost
+
+
+@pytest.mark.parametrize("damage", ["zero_filled", "garbage", "empty"])
+def test_a_damaged_quorum_state_is_cleared_up_to_3_7_and_stops_the_start_from_3_8(
+    trials: dict[str, TrialResult], damage: str
+) -> None:
+    """The metadata log's quorum-state damaged: the plan (DIR007) said 3.8+ exits before loading a log and older
+    releases clear the file ('Clearing local quorum state store after error loading state') and start."""
+    name = f"checkpoint-quorum_state_{damage}"
+    if name not in trials:
+        pytest.skip(
+            f"{name} did not run on this version (KRaft from 3.3; CI: {CI_REPRESENTATIVES.get(name, 'all')})"
+        )
+    r = trials[name]
+    assert r.predicted is not None and r.differences == [], r.differences
+    qs = r.predicted["quorum_state"]
+    [planted] = r.faults[0].paths
+    assert qs is not None and qs["path"] == str(planted) and qs["check"] == "DIR007", qs
+    said = " ".join(" ".join((e.message, *e.extra)) for e in r.observation.entries)
+    if at_least(r.version, (3, 8)):
+        assert qs["fate"] == "exits" and r.predicted["broker"] == r.next_start["broker"] == "exits"
+        assert "Error while reading the Quorum status from the file" in said
+    else:
+        assert qs["fate"] == "cleared" and r.predicted["broker"] == r.next_start["broker"] == "starts"
+        assert "Clearing local quorum state store after error loading state" in said
