@@ -85,6 +85,22 @@ def producer_snapshot(partition_dir: Path, how: Damager, name: str) -> Fault:
     return f
 
 
+def other_topic_id(partition_dir: Path, name: str = "partition_metadata_other_id") -> Fault:
+    """The partition's ``partition.metadata`` naming another topic id than the cluster's for its topic (a dir
+    restored from another cluster, or a topic deleted and re-created while the broker was down)."""
+    import base64
+    import random
+
+    topic_id = base64.urlsafe_b64encode(random.randbytes(16)).decode().rstrip("=")
+    f = damage_file(
+        partition_dir / ckpt.PARTITION_METADATA,
+        lambda _: f"version: 0\ntopic_id: {topic_id}\n".encode(),
+        name,
+    )
+    f.detail.update(partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), topic_id=topic_id)
+    return f
+
+
 def quorum_state(metadata_log_dir: Path, how: Damager, name: str) -> Fault:
     """The KRaft metadata log's ``__cluster_metadata-0/quorum-state`` damaged in place."""
     f = damage_file(metadata_log_dir / "__cluster_metadata-0" / "quorum-state", how, name)

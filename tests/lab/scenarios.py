@@ -124,6 +124,8 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
         )
         for how in (D.zero_filled, D.truncated, D.garbage, D.empty)
     },
+    # another topic id than the metadata's for a live topic (KRaft: a stray by its id, broker.strays)
+    "partition_metadata_other_id": lambda ds, b: D.other_topic_id(partition_dir(ds, b, offline_target(ds))),
     # the latest producer snapshot (every release: deleted at load, the state rebuilt from the older one)
     **{
         f"producer_snapshot_{how.__name__}": lambda ds, b, how=how: D.producer_snapshot(
