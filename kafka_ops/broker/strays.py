@@ -280,6 +280,15 @@ def _find(h: HostFacts) -> list[Stray]:
                     "from a backup)"
                 )
             fate, reason, at = _fate(h, path)
+            if entry is None and other is not None and name.partition in image.topics[other][1]:
+                if fate in (RENAMED_STRAY, DELETED, DEPENDS):
+                    # seen on a real 4.3.1 broker: "Created log for partition t00-0 in <the same dir>" once the
+                    # stray was renamed, and the acknowledged records of the old id were no longer served
+                    reason += (
+                        f"; the broker then creates {name.topic}-{name.partition} anew, EMPTY, for the topic of "
+                        "that name the metadata has (when this broker is one of its replicas): served from offset 0, "
+                        "without this dir's records"
+                    )
             out.append(Stray(path, ldf.path, name.topic, name.partition, tid, why, fate, reason, at))
     return out
 

@@ -171,6 +171,9 @@ def test_a_topic_deleted_and_created_again_under_the_same_name_is_a_stray(tmp_pa
     [f] = dir006(audit(h, "3.5.2"))
     assert f["path"] == stray and f["severity"] == "critical"
     assert f"the metadata has topic 'again' with id {new_tid}, not the dir's {old_tid}" in f["message"]
+    # the live topic of that name has the partition: the broker creates it anew, empty (a real 4.3.1 broker did)
+    [st] = audit(h, "4.3.1")["next_start"]["strays"]
+    assert st["fate"] == "renamed_stray" and "creates again-0 anew, EMPTY" in st["reason"]
 
 
 def test_records_after_the_snapshot_are_applied_and_the_snapshot_is_read(tmp_path: Path) -> None:
