@@ -36,6 +36,11 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
   failing file may be listed first), and when the broker exits (the plan then loads nothing).
 * The KRaft metadata log (``__cluster_metadata-0``) is re-read in full at every start by design
   (KafkaMetadataLog: recovery point 0); it is not listed.
+* Small files (power-loss damage): a checkpoint, leader-epoch-checkpoint or ``partition.metadata`` that does
+  not parse (``failure_channel``, DIR005: the dir offline, or the exit up to 3.2.0; an empty partition.metadata
+  is an NPE and the exit on every release); a corrupt producer snapshot (``producer_state``: deleted at load, the
+  state rebuilt from an older snapshot or the log start, ``producer_snapshots``); the KRaft ``quorum-state``
+  (``quorum_state``, DIR007: cleared up to 3.7, the exit from 3.8, ``quorum_state``).
 * Strays (``strays``, DIR006): a partition dir whose topic id this host's KRaft metadata log does not have is
   renamed ``-stray`` and kept (3.7+), renamed ``-delete`` and deleted (3.0-3.6) or kept (2.8); ``broker.strays``
   cites the source per release. Such a partition gets no retention deletions in the plan (a -stray log has
