@@ -304,9 +304,9 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
             swapped.setdefault(os.path.normpath(os.path.dirname(m[1])), _iso(e.time))
     segments = []
     changes: dict[str, dict[str, list[Any]]] = {}
-    # a partition dir renamed <dir>.<uuid>-stray: its segments are compared with their renamed files (the same
-    # path may hold a new, empty dir of the live partition by now)
-    renamed = {st["path"]: st["renamed_to"] for st in strays(before, after) if st["fate"] == "renamed_stray"}
+    # a partition dir renamed <dir>.<uuid>-stray or -delete: its segments are compared with their renamed files
+    # (gone once the -delete dir is removed; the old path may hold a new, empty dir of the live partition by now)
+    renamed = {st["path"]: st["renamed_to"] for st in strays(before, after) if st["renamed_to"]}
     whole_after = after
     if renamed:
         after = _follow_renames(after, renamed)
@@ -441,7 +441,8 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
 
 
 def _follow_renames(after: Snapshot, renamed: dict[str, str]) -> Snapshot:
-    """``after`` with each renamed dir's files under their old path (the files now at the old path dropped)."""
+    """``after`` with each renamed dir's files under their old path (the files now at the old path dropped; none
+    when the renamed dir is gone too)."""
     files = {p: st for p, st in after.files.items() if os.path.dirname(p) not in renamed}
     for old, new in renamed.items():
         for p, st in after.files.items():
