@@ -144,6 +144,7 @@ class LogDirFate:
     reason: str | None = None
     check: str | None = None
     segments_not_loaded: int = 0
+    at_load: bool = False  # offline while its partitions load (not after the start, by a checkpoint read)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -510,6 +511,7 @@ class NextStartPlan:
             off = partition_offline(self.h, pf)
             if off is not None:
                 fate.state, fate.reason, fate.check = "offline", off[0], off[1]
+                fate.at_load = True  # a partition's own files: the load itself fails (PERM001, DIR005)
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
         if pf.part.leftovers:
@@ -695,9 +697,10 @@ class NextStartPlan:
                 s.reason = self.exit[0] if self.exit else None
         v = h.kafka_version
         extra = self._offline_consequence()
-        for row in dirs:
-            # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated)
-            at_load = row.get("check") not in failure_channel.AFTER_START_CHECKS
+        for fate, row in zip(self.dirs.values(), dirs, strict=True):
+            # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated;
+            # a partition's leader-epoch-checkpoint or partition.metadata fails its load: at load)
+            at_load = fate.at_load or row.get("check") not in failure_channel.AFTER_START_CHECKS
             if row["state"] == "offline" and row.get("check") and extra and row["reason"] and at_load:
                 row["reason"] += extra
             row["reason"] = versions.localize(row["reason"], v) if row["reason"] else None

@@ -21,6 +21,8 @@ from kafka_ops.engine.shell import q
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
+AT_LOAD = (ckpt.LEADER_EPOCH, ckpt.PARTITION_METADATA)  # read while the partition loads
+
 
 @check(
     "DIR005",
@@ -52,6 +54,15 @@ def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:
             "critical",
         )
     kraft = broker_mode(h) == "kraft"
+    if kraft and versions.since("kraft_jbod", h.kafka_version) is False and d.name in AT_LOAD:
+        # seen on a real 3.5.2 broker (partition.metadata garbage in data-1): every partition of the dir created
+        # again in data-0 ("Created log for partition ..."), 2,800 acknowledged records no longer served
+        return (
+            " The dir goes offline while its partitions load, and a KRaft broker before 3.7 (no JBOD in KRaft, "
+            "KIP-858) then creates this dir's partitions again, EMPTY, in another log dir and serves them from "
+            "offset 0: their records are lost to consumers.",
+            "critical",
+        )
     if kraft and versions.since("kraft_jbod", h.kafka_version) and metadata_log_dir(h) == ldf.path:
         return (
             " It is the KRaft metadata log dir: the broker halts ('Shutdown broker because the metadata log dir ... "
