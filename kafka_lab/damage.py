@@ -101,6 +101,14 @@ def other_topic_id(partition_dir: Path, name: str = "partition_metadata_other_id
     return f
 
 
+def missing_partition_metadata(partition_dir: Path, name: str = "partition_metadata_missing") -> Fault:
+    """The partition's ``partition.metadata`` gone (moved aside by an operator, or never flushed): its log loads
+    without a topic id."""
+    path = partition_dir / ckpt.PARTITION_METADATA
+    path.unlink()
+    return Fault(name, [path], {"partition_dir": str(partition_dir), "log_dir": str(partition_dir.parent)})
+
+
 def quorum_state(metadata_log_dir: Path, how: Damager, name: str) -> Fault:
     """The KRaft metadata log's ``__cluster_metadata-0/quorum-state`` damaged in place."""
     f = damage_file(metadata_log_dir / "__cluster_metadata-0" / "quorum-state", how, name)

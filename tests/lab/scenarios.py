@@ -126,6 +126,10 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
     },
     # another topic id than the metadata's for a live topic (KRaft: a stray by its id, broker.strays)
     "partition_metadata_other_id": lambda ds, b: D.other_topic_id(partition_dir(ds, b, offline_target(ds))),
+    # none at all (KRaft 3.7.1+: a log without a topic id is a stray)
+    "partition_metadata_missing": lambda ds, b: D.missing_partition_metadata(
+        partition_dir(ds, b, offline_target(ds))
+    ),
     # the latest producer snapshot (every release: deleted at load, the state rebuilt from the older one)
     **{
         f"producer_snapshot_{how.__name__}": lambda ds, b, how=how: D.producer_snapshot(
