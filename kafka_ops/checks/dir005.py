@@ -75,11 +75,22 @@ def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:
     )
 
 
-def _fix(d: Damage) -> str:
+def _fix(d: Damage, kraft: bool = False) -> str:
+    if d.name == ckpt.PARTITION_METADATA and kraft:
+        # LogManager.isStrayKraftReplica@3.7.1:1601-1608: a log without a topic id is a stray (renamed -stray, the
+        # partition created again empty); 3.0-3.7.0's stray finders throw on it (findStrayPartitions@3.5.2:76-79)
+        topic = os.path.basename(os.path.dirname(d.path)).rsplit("-", 1)[0]
+        return (
+            f"With the broker stopped, write the file again with the topic's id (kafka-topics.sh --describe --topic "
+            f"{q(topic)} shows TopicId): printf 'version: 0\\ntopic_id: %s\\n' <TopicId> > {q(d.path)}, owned by the "
+            "broker user. Do not just remove it: a KRaft broker takes a log without a topic id for a stray (from "
+            "3.7.1 it renames the dir -stray and creates the partition again, empty). Then find what damaged it (a "
+            "power loss without fsync'd writes, a full disk, a restore or copy)."
+        )
     if d.name == ckpt.PARTITION_METADATA:
         after = (
-            "the broker loads the partition without a topic id and writes the file again with the id the "
-            "controller (ZooKeeper or the KRaft metadata) gives the partition"
+            "the broker loads the partition without a topic id and writes the file again with the id ZooKeeper "
+            "gives the partition"
         )
     elif d.name == ckpt.LEADER_EPOCH:
         after = (
@@ -107,7 +118,7 @@ def _finding(h: HostFacts, ldf: LogDirFacts, d: Damage, pf: PartitionFacts | Non
         kw = {"topic": pf.part.topic, "partition": pf.part.partition}
     return run.finding(
         f"{d.reason}.{more}",
-        _fix(d),
+        _fix(d, broker_mode(h) == "kraft"),
         severity=severity,
         path=d.path,
         log_dir=ldf.path,
