@@ -120,6 +120,12 @@ _ROWS = (
         "a KRaft quorum-state file that cannot be read stops the node's start instead of being cleared",
     ),
     Behaviour(
+        "stray_without_topic_id", (3, 7, 1), "KAFKA-16814",
+        "core/src/main/scala/kafka/log/LogManager.scala@3.7.1:1601-1608 (isStrayKraftReplica: a log without a topic "
+        "id is a stray; @3.7.0:1557-1560 findStrayReplicas throws RuntimeException for it)",
+        "a KRaft log loaded without a topic id (no partition.metadata) is taken for a stray and renamed -stray",
+    ),
+    Behaviour(
         "snapshot_deleted_kept_at_load", (3, 3, 0), "KAFKA-14240",
         "core/src/main/scala/kafka/log/LogLoader.scala@3.3.0 (removeTempFilesAndCollectSwapFiles)",
         "a file named *.checkpoint.deleted (a KRaft snapshot's suffix) is no longer deleted with the other "
