@@ -314,6 +314,7 @@ CI_REPRESENTATIVES = {
     "checkpoint-partition_metadata_garbage": ("3.5.2",),
     "checkpoint-partition_metadata_empty": ("3.7.2",),
     "checkpoint-partition_metadata_other_id": ("3.5.2", "4.3.1"),
+    "checkpoint-partition_metadata_missing": ("3.7.2",),
     # CorruptSnapshotException, the same code from 1.1 to 4.x: one damage per release family
     "checkpoint-producer_snapshot_garbage": ("2.2.1", "4.3.1"),
     "checkpoint-producer_snapshot_zero_filled": ("3.7.2",),
