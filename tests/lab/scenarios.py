@@ -345,7 +345,7 @@ SINCE: dict[str, tuple[int, int, int]] = {
 
 
 def not_on(name: str, version: str) -> bool:
-    """Whether trial ``name`` cannot run on ``version`` (SINCE: its file does not exist there)."""
+    """Whether trial ``name`` cannot run on ``version`` (SINCE: its file or its mode is not there)."""
     return name in SINCE and parse(version) < SINCE[name]
 
 

@@ -65,7 +65,7 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
 def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scenario: str) -> None:
     if scenario not in trials:
         if any(not_on(scenario, v) for v in {t.version for t in trials.values()}):
-            pytest.skip(f"{scenario}: its file does not exist before {'.'.join(map(str, SINCE[scenario]))}")
+            pytest.skip(f"{scenario}: not run before {'.'.join(map(str, SINCE[scenario]))}")
         if any(skipped_in_ci(scenario, v) for v in {t.version for t in trials.values()}):
             pytest.skip(f"{scenario}: CI runs it on {', '.join(CI_REPRESENTATIVES[scenario])} only")
         assert scenario.startswith("offline-") and os.geteuid() != 0, f"{scenario} did not run"
