@@ -59,6 +59,63 @@ def leader_epoch_checkpoint(partition_dir: Path, how: Damager, name: str) -> Fau
     return f
 
 
+def partition_metadata(partition_dir: Path, how: Damager, name: str) -> Fault:
+    """The partition's ``partition.metadata`` (its topic id, 2.8+) damaged in place."""
+    f = damage_file(partition_dir / ckpt.PARTITION_METADATA, how, name)
+    f.detail["partition_dir"] = str(partition_dir)
+    f.detail["log_dir"] = str(partition_dir.parent)
+    return f
+
+
+def producer_snapshot(partition_dir: Path, how: Damager, name: str) -> Fault:
+    """The partition's latest producer-state snapshot (``<offset>.snapshot``, the one the next start reads
+    first) damaged in place."""
+    snaps = sorted(
+        (int(p.name[: -len(".snapshot")]), p)
+        for p in partition_dir.glob("*.snapshot")
+        if p.name[: -len(".snapshot")].isdigit()
+    )
+    if not snaps:
+        raise ValueError(f"{partition_dir} has no producer snapshot")
+    f = damage_file(snaps[-1][1], how, name)
+    f.detail.update(
+        partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), offset=snaps[-1][0],
+        older=[str(p) for _, p in snaps[:-1]],
+    )  # fmt: skip
+    return f
+
+
+def other_topic_id(partition_dir: Path, name: str = "partition_metadata_other_id") -> Fault:
+    """The partition's ``partition.metadata`` naming another topic id than the cluster's for its topic (a dir
+    restored from another cluster, or a topic deleted and re-created while the broker was down)."""
+    import base64
+    import random
+
+    topic_id = base64.urlsafe_b64encode(random.randbytes(16)).decode().rstrip("=")
+    f = damage_file(
+        partition_dir / ckpt.PARTITION_METADATA,
+        lambda _: f"version: 0\ntopic_id: {topic_id}\n".encode(),
+        name,
+    )
+    f.detail.update(partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), topic_id=topic_id)
+    return f
+
+
+def missing_partition_metadata(partition_dir: Path, name: str = "partition_metadata_missing") -> Fault:
+    """The partition's ``partition.metadata`` gone (moved aside by an operator, or never flushed): its log loads
+    without a topic id."""
+    path = partition_dir / ckpt.PARTITION_METADATA
+    path.unlink()
+    return Fault(name, [path], {"partition_dir": str(partition_dir), "log_dir": str(partition_dir.parent)})
+
+
+def quorum_state(metadata_log_dir: Path, how: Damager, name: str) -> Fault:
+    """The KRaft metadata log's ``__cluster_metadata-0/quorum-state`` damaged in place."""
+    f = damage_file(metadata_log_dir / "__cluster_metadata-0" / "quorum-state", how, name)
+    f.detail["log_dir"] = str(metadata_log_dir)
+    return f
+
+
 DELETE_DIR_UUID = (
     "5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11"  # LocalLog.logDeleteDirName: <tp>.<uuid without dashes>-delete
 )

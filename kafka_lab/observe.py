@@ -22,6 +22,7 @@ segments after a corrupt one), None if no log line says.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -315,6 +316,12 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
             swapped.setdefault(os.path.normpath(os.path.dirname(m[1])), _iso(e.time))
     segments = []
     changes: dict[str, dict[str, list[Any]]] = {}
+    # a partition dir renamed <dir>.<uuid>-stray or -delete: its segments are compared with their renamed files
+    # (gone once the -delete dir is removed; the old path may hold a new, empty dir of the live partition by now)
+    renamed = {st["path"]: st["renamed_to"] for st in strays(before, after) if st["renamed_to"]}
+    whole_after = after
+    if renamed:
+        after = _follow_renames(after, renamed)
     for log_path in before.segment_logs():
         pdir = os.path.dirname(log_path)
         ldir = os.path.dirname(pdir)
@@ -369,6 +376,7 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         if seg["load"] != "as_is" or seg["truncated_bytes"] or seg.get("deleted"):
             seg.pop("deleted", None)
             segments.append(seg)
+    after = whole_after
     relevant = [e for e in entries if _relevant(e)]
     out = {
         "broker": "exits" if exited else "starts",
@@ -412,7 +420,9 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
     """Every live partition dir (not the metadata log's) that the start moved away, and how: renamed
     ``<dir>.<uuid>-stray`` and kept (``renamed_stray``), renamed ``-delete`` (``deleted``: gone by now, or queued
     for the kafka-delete-logs task), or gone without either name left (``deleted`` too: the -delete dir was
-    removed within the watch). A dir still in place is not listed: the broker kept it."""
+    removed within the watch). A dir still in place and not renamed is not listed: the broker kept it. (A dir in
+    place may be a new one: a stray whose topic name the metadata has, under another id, is renamed away and the
+    broker creates the live partition's dir anew, empty, at the same path.)"""
     out = []
     for path in sorted(before.files):
         parent = os.path.dirname(path)
@@ -423,7 +433,6 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             or name is None
             or name.kind != "log"
             or name.topic == METADATA_TOPIC
-            or path in after.files
         ):
             continue
         moved = sorted(
@@ -436,9 +445,22 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
                 re.escape(os.path.basename(path)) + r"\.[0-9a-f]{32}-(stray|delete)", os.path.basename(p)
             )
         )
+        if path in after.files and not moved:
+            continue  # kept
         fate = "renamed_stray" if any(p.endswith("-stray") for p in moved) else "deleted"
         out.append({"path": path, "fate": fate, "renamed_to": moved[0] if moved else None})
     return out
+
+
+def _follow_renames(after: Snapshot, renamed: dict[str, str]) -> Snapshot:
+    """``after`` with each renamed dir's files under their old path (the files now at the old path dropped; none
+    when the renamed dir is gone too)."""
+    files = {p: st for p, st in after.files.items() if os.path.dirname(p) not in renamed}
+    for old, new in renamed.items():
+        for p, st in after.files.items():
+            if os.path.dirname(p) == new:
+                files[os.path.join(old, os.path.basename(p))] = st
+    return dataclasses.replace(after, files=files)
 
 
 def _changes(before: Snapshot, after: Snapshot, prefix: str) -> dict[str, list[Any]]:

@@ -91,7 +91,34 @@ def _zero_filled_active_tail(h: SimulatedHost, one: str, two: str) -> None:
         f.write(bytes(4096))
 
 
+def _partition_file(one: str, name: str) -> str:
+    part = sorted(d for d in os.listdir(one) if d.startswith("orders-"))[0]
+    return os.path.join(one, part, name)
+
+
+def _partition_metadata(content: bytes) -> Plant:
+    """Power-loss damage to a partition's topic id file (DIR005): an NPE (no line) or an IOException at load."""
+
+    def plant(h: SimulatedHost, one: str, two: str) -> None:
+        with open(_partition_file(two, "partition.metadata"), "wb") as f:
+            f.write(content)
+
+    return plant
+
+
+def _corrupt_producer_snapshot(h: SimulatedHost, one: str, two: str) -> None:
+    """Deleted at load, the state rebuilt: no finding, the broker starts."""
+    part = os.path.dirname(_partition_file(one, "x"))
+    latest = max((f for f in os.listdir(part) if f.endswith(".snapshot")), key=lambda f: int(f.split(".")[0]))
+    with open(os.path.join(part, latest), "wb") as f:
+        f.write(bytes(64))
+
+
 PLANTS: list[tuple[str, Plant]] = [(c[0], c[1]) for c in CASES] + [
+    ("partition_metadata_empty", _partition_metadata(b"")),
+    ("partition_metadata_zero_filled", _partition_metadata(bytes(48))),
+    ("partition_metadata_truncated", _partition_metadata(b"version: 0\ntopic_id:")),
+    ("corrupt_producer_snapshot", _corrupt_producer_snapshot),
     ("v1_without_cluster_beside_v0", _v1_without_cluster_beside_v0),
     ("unknown_version_not_metadata_dir", _unknown_version_not_metadata_dir),
     ("metadata_log_in_a_data_dir", _metadata_log_in_a_data_dir),
@@ -101,7 +128,7 @@ PLANTS: list[tuple[str, Plant]] = [(c[0], c[1]) for c in CASES] + [
 
 
 @pytest.mark.parametrize("plant", [p for _, p in PLANTS], ids=[n for n, _ in PLANTS])
-@pytest.mark.parametrize("version", ["3.6.0", "3.7.0", "4.1.0"])
+@pytest.mark.parametrize("version", ["2.8.2", "3.6.0", "3.7.0", "4.1.0"])
 def test_planted_damage(tmp_path: Path, plant: Plant, version: str) -> None:
     h = host(tmp_path / "h")
     one, two = sorted(h.log_dirs)

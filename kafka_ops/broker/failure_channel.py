@@ -27,16 +27,33 @@ When each file is read (so whether the damage is met at all):
   3.2.0 the KafkaStorageException is not caught by ``LogManager.loadLogs`` (only IOException is): the load fails
   ("There was an error in one of the threads during logs loading") and the broker exits. KAFKA-13773 (3.2.1,
   3.3.0) catches it: the dir goes offline by the channel instead.
+* a partition's ``partition.metadata`` (its topic id, 2.8+; not read before): read once the partition's segments
+  are loaded (``partitionMetadataFile.read()`` in Log.scala@2.8.2:353-358, ``UnifiedLog.initializeTopicId``
+  @3.5.2:186-197, @3.7.1:205-216, trunk of 2024-10-25:205-216), not through CheckpointFileWithFailureHandler but
+  with the same handling: ``PartitionMetadataFile.read`` (kafka/server/PartitionMetadataFile.scala@2.8.2:139-156,
+  @3.5.2:138-157; storage/.../checkpoint/PartitionMetadataFile.java@3.7.1:100-113) turns an IOException into
+  "Error while reading partition metadata file <path>" on the channel and a KafkaStorageException: up to 3.2.0 the
+  broker exits, from 3.2.1 the dir goes offline, as for the leader epochs. ``PartitionMetadataReadBuffer.read``
+  (@2.8.2:49-77, PartitionMetadataReadBuffer.java@3.7.1:40-76) throws an IOException for a first or second line
+  that is not ``<key>: <value>`` ("Malformed line in checkpoint file"), a version it does not know, the zero
+  topic id, bytes that are not UTF-8; but a file with no first line (0 bytes) or none after a good version line
+  hands ``null`` to ``Pattern.split``: a NullPointerException, which no release's loadLogs catches: the broker
+  exits on every release from 2.8. (A topic id that ``Uuid.fromString`` refuses, an IllegalArgumentException, is
+  not modelled: kafka-ops's reader does not check the id.) A version above 0 is an IOException up to 3.6 and
+  accepted from 3.7.0 (KAFKA-14484 moved the reader to Java, "version >= 0"). An inter.broker.protocol.version below 2.8 (ZooKeeper mode)
+  deletes the file instead of reading it (``keepPartitionMetadataFile``).
 """
 
 from __future__ import annotations
 
 import os
+import re
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
-from kafka_ops.engine.errors import FormatError
+from kafka_ops.engine.errors import EngineError, FormatError
+from kafka_ops.engine.fileio import read_bytes
 from kafka_ops.engine.shell import content_free
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
@@ -52,7 +69,9 @@ WHEN_READ = {
     ckpt.REPLICATION: "the ReplicaManager reads it when it creates the dir's first replica after the start",
     ckpt.CLEANER: "the log cleaner thread reads it at its first pass after the start (allCleanerCheckpoints)",
     ckpt.LEADER_EPOCH: "LeaderEpochFileCache reads it while the partition loads",
+    ckpt.PARTITION_METADATA: "the broker reads the partition's topic id from it once its segments are loaded",
 }
+NPE = "NullPointerException"  # Damage.thrown: not an IOException, caught by no release's loadLogs
 
 
 @slotted(frozen=True)
@@ -64,9 +83,12 @@ class Damage:
     error: str  # what kafka-ops's reader (the same rules as CheckpointReadBuffer) found
     start: str  # "offline": the dir goes offline after the start; "exits": the broker does not start
     check: str
+    thrown: str | None = None  # partition.metadata: NPE, which no release catches at load
 
     @property
     def reason(self) -> str:
+        if self.name == ckpt.PARTITION_METADATA:
+            return self._partition_metadata_reason()
         said = f"'Error while reading checkpoint file {self.path}'"
         if self.start == "exits":
             return (
@@ -78,6 +100,28 @@ class Damage:
             f"{self.path} does not parse ({self.error}): {WHEN_READ[self.name]} and CheckpointFileWithFailureHandler "
             f"puts the log dir on the LogDirFailureChannel ({said}): the dir goes offline right after the start and "
             "serves none of its partitions"
+        )
+
+    def _partition_metadata_reason(self) -> str:
+        when = WHEN_READ[self.name]
+        if self.thrown == NPE:
+            return (
+                f"{self.path} does not parse ({self.error}): {when}; with no line to read, "
+                "PartitionMetadataReadBuffer.read hands null to Pattern.split and throws NullPointerException, which "
+                "LogManager.loadLogs does not catch: 'There was an error in one of the threads during logs loading' "
+                "and the broker does not start"
+            )
+        said = f"'Error while reading partition metadata file {self.path}'"
+        if self.start == "exits":
+            return (
+                f"{self.path} does not parse ({self.error}): {when}; PartitionMetadataFile.read throws "
+                f"KafkaStorageException ({said}), which LogManager.loadLogs does not catch before KAFKA-13773: "
+                "'There was an error in one of the threads during logs loading' and the broker does not start"
+            )
+        return (
+            f"{self.path} does not parse ({self.error}): {when}; PartitionMetadataFile.read puts the log dir on "
+            f"the LogDirFailureChannel ({said}) and LogManager.loadLogs goes on: the dir goes offline at the start "
+            "and serves none of its partitions"
         )
 
 
@@ -111,12 +155,60 @@ def dir_damage(h: HostFacts, ldf: LogDirFacts) -> list[Damage]:
 
 
 def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
-    """The partition's leader-epoch-checkpoint when the next start cannot parse it."""
+    """The partition's leader-epoch-checkpoint (read first) or partition.metadata when the next start cannot parse
+    it."""
     if not pf.part.errors:  # most partitions: nothing to match (asked three times per partition)
         return None
+    caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
+    start = "exits" if caught is False else "offline"
     path = os.path.join(pf.part.path, ckpt.LEADER_EPOCH)
     error = _format_error(pf.part.errors, path)
-    if error is None:
+    if error is not None:
+        return Damage(path, ckpt.LEADER_EPOCH, error, start, DEFAULT_CHECK)
+    path = os.path.join(pf.part.path, ckpt.PARTITION_METADATA)
+    error = _format_error(pf.part.errors, path)
+    if error is None or not _reads_partition_metadata(h):
         return None
-    caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
-    return Damage(path, ckpt.LEADER_EPOCH, error, "exits" if caught is False else "offline", DEFAULT_CHECK)
+    thrown = _partition_metadata_thrown(path, h)
+    return Damage(path, ckpt.PARTITION_METADATA, error, "exits" if thrown else start, DEFAULT_CHECK, thrown)
+
+
+def _reads_partition_metadata(h: HostFacts) -> bool:
+    """Whether the start reads partition.metadata (``keepPartitionMetadataFile``: KafkaConfig.usesTopicId, a
+    KRaft broker or an inter.broker.protocol.version from 2.8). Unknown version: assumed to read it."""
+    if versions.since("partition_metadata_read_at_load", h.kafka_version) is False:
+        return False
+    if h.configs.server.get("process.roles", "").strip():
+        return True
+    ibp = re.match(r"\s*(\d+)\.(\d+)", h.configs.server.get("inter.broker.protocol.version", ""))
+    return ibp is None or (int(ibp.group(1)), int(ibp.group(2))) >= (2, 8)
+
+
+_JAVA_SPLIT = re.compile(r":[ \t\n\x0b\f\r]+")  # PartitionMetadataFile's WhiteSpacesPattern, ":\\s+"
+_JAVA_LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
+
+
+def _partition_metadata_thrown(path: str, h: HostFacts) -> str | None:
+    """What PartitionMetadataReadBuffer.read throws that is not an IOException, or None (an IOException, or the
+    file cannot be read again): NPE when it reads no line where it wants one."""
+    try:
+        text = read_bytes(path, 65536).decode("utf-8")  # not UTF-8: MalformedInputException, an IOException
+    except (EngineError, OSError, UnicodeDecodeError):
+        return None
+    lines = _JAVA_LINES.split(text)
+    if lines and lines[-1] == "":  # a final line end ends the last line, it does not start one
+        lines.pop()
+    if not lines:
+        return NPE
+    fields = _JAVA_SPLIT.split(lines[0])
+    while fields and fields[-1] == "":  # Pattern.split drops trailing empty strings
+        fields.pop()
+    if len(fields) != 2 or not re.fullmatch(r"[+-]?[0-9]+", fields[1]):
+        return None  # "Malformed line": IOException
+    version = int(fields[1])
+    newer_ok = versions.since("partition_metadata_newer_version", h.kafka_version)
+    if not (version == 0 or (version > 0 and newer_ok is not False)):
+        return None  # "Unrecognized version": IOException
+    if len(lines) < 2:
+        return NPE
+    return None

@@ -36,6 +36,11 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
   failing file may be listed first), and when the broker exits (the plan then loads nothing).
 * The KRaft metadata log (``__cluster_metadata-0``) is re-read in full at every start by design
   (KafkaMetadataLog: recovery point 0); it is not listed.
+* Small files (power-loss damage): a checkpoint, leader-epoch-checkpoint or ``partition.metadata`` that does
+  not parse (``failure_channel``, DIR005: the dir offline, or the exit up to 3.2.0; an empty partition.metadata
+  is an NPE and the exit on every release); a corrupt producer snapshot (``producer_state``: deleted at load, the
+  state rebuilt from an older snapshot or the log start, ``producer_snapshots``); the KRaft ``quorum-state``
+  (``quorum_state``, DIR007: cleared up to 3.7, the exit from 3.8, ``quorum_state``).
 * Strays (``strays``, DIR006): a partition dir whose topic id this host's KRaft metadata log does not have is
   renamed ``-stray`` and kept (3.7+), renamed ``-delete`` and deleted (3.0-3.6) or kept (2.8); ``broker.strays``
   cites the source per release. Such a partition gets no retention deletions in the plan (a -stray log has
@@ -52,6 +57,8 @@ from kafka_ops.broker import (
     failure_channel,
     leftovers,
     meta,
+    producer_state,
+    quorum_state,
     reach,
     strays,
     suffixed_dirs,
@@ -138,6 +145,7 @@ class LogDirFate:
     reason: str | None = None
     check: str | None = None
     segments_not_loaded: int = 0
+    at_load: bool = False  # offline while its partitions load (not after the start, by a checkpoint read)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -316,6 +324,9 @@ def pre_load_exit(h: HostFacts) -> tuple[str, str] | None:
             "the broker does not start",
             "DIR003",
         )
+    qs = quorum_state.damage(h)  # the raft client starts before LogManager
+    if qs is not None and qs.start == quorum_state.EXITS:
+        return qs.reason, "DIR007"
     return None
 
 
@@ -471,6 +482,8 @@ class NextStartPlan:
         self.dirs: dict[str, LogDirFate] = {}
         self.segments: list[SegmentFate] = []
         self.leftovers: list[LeftoverFate] = []
+        # producer snapshots deleted at load, their state rebuilt from the log (broker.producer_state)
+        self.snapshots: list[producer_state.CorruptSnapshot] = []
         # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
         self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
         self._offline_before_load: set[str] = set()  # dirs LogManager never loads a partition of
@@ -499,10 +512,13 @@ class NextStartPlan:
             off = partition_offline(self.h, pf)
             if off is not None:
                 fate.state, fate.reason, fate.check = "offline", off[0], off[1]
+                fate.at_load = True  # a partition's own files: the load itself fails (PERM001, DIR005)
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
         if pf.part.leftovers:
             self._leftovers(pf)
+        # (kept instead when nothing is loaded: to_dict)
+        self.snapshots += producer_state.corrupt_snapshots(pf)
         if online and pf.part.name.kind == "delete":
             self._delete_dir(pf)
             return online
@@ -664,6 +680,8 @@ class NextStartPlan:
                 "segments": [],
                 "leftovers": [],
                 "strays": [],
+                "producer_snapshots": [],
+                "quorum_state": None,
                 "after_failed_start": None,
             }
         exited = self.exit is not None
@@ -680,9 +698,10 @@ class NextStartPlan:
                 s.reason = self.exit[0] if self.exit else None
         v = h.kafka_version
         extra = self._offline_consequence()
-        for row in dirs:
-            # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated)
-            at_load = row.get("check") not in failure_channel.AFTER_START_CHECKS
+        for fate, row in zip(self.dirs.values(), dirs, strict=True):
+            # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated;
+            # a partition's leader-epoch-checkpoint or partition.metadata fails its load: at load)
+            at_load = fate.at_load or row.get("check") not in failure_channel.AFTER_START_CHECKS
             if row["state"] == "offline" and row.get("check") and extra and row["reason"] and at_load:
                 row["reason"] += extra
             row["reason"] = versions.localize(row["reason"], v) if row["reason"] else None
@@ -713,7 +732,30 @@ class NextStartPlan:
             ],
             "leftovers": [lf.to_dict() for lf in sorted(self.leftovers, key=lambda lf: lf.path)],
             "strays": [self._stray_dict(st, exited) for _, st in sorted(self.strays.items())],
+            "producer_snapshots": [
+                self._snapshot_dict(c, exited) for c in sorted(self.snapshots, key=lambda c: c.path)
+            ],
+            "quorum_state": self._quorum_state(),
             "after_failed_start": self._after_failed_start(),
+        }
+
+    def _quorum_state(self) -> dict[str, Any] | None:
+        """The KRaft quorum-state the start cannot read: cleared (up to 3.7), the broker's exit (3.8+: DIR007), or
+        kept (the broker exits before the raft client starts, over something else)."""
+        qs = quorum_state.damage(self.h)
+        if qs is None:
+            return None
+        fate, reason = qs.start, qs.reason
+        if self.exit is not None and self.exit[1] != "DIR007" and not self.exit_at_load:
+            # an exit before loading comes before the raft client too (KafkaRaftServer checks the config and the
+            # log dirs' meta.properties first)
+            fate, reason = "kept", self.exit[0]
+        return {
+            "path": qs.path,
+            "error": qs.error,
+            "fate": fate,
+            "reason": versions.localize(reason, self.h.kafka_version),
+            "check": "DIR007",
         }
 
     def _after_failed_start(self) -> dict[str, Any] | None:
@@ -731,6 +773,18 @@ class NextStartPlan:
             "log_dirs": [m.to_dict() for m in after],
             "check": "SHUT004" if failed_start.unsafe_dirs(after) else None,
         }
+
+    def _snapshot_dict(self, c: producer_state.CorruptSnapshot, exited: bool) -> dict[str, Any]:
+        d = c.to_dict()
+        if exited:
+            d["fate"], d["reason"] = producer_state.KEPT, self.exit[0] if self.exit else None
+        elif self.dirs[c.log_dir].state == "offline":
+            d["fate"], d["reason"] = (
+                producer_state.KEPT,
+                f"its log dir goes offline ({self.dirs[c.log_dir].reason})",
+            )
+        d["reason"] = versions.localize(str(d["reason"]), self.h.kafka_version) if d["reason"] else None
+        return d
 
     def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
         fate, at = st.fate, st.deleted_at
@@ -828,6 +882,17 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             "removeTempFilesAndCollectSwapFiles)"
         )
     out.append("It " + "; ".join(parts) + ".")
+    q = ns.get("quorum_state")
+    if q and q["fate"] == quorum_state.CLEARED:
+        out.append(
+            f"  {q['path']} cannot be read ({q['error']}): the start clears it and forgets its vote [DIR007]"
+        )
+    for c in ns.get("producer_snapshots", []):
+        if c["fate"] == producer_state.DELETED_AT_LOAD:
+            out.append(
+                f"  producer snapshot {c['path']} is corrupt ({c['error']}): deleted at load, the producer state "
+                f"rebuilt from offset {c['rebuilt_from']} ({c['reread_bytes']} bytes re-read)"
+            )
     for st in ns.get("strays", []):
         what = {
             strays.RENAMED_STRAY: "renamed <dir>.<uuid>-stray and kept (not served)",

@@ -77,6 +77,9 @@ class Stray:
     fate: str  # renamed_stray | deleted | kept | depends
     reason: str
     deleted_at: int | None = None  # for "deleted": when the kafka-delete-logs task removes the renamed dir
+    live: bool = (
+        False  # the live partition's own data (no topic id): moved aside and the partition created empty
+    )
 
 
 class _Unreadable(Exception):
@@ -260,10 +263,16 @@ def _find(h: HostFacts) -> list[Stray]:
         for path, name in ldf.scan.partition_names:
             if name.kind != "log" or name.topic == METADATA_TOPIC:
                 continue
+            pm = os.path.join(path, "partition.metadata")
+            if not os.path.lexists(pm):
+                st = _without_topic_id(h, image, ldf.path, path, name.topic, name.partition)
+                if st is not None:
+                    out.append(st)
+                continue
             try:
-                tid = ckpt.read_partition_metadata(os.path.join(path, "partition.metadata")).get("topic_id")
+                tid = ckpt.read_partition_metadata(pm).get("topic_id")
             except (EngineError, OSError):
-                continue  # no topic id to judge by (module doc)
+                continue  # no topic id to judge by (module doc); a damaged file takes the dir offline (DIR005)
             if not tid or tid == ZERO_UUID:
                 continue
             entry = image.topics.get(tid)
@@ -281,8 +290,44 @@ def _find(h: HostFacts) -> list[Stray]:
                     "from a backup)"
                 )
             fate, reason, at = _fate(h, path)
+            if entry is None and other is not None and name.partition in image.topics[other][1]:
+                if fate in (RENAMED_STRAY, DELETED, DEPENDS):
+                    # seen on a real 4.3.1 broker: "Created log for partition t00-0 in <the same dir>" once the
+                    # stray was renamed, and the acknowledged records of the old id were no longer served
+                    reason += (
+                        f"; the broker then creates {name.topic}-{name.partition} anew, EMPTY, for the topic of "
+                        "that name the metadata has (when this broker is one of its replicas): served from offset 0, "
+                        "without this dir's records"
+                    )
             out.append(Stray(path, ldf.path, name.topic, name.partition, tid, why, fate, reason, at))
     return out
+
+
+def _without_topic_id(
+    h: HostFacts, image: MetadataImage, log_dir: str, path: str, topic: str, partition: int
+) -> Stray | None:
+    """A partition dir without ``partition.metadata``: its log loads without a topic id, which 3.7.1+ takes for a
+    stray ("The topicId does not exist in Log(...), treat it as a stray log": LogManager.isStrayKraftReplica
+    @3.7.1:1601-1608, trunk:1618-1625) and renames -stray; the live partition of that name is then created again,
+    EMPTY (a real 3.7.2 broker did both: 200 acknowledged records no longer served). A real 3.5.2 broker loaded
+    and served it as it was (its stray finder was not asked for it); 3.7.0's throws (findStrayReplicas
+    @3.7.0:1557-1560: KAFKA-16814, "KRaft broker cannot startup when partition.metadata is missing", fixed in
+    3.7.1 by commit 01e9918530e), not modelled."""
+    v = h.kafka_version
+    if v is None or not versions.since("stray_without_topic_id", v):
+        return None
+    live = (tid := image.name_id(topic)) is not None and partition in image.topics[tid][1]
+    fate, reason, at = _fate(h, path)
+    reason = f"it has no partition.metadata, so its log loads without a topic id: {reason}"
+    if live:
+        reason += (
+            f"; the broker then creates {topic}-{partition} again, EMPTY, for the live topic (when this broker is one "
+            "of its replicas) and serves it from offset 0: this dir's records are no longer served"
+        )
+    why = "no partition.metadata: no topic id" + (
+        f" (the metadata has topic {topic!r} as {tid})" if live else ""
+    )
+    return Stray(path, log_dir, topic, partition, "", why, fate, reason, at, live)
 
 
 def _fate(h: HostFacts, path: str) -> tuple[str, str, int | None]:

@@ -1,6 +1,7 @@
 """DIR005: a checkpoint file the broker cannot parse (log-start-offset, replication-offset, cleaner-offset, a
-partition's leader-epoch-checkpoint): its log dir goes offline right after the start, or (leader epochs, up to
-3.2.0) the broker does not start.
+partition's leader-epoch-checkpoint or partition.metadata): its log dir goes offline right after the start, or
+(leader epochs and partition.metadata up to 3.2.0; an empty partition.metadata on every release from 2.8) the
+broker does not start.
 
 The rule (when each file is read, what a failed read does, per version) is kafka_ops.broker.failure_channel's,
 which the next-start plan follows too. The recovery-point checkpoint's own finding is SHUT003's.
@@ -19,6 +20,8 @@ from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
+
+AT_LOAD = (ckpt.LEADER_EPOCH, ckpt.PARTITION_METADATA)  # read while the partition loads
 
 
 @check(
@@ -51,6 +54,15 @@ def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:
             "critical",
         )
     kraft = broker_mode(h) == "kraft"
+    if kraft and versions.since("kraft_jbod", h.kafka_version) is False and d.name in AT_LOAD:
+        # seen on a real 3.5.2 broker (partition.metadata garbage in data-1): every partition of the dir created
+        # again in data-0 ("Created log for partition ..."), 2,800 acknowledged records no longer served
+        return (
+            " The dir goes offline while its partitions load, and a KRaft broker before 3.7 (no JBOD in KRaft, "
+            "KIP-858) then creates this dir's partitions again, EMPTY, in another log dir and serves them from "
+            "offset 0: their records are lost to consumers.",
+            "critical",
+        )
     if kraft and versions.since("kraft_jbod", h.kafka_version) and metadata_log_dir(h) == ldf.path:
         return (
             " It is the KRaft metadata log dir: the broker halts ('Shutdown broker because the metadata log dir ... "
@@ -63,8 +75,24 @@ def _consequence(h: HostFacts, ldf: LogDirFacts, d: Damage) -> tuple[str, str]:
     )
 
 
-def _fix(d: Damage) -> str:
-    if d.name == ckpt.LEADER_EPOCH:
+def _fix(d: Damage, kraft: bool = False) -> str:
+    if d.name == ckpt.PARTITION_METADATA and kraft:
+        # LogManager.isStrayKraftReplica@3.7.1:1601-1608: a log without a topic id is a stray (renamed -stray, the
+        # partition created again empty); 3.0-3.7.0's stray finders throw on it (findStrayPartitions@3.5.2:76-79)
+        topic = os.path.basename(os.path.dirname(d.path)).rsplit("-", 1)[0]
+        return (
+            f"With the broker stopped, write the file again with the topic's id (kafka-topics.sh --describe --topic "
+            f"{q(topic)} shows TopicId): printf 'version: 0\\ntopic_id: %s\\n' <TopicId> > {q(d.path)}, owned by the "
+            "broker user. Do not just remove it: a KRaft broker takes a log without a topic id for a stray (from "
+            "3.7.1 it renames the dir -stray and creates the partition again, empty). Then find what damaged it (a "
+            "power loss without fsync'd writes, a full disk, a restore or copy)."
+        )
+    if d.name == ckpt.PARTITION_METADATA:
+        after = (
+            "the broker loads the partition without a topic id and writes the file again with the id ZooKeeper "
+            "gives the partition"
+        )
+    elif d.name == ckpt.LEADER_EPOCH:
         after = (
             "the broker creates it empty and the dir stays online; this replica's leader-epoch history starts "
             "again from the next leader epoch"
@@ -90,7 +118,7 @@ def _finding(h: HostFacts, ldf: LogDirFacts, d: Damage, pf: PartitionFacts | Non
         kw = {"topic": pf.part.topic, "partition": pf.part.partition}
     return run.finding(
         f"{d.reason}.{more}",
-        _fix(d),
+        _fix(d, broker_mode(h) == "kraft"),
         severity=severity,
         path=d.path,
         log_dir=ldf.path,

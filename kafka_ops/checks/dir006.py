@@ -73,10 +73,19 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
                 "Give --kafka-version. On 3.0-3.6, move the dir out of the log dir before the start if its records "
                 "matter: the start deletes it."
             )
+        severity = SEVERITY[st.fate]
+        if st.live and st.fate in (strays.RENAMED_STRAY, strays.DELETED, strays.DEPENDS):
+            severity = "critical"  # the live partition's records moved aside, the partition served empty
+            fix = (
+                f"Before the start, write {q(st.path + '/partition.metadata')} with the topic's id (kafka-topics.sh "
+                f"--describe --topic {q(st.topic)} shows TopicId): printf 'version: 0\\ntopic_id: %s\\n' <TopicId> "
+                f"> {q(st.path + '/partition.metadata')}, owned by the broker user; the broker then loads it as the "
+                "live partition."
+            )
         yield run.finding(
             f"{st.path} is a partition dir the KRaft metadata no longer has ({st.why}): {what}",
             fix,
-            severity=SEVERITY[st.fate],
+            severity=severity,
             path=st.path,
             log_dir=ldf.path,
             topic=st.topic,

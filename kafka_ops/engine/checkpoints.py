@@ -199,18 +199,38 @@ def read_meta_properties(path: str) -> MetaProperties:
     return MetaProperties(path, version, props.get("cluster.id"), node_id, props.get("directory.id"), props)
 
 
+# PartitionMetadataReadBuffer's WhiteSpacesPattern (":\\s+", Java's ASCII \\s) and BufferedReader's line ends
+_PM_SPLIT = re.compile(r":[ \t\n\x0b\f\r]+")
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
+ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID
+
+
 def read_partition_metadata(path: str) -> dict[str, str]:
-    out: dict[str, str] = {}
-    for i, line in enumerate(_read_text(path).splitlines(), start=1):
-        if not line.strip():
-            continue
-        if ":" not in line:
-            raise FormatError(path, f"malformed line {i}: {line!r}")
-        k, v = line.split(":", 1)
-        out[k.strip()] = v.strip()
-    if out.get("version") != "0" or "topic_id" not in out:
-        raise FormatError(path, "expected 'version: 0' and 'topic_id'")
-    return out
+    """``{"version", "topic_id"}`` as PartitionMetadataReadBuffer.read takes them (PartitionMetadataFile.scala
+    @2.8.2:49-77, PartitionMetadataReadBuffer.java@3.7.1:40-76): the first two lines, each ``<any key>: <value>``
+    split at a colon followed by whitespace into exactly two fields; lines after them are not read. A FormatError
+    where the broker's read fails (version 0 only: a newer version is refused up to 3.6)."""
+    lines = _LINE_ENDS.split(_read_text(path))
+    if lines and lines[-1] == "":
+        lines.pop()
+
+    def fields(i: int) -> str:
+        if i >= len(lines):
+            raise FormatError(path, f"no line {i + 1} (the file ends before it)")
+        parts = _PM_SPLIT.split(lines[i])
+        while parts and parts[-1] == "":  # Pattern.split drops trailing empty strings
+            parts.pop()
+        if len(parts) != 2:
+            raise FormatError(path, f"malformed line {i + 1}: {lines[i]!r}")
+        return parts[1]
+
+    version = fields(0)
+    if not _JAVA_INT.fullmatch(version) or int(version) != 0:
+        raise FormatError(path, f"expected version 0 on line 1: {lines[0]!r}")
+    topic_id = fields(1)
+    if topic_id == ZERO_TOPIC_ID:
+        raise FormatError(path, "the zero topic id ('Invalid topic ID in partition metadata file')")
+    return {"version": "0", "topic_id": topic_id}
 
 
 @slotted

@@ -112,6 +112,31 @@ _ROWS = (
         "parse): the dir goes offline instead of the broker exiting",
     ),
     Behaviour(
+        "partition_metadata_read_at_load", (2, 8, 0), "KIP-516",
+        "core/src/main/scala/kafka/log/Log.scala@2.8.2:353-358 (partitionMetadataFile.read() at the end of the "
+        "log's load), kafka/server/PartitionMetadataFile.scala@2.8.2:139-156",
+        "a partition's partition.metadata (its topic id) is read while the partition loads; before 2.8 no broker "
+        "reads the file",
+    ),
+    Behaviour(
+        "partition_metadata_newer_version", (3, 7, 0), "KAFKA-14484",
+        "storage/src/main/java/org/apache/kafka/storage/internals/checkpoint/PartitionMetadataReadBuffer.java@3.7.1"
+        ":49-51 (PartitionMetadataFile.scala@3.6.2:58 wants version == 0)",
+        "partition.metadata of a version above 0 is read (downgrade compatibility) instead of an IOException",
+    ),
+    Behaviour(
+        "quorum_state_read_fatal", (3, 8, 0), "KAFKA-16526",
+        "raft/src/main/java/org/apache/kafka/raft/QuorumState.java@3.8.0 (initialize: no catch; @3.7.1:114-127 "
+        "catches UncheckedIOException and clears the store; commit 056d232f4e2)",
+        "a KRaft quorum-state file that cannot be read stops the node's start instead of being cleared",
+    ),
+    Behaviour(
+        "stray_without_topic_id", (3, 7, 1), "KAFKA-16814",
+        "core/src/main/scala/kafka/log/LogManager.scala@3.7.1:1601-1608 (isStrayKraftReplica: a log without a topic "
+        "id is a stray; @3.7.0:1557-1560 findStrayReplicas throws RuntimeException for it)",
+        "a KRaft log loaded without a topic id (no partition.metadata) is taken for a stray and renamed -stray",
+    ),
+    Behaviour(
         "snapshot_deleted_kept_at_load", (3, 3, 0), "KAFKA-14240",
         "core/src/main/scala/kafka/log/LogLoader.scala@3.3.0 (removeTempFilesAndCollectSwapFiles)",
         "a file named *.checkpoint.deleted (a KRaft snapshot's suffix) is no longer deleted with the other "

@@ -182,6 +182,39 @@ class NextStartStrayModel(BaseModel):
     reason: str | None = Field(None, description="Why, in one line")
 
 
+class NextStartProducerSnapshotModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The <offset>.snapshot file")
+    topic: str
+    partition: int
+    error: str = Field(
+        description="Why ProducerStateManager.readSnapshot refuses it (CorruptSnapshotException)"
+    )
+    fate: Literal["deleted_at_load", "kept"] = Field(
+        description="deleted_at_load: the start deletes it and rebuilds the producer state from the log; kept: "
+        "the start does not load the partition (the broker exits or the log dir goes offline)"
+    )
+    rebuilt_from: int = Field(description="The offset the producer state is rebuilt from")
+    from_snapshot: str | None = Field(
+        description="The older snapshot loaded instead, or null (rebuilt from the log start offset)"
+    )
+    reread_bytes: int = Field(description="Bytes of the segments re-read to rebuild it")
+    reason: str | None = Field(None, description="Why, in one line")
+
+
+class NextStartQuorumStateModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The KRaft metadata log's quorum-state file")
+    error: str = Field(description="Why the raft client cannot read it (an IOException in readStateFromFile)")
+    fate: Literal["cleared", "exits", "depends", "kept"] = Field(
+        description="cleared: the start deletes it and starts from epoch 0 without a vote (up to 3.7); exits: "
+        "the broker does not start (3.8+, KAFKA-16526); depends: the Kafka version is unknown; kept: the broker "
+        "exits before the raft client reads it, over something else"
+    )
+    reason: str | None = Field(None, description="Why, in one line")
+    check: str = Field(description="DIR007")
+
+
 class AfterFailedStartLogDirModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str
@@ -230,6 +263,16 @@ class NextStartModel(BaseModel):
         description="Partition dirs whose topic id this host's KRaft metadata log does not have, and what the "
         "start does with each (DIR006; empty on a healthy host, in ZooKeeper mode, and when the metadata log is "
         "not on this host or cannot be read)",
+    )
+    producer_snapshots: list[NextStartProducerSnapshotModel] = Field(
+        default_factory=list,
+        description="Producer-state snapshots the start finds corrupt: deleted, and the producer state rebuilt "
+        "by re-reading the log from an older snapshot or the log start (broker.producer_state; empty on a healthy "
+        "host and when the broker is running)",
+    )
+    quorum_state: NextStartQuorumStateModel | None = Field(
+        None,
+        description="The KRaft quorum-state file when the start cannot read it (DIR007; null otherwise)",
     )
     after_failed_start: AfterFailedStartModel | None = Field(
         None,

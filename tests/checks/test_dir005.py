@@ -103,11 +103,18 @@ def test_leader_epoch_checkpoint_by_version(tmp_path: Path) -> None:
     part = sorted(os.path.join(two, d) for d in os.listdir(two) if d.startswith("orders-"))[0]
     with open(os.path.join(part, "leader-epoch-checkpoint"), "wb") as f:
         f.write(ZEROS)
-    # KAFKA-13773 (3.2.1, 3.3.0): the dir goes offline
+    # KAFKA-13773 (3.2.1, 3.3.0): the dir goes offline while the partition loads; KRaft before 3.7 then creates
+    # the dir's partitions again, empty, in the other dir (critical), 3.7+ does not
     report = audit(h, "3.3.0")
     [f] = dir005(report)
-    assert f["severity"] == "error" and f["topic"] == "orders" and f["details"]["next_start"] == "offline"
+    assert f["severity"] == "critical" and f["topic"] == "orders" and f["details"]["next_start"] == "offline"
+    assert "EMPTY" in f["message"]
     assert states(report)[two] == ("offline", "DIR005") and report["next_start"]["broker"] == "starts"
+    [row] = [d for d in report["next_start"]["log_dirs"] if d["path"] == two]
+    assert "EMPTY in another log dir" in row["reason"]
+    report = audit(h, "3.7.2")
+    [f] = dir005(report)
+    assert f["severity"] == "error" and "EMPTY" not in f["message"]
     # before it (2.8.2, 3.0.x, 3.1.x, 3.2.0): the load fails and the broker does not start
     for version in ("2.8.2", "3.2.0"):
         report = audit(h, version)
@@ -128,3 +135,63 @@ def test_the_only_log_dir_halts_the_broker(tmp_path: Path) -> None:
     assert (
         report["next_start"]["broker"] == "exits"
     )  # every log dir offline: LogManager.handleLogDirFailure halts
+
+
+def _partition_metadata(h: SimulatedHost) -> tuple[str, str]:
+    _, two = sorted(h.log_dirs)
+    part = sorted(os.path.join(two, d) for d in os.listdir(two) if d.startswith("orders-"))[0]
+    return two, os.path.join(part, "partition.metadata")
+
+
+@pytest.mark.parametrize(
+    "content", [ZEROS, b"version: 0\ntopic_id:", GARBAGE, b"\n", b"version: 7\ntopic_id: x"], ids=repr
+)
+def test_a_damaged_partition_metadata_stops_the_broker_before_3_2_1_then_takes_the_dir_offline(
+    tmp_path: Path, content: bytes
+) -> None:
+    """PartitionMetadataFile.read: an IOException (malformed line, not UTF-8, a version it does not know) is a
+    KafkaStorageException with the dir on the channel, handled as a leader-epoch-checkpoint's (KAFKA-13773)."""
+    h = sim(tmp_path / "h")
+    two, path = _partition_metadata(h)
+    with open(path, "wb") as f:
+        f.write(content)
+    report = audit(h, "3.7.2")
+    [f] = dir005(report)
+    assert (f["severity"], f["path"], f["details"]["next_start"]) == ("error", path, "offline")
+    assert f"'Error while reading partition metadata file {path}'" in f["message"]
+    assert "topic id" in f["remediation"]
+    assert states(report)[two] == ("offline", "DIR005") and report["next_start"]["broker"] == "starts"
+    # KRaft 3.5.2 (no JBOD): the dir's partitions created again, empty, elsewhere (the lab's 3.5.2 did)
+    [f] = dir005(audit(h, "3.5.2"))
+    assert f["severity"] == "critical" and "EMPTY" in f["message"]
+    report = audit(h, "2.8.2")
+    [f] = dir005(report)
+    assert f["severity"] == "critical" and "before KAFKA-13773" in f["message"]
+    assert (report["next_start"]["broker"], report["next_start"]["check"]) == ("exits", "DIR005")
+    # before 2.8 no broker reads the file; a ZooKeeper broker on an older protocol deletes it unread
+    assert dir005(audit(h, "2.7.2")) == []
+    with open(h.server_properties, "a") as f:
+        f.write("inter.broker.protocol.version=2.7\n")
+    assert len(dir005(audit(h, "2.8.2"))) == 1  # KRaft (the simulated host) reads it whatever the protocol
+    with open(h.server_properties) as f:
+        zk = [x for x in f.read().splitlines() if not x.startswith("process.roles=")]
+    with open(h.server_properties, "w") as f:
+        f.write("\n".join(zk) + "\n")
+    assert dir005(audit(h, "2.8.2")) == []
+
+
+@pytest.mark.parametrize("content", [b"", b"version: 0\n", b"version: 0"], ids=repr)
+def test_a_partition_metadata_without_the_line_the_reader_wants_stops_every_release(
+    tmp_path: Path, content: bytes
+) -> None:
+    """No line where PartitionMetadataReadBuffer.read wants one: null into Pattern.split, a NullPointerException
+    that loadLogs does not catch on any release: the broker exits, 3.3+ included."""
+    h = sim(tmp_path / "h")
+    _, path = _partition_metadata(h)
+    with open(path, "wb") as f:
+        f.write(content)
+    for version in ("2.8.2", "3.7.2", "4.1.0"):
+        report = audit(h, version)
+        [f] = dir005(report)
+        assert f["severity"] == "critical" and "NullPointerException" in f["message"], version
+        assert (report["next_start"]["broker"], report["next_start"]["check"]) == ("exits", "DIR005")

@@ -171,6 +171,9 @@ def test_a_topic_deleted_and_created_again_under_the_same_name_is_a_stray(tmp_pa
     [f] = dir006(audit(h, "3.5.2"))
     assert f["path"] == stray and f["severity"] == "critical"
     assert f"the metadata has topic 'again' with id {new_tid}, not the dir's {old_tid}" in f["message"]
+    # the live topic of that name has the partition: the broker creates it anew, empty (a real 4.3.1 broker did)
+    [st] = audit(h, "4.3.1")["next_start"]["strays"]
+    assert st["fate"] == "renamed_stray" and "creates again-0 anew, EMPTY" in st["reason"]
 
 
 def test_records_after_the_snapshot_are_applied_and_the_snapshot_is_read(tmp_path: Path) -> None:
@@ -286,3 +289,24 @@ def test_no_partition_of_a_real_kraft_host_is_a_stray(tmp_path: Path, log_dir: s
     )
     assert dir006(report) == [] and report["next_start"]["strays"] == []
     assert read_image(os.path.join(log_dir, "__cluster_metadata-0")) is not None
+
+
+def test_a_live_partition_without_partition_metadata_is_a_stray_from_3_7_1(tmp_path: Path) -> None:
+    """No partition.metadata in a live partition's dir: its log loads without a topic id. 3.7.1+ takes it for a
+    stray, renames it -stray and creates the partition again, empty (a real 3.7.2 broker did: the acknowledged
+    records no longer served): critical, the fix is to write the file with the topic's id. A real 3.5.2 broker
+    served it as it was: nothing said."""
+    h = sim(tmp_path / "h")
+    write_metadata_log(meta_dir(h), [image_of(h)])
+    part = h.partitions["orders-1"]
+    os.remove(os.path.join(part, "partition.metadata"))
+    report = audit(h, "3.7.2")
+    [st] = report["next_start"]["strays"]
+    assert (st["path"], st["fate"]) == (part, "renamed_stray") and "creates orders-1 again, EMPTY" in st[
+        "reason"
+    ]
+    [f] = dir006(report)
+    assert f["severity"] == "critical" and "topic_id" in f["remediation"]
+    for version in ("3.5.2", "3.7.0"):
+        report = audit(h, version)
+        assert report["next_start"]["strays"] == [] and dir006(report) == [], version

@@ -21,6 +21,8 @@ from tests.lab.scenarios import (
     CI_REPRESENTATIVES,
     OFFLINE_FAULTS,
     ONLY_SCENARIOS,
+    SINCE,
+    not_on,
     skipped_in_ci,
 )
 
@@ -66,6 +68,8 @@ def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scena
         for v in {t.version for t in trials.values()}:
             if v in ONLY_SCENARIOS and scenario not in ONLY_SCENARIOS[v]:
                 pytest.skip(f"{scenario}: the lab runs {', '.join(ONLY_SCENARIOS[v])} only on {v}")
+            if not_on(scenario, v):
+                pytest.skip(f"{scenario}: not run before {'.'.join(map(str, SINCE[scenario]))}")
             if skipped_in_ci(scenario, v):
                 pytest.skip(f"{scenario}: CI runs it on {', '.join(CI_REPRESENTATIVES[scenario])} only")
         assert scenario.startswith("offline-") and os.geteuid() != 0, f"{scenario} did not run"
@@ -315,3 +319,60 @@ def test_markers_a_start_that_fails_in_loading_leaves(
         assert seen == {"data-0": True, "data-1": True} and len(critical) == 1 and a["check"] == "SHUT004"
     else:
         assert critical == [] and a["check"] is None
+
+
+@pytest.mark.parametrize("damage", ["zero_filled", "truncated", "garbage"])
+def test_a_corrupt_producer_snapshot_is_deleted_and_the_state_rebuilt_from_the_older_one(
+    trials: dict[str, TrialResult], damage: str
+) -> None:
+    """The partition's latest producer snapshot damaged: the plan said the start deletes it (CorruptSnapshotException)
+    and loads the older snapshot instead, the dir stays online and nothing is lost; the broker's own lines say the
+    same ('Failed to load producer snapshot from <path>', then 'Loading producer state from snapshot file <older>')."""
+    name = f"checkpoint-producer_snapshot_{damage}"
+    if name not in trials:
+        pytest.skip(f"CI runs {name} on {', '.join(CI_REPRESENTATIVES.get(name, ()))} only")
+    r = trials[name]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [c] = r.predicted["producer_snapshots"]
+    assert (c["path"], c["fate"]) == (str(planted), "deleted_at_load"), c
+    older = max(r.faults[0].detail["older"], key=lambda p: int(os.path.basename(p).split(".")[0]))
+    assert c["from_snapshot"] == older and c["rebuilt_from"] == int(os.path.basename(older).split(".")[0])
+    assert r.predicted["broker"] == r.next_start["broker"] == "starts"
+    assert {d["state"] for d in r.next_start["log_dirs"]} == {"online"}
+    # the broker's whole log of this start (the observation's entries leave out the INFO line of the load)
+    lines = r.log.splitlines()
+    failed = [
+        i for i, t in enumerate(lines) if "Failed to load producer snapshot from" in t and str(planted) in t
+    ]
+    assert failed, "the broker's warning"
+    loaded = [
+        t for t in lines[failed[0] :] if "Loading producer state from snapshot file" in t and older in t
+    ]
+    assert loaded, "the broker loaded the older snapshot"
+    assert not r.lost or not any(r.lost.values()), r.lost
+
+
+@pytest.mark.parametrize("damage", ["zero_filled", "garbage", "empty"])
+def test_a_damaged_quorum_state_is_cleared_up_to_3_7_and_stops_the_start_from_3_8(
+    trials: dict[str, TrialResult], damage: str
+) -> None:
+    """The metadata log's quorum-state damaged: the plan (DIR007) said 3.8+ exits before loading a log and older
+    releases clear the file ('Clearing local quorum state store after error loading state') and start."""
+    name = f"checkpoint-quorum_state_{damage}"
+    if name not in trials:
+        pytest.skip(
+            f"{name} did not run on this version (KRaft from 3.3; CI: {CI_REPRESENTATIVES.get(name, 'all')})"
+        )
+    r = trials[name]
+    assert r.predicted is not None and r.differences == [], r.differences
+    qs = r.predicted["quorum_state"]
+    [planted] = r.faults[0].paths
+    assert qs is not None and qs["path"] == str(planted) and qs["check"] == "DIR007", qs
+    said = " ".join(" ".join((e.message, *e.extra)) for e in r.observation.entries)
+    if at_least(r.version, (3, 8)):
+        assert qs["fate"] == "exits" and r.predicted["broker"] == r.next_start["broker"] == "exits"
+        assert "Error while reading the Quorum status from the file" in said
+    else:
+        assert qs["fate"] == "cleared" and r.predicted["broker"] == r.next_start["broker"] == "starts"
+        assert "Clearing local quorum state store after error loading state" in said
