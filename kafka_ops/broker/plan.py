@@ -698,7 +698,7 @@ class NextStartPlan:
                 s.reason = self.exit[0] if self.exit else None
         v = h.kafka_version
         extra = self._offline_consequence()
-        for fate, row in zip(self.dirs.values(), dirs, strict=True):
+        for fate, row in zip(self.dirs.values(), dirs):  # dirs is built from self.dirs above
             # (a dir that the failure channel takes offline after the start keeps its partitions: not recreated;
             # a partition's leader-epoch-checkpoint or partition.metadata fails its load: at load)
             at_load = fate.at_load or row.get("check") not in failure_channel.AFTER_START_CHECKS
