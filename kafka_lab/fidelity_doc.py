@@ -151,6 +151,34 @@ def render(reports: list[dict[str, Any]]) -> str:
     return "\n".join(out) + "\n"
 
 
+# sections render() writes (and one an earlier doc had): every other "## " section of an existing OUT was
+# written by hand from single-trial runs (what a scenario is, what the broker said, what was fixed) and is kept
+GENERATED = (
+    "Differences",
+    "Start times",
+    "Versions that do not run here",
+    "Releases 1.1 - 3.2 (ZooKeeper mode)",
+)
+
+
+def _sections(doc: str) -> list[tuple[str, str]]:
+    """(title, text) of each "## " section, in order (the text before the first is left out)."""
+    out: list[tuple[str, str]] = []
+    for block in doc.split("\n## ")[1:]:
+        title = block.split("\n", 1)[0].strip()
+        out.append((title, "## " + block.rstrip("\n") + "\n"))
+    return out
+
+
+def keep_hand_sections(doc: str, old: str) -> str:
+    """``doc`` with the hand-written sections of ``old`` after its Differences section."""
+    hand = [text for title, text in _sections(old) if title not in GENERATED]
+    if not hand:
+        return doc
+    head, sep, rest = doc.partition("\n## Start times")
+    return head.rstrip("\n") + "\n\n" + "\n".join(hand) + sep + rest
+
+
 def main(argv: list[str]) -> int:
     if not argv:
         print("usage: python -m kafka_lab.fidelity_doc REPORT_DIR [OUT]", file=sys.stderr)
@@ -158,7 +186,10 @@ def main(argv: list[str]) -> int:
     reports = [json.loads(p.read_text()) for p in sorted(Path(argv[0]).glob("*.json"))]
     doc = render(reports)
     if len(argv) > 1:
-        Path(argv[1]).write_text(doc)
+        out = Path(argv[1])
+        if out.exists():
+            doc = keep_hand_sections(doc, out.read_text())
+        out.write_text(doc)
     else:
         sys.stdout.write(doc)
     return 0
