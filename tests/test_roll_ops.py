@@ -16,6 +16,7 @@ broker replaced by a line naming the task: its tags, conditions, gates, block an
 from __future__ import annotations
 
 import calendar
+import contextlib
 import json
 import math
 import os
@@ -24,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -475,3 +477,88 @@ def test_a_tag_selection_that_would_leave_a_broker_stopped_is_refused(
         in out
     ), out[-3000:]
     assert _ran(out) == []
+
+
+# --- ProxyJump: a broker only a bastion can reach (real sshd in network namespaces) ---------------------------
+
+
+def _sh(*cmd: str) -> None:
+    subprocess.run(cmd, check=True, capture_output=True, text=True)
+
+
+def _sshd(d: Path, name: str, ns: str, addr: str) -> int:
+    hk = d / f"hostkey-{name}"
+    _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(hk))
+    conf = d / f"sshd-{name}.conf"
+    conf.write_text(
+        f"ListenAddress {addr}\nPort 22\nHostKey {hk}\nAuthorizedKeysFile {d}/authorized_keys\nStrictModes no\n"
+        f"PermitRootLogin prohibit-password\nPasswordAuthentication no\nUsePAM no\nPidFile {d}/sshd-{name}.pid\n"
+        "AllowTcpForwarding yes\n"
+    )
+    _sh("ip", "netns", "exec", ns, "/usr/sbin/sshd", "-f", str(conf), "-E", str(d / f"sshd-{name}.log"))
+    pid_file = d / f"sshd-{name}.pid"
+    deadline = time.monotonic() + 10
+    while not pid_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return int(pid_file.read_text())
+
+
+@pytest.fixture
+def bastion(tmp_path: Path) -> Iterator[Path]:
+    """Two namespaces: a bastion on a veth to this host (10.233.77.2), and a broker on a veth to the bastion only
+    (10.234.77.2): this host has no route of its own to the broker (its default route may well answer a TCP probe
+    of 10.234.77.2:22 in a sandbox: such a probe proves nothing); each runs sshd; an ssh_config says ProxyJump."""
+    if os.geteuid() != 0 or shutil.which("ip") is None or not os.path.exists("/usr/sbin/sshd"):
+        pytest.skip("needs root, ip and sshd")
+    tag = f"{os.getpid() % 10000}"
+    nb, nk, hv, bv = f"kpj{tag}-b", f"kpj{tag}-k", f"kpjh{tag}", f"kpjb{tag}"
+    d = tmp_path / "ssh"
+    d.mkdir()
+    pids: list[int] = []
+    try:
+        _sh("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", str(d / "id"))
+        shutil.copy(d / "id.pub", d / "authorized_keys")
+        os.makedirs("/run/sshd", exist_ok=True)
+        for ns in (nb, nk):
+            _sh("ip", "netns", "add", ns)
+            _sh("ip", "-n", ns, "link", "set", "lo", "up")
+        _sh("ip", "link", "add", hv, "type", "veth", "peer", "name", "eth0", "netns", nb)
+        _sh("ip", "addr", "add", "10.233.77.1/24", "dev", hv)
+        _sh("ip", "link", "set", hv, "up")
+        _sh("ip", "-n", nb, "addr", "add", "10.233.77.2/24", "dev", "eth0")
+        _sh("ip", "-n", nb, "link", "set", "eth0", "up")
+        _sh("ip", "-n", nb, "link", "add", bv, "type", "veth", "peer", "name", "eth0", "netns", nk)
+        _sh("ip", "-n", nb, "addr", "add", "10.234.77.1/24", "dev", bv)
+        _sh("ip", "-n", nb, "link", "set", bv, "up")
+        _sh("ip", "-n", nk, "addr", "add", "10.234.77.2/24", "dev", "eth0")
+        _sh("ip", "-n", nk, "link", "set", "eth0", "up")
+        pids.append(_sshd(d, "bastion", nb, "10.233.77.2"))
+        pids.append(_sshd(d, "broker", nk, "10.234.77.2"))
+        config = d / "ssh_config"
+        config.write_text(
+            f"Host *\n  User root\n  IdentityFile {d / 'id'}\n  IdentitiesOnly yes\n  StrictHostKeyChecking no\n"
+            "  UserKnownHostsFile /dev/null\n  LogLevel ERROR\n  ConnectTimeout 5\n"
+            "Host 10.234.77.*\n  ProxyJump 10.233.77.2\n"
+        )
+        yield config
+    finally:
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, 15)
+        subprocess.run(["ip", "link", "del", hv], capture_output=True)
+        for ns in (nb, nk):
+            subprocess.run(["ip", "netns", "del", ns], capture_output=True)
+
+
+def test_a_broker_behind_a_bastion_is_reached_through_proxyjump(tmp_path: Path, bastion: Path) -> None:
+    lab = Lab(tmp_path, ["brk-1", "brk-2"])
+    hosts = dict(lab.hosts)
+    hosts["brk-2"] = dict(hosts["brk-2"]) | {
+        "ansible_connection": "ssh", "ansible_host": "10.234.77.2", "ansible_ssh_common_args": f"-F {bastion}",
+    }  # fmt: skip
+    r = lab.run(hosts=hosts)
+    out = _out(r)
+    assert r.returncode == 0, out[-4000:]
+    assert _rolled(out) == ["brk-1", "brk-2"]
+    # brk-2 came through the bastion: its sshd saw the bastion's inner address, not this host's
+    assert "Accepted publickey for root from 10.234.77.1 " in (bastion.parent / "sshd-broker.log").read_text()
