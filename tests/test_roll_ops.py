@@ -440,11 +440,11 @@ def test_skip_tags_preflight_without_the_log_dirs_is_refused(tmp_path: Path) -> 
     lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
     r = lab.run("--skip-tags", "preflight")
     out = _out(r)
-    assert r.returncode != 0
+    assert r.returncode != 0, out[-3000:]
     assert (
         "refusing to roll: the preflight is skipped (--skip-tags preflight) and kafka_log_dirs is not set for brk-1"
         in out
-    )
+    ), out[-3000:]
     assert _ran(out) == []
 
 
