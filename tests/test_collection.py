@@ -32,7 +32,17 @@ PLAYBOOK = BIN / "ansible-playbook"
 ROLES = ("kafka_datadirs", "kafka_preflight", "kafka_rolling_restart", "kafka_systemd")
 PLAYBOOKS = ("preflight.yml", "remediate.yml", "rolling_restart.yml")
 # what may be at the top of the tarball: the checkout's other folders (kafka_ops, tests, docs, ...) stay out
-TOP = {"MANIFEST.json", "FILES.json", "README.md", "meta", "playbooks", "roles", "inventories", "changelogs"}
+TOP = {
+    "MANIFEST.json",
+    "FILES.json",
+    "README.md",
+    "meta",
+    "playbooks",
+    "roles",
+    "inventories",
+    "changelogs",
+    "plugins",
+}
 
 
 @dataclass
@@ -199,3 +209,24 @@ def test_the_roll_finds_the_collector_through_the_installed_collection(
     r = _run(installed, "-i", str(inventory), str(play))
     assert r.returncode == 0, (r.stdout + r.stderr)[-4000:]
     assert '"msg": "node=1"' in r.stdout  # node.id of the simulated server.properties
+
+
+@pytest.mark.parametrize("fatal", [True, False])
+def test_the_roll_reads_any_errors_fatal_through_the_collections_action_plugin(
+    installed: Installed, inventory: Path, fatal: bool
+) -> None:
+    """begin.yml's play check (kafka_ops.kafka.kafka_rolling_restart_play, plugins/action/) runs from the installed
+    collection, where a role has no action_plugins/ of its own: a play without any_errors_fatal is refused."""
+    play = installed.tmp / "begin.yml"
+    play.write_text(
+        "- name: Begin the roll\n  hosts: healthy-1\n  gather_facts: false\n"
+        f"  any_errors_fatal: {str(fatal).lower()}\n  tasks:\n    - name: Begin\n"
+        "      ansible.builtin.include_role: {name: kafka_ops.kafka.kafka_rolling_restart, tasks_from: begin.yml}\n"
+    )
+    r = _run(installed, "-i", str(inventory), str(play), "-e", "kafka_rolling_restart_require_cluster=false")
+    out = r.stdout + r.stderr
+    refused = "refusing to roll: the play does not set `any_errors_fatal: true`" in out
+    assert "couldn't resolve module/action" not in out, out[-4000:]
+    assert refused is not fatal, out[-4000:]
+    if fatal:
+        assert "Read what the play says about failures" in out and r.returncode == 0, out[-4000:]

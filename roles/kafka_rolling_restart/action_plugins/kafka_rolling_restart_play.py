@@ -1,0 +1,1 @@
+../../../plugins/action/kafka_rolling_restart_play.py
