@@ -27,9 +27,10 @@ lint: venv
 	$(BIN)/ruff format --check kafka_ops kafka_lab tests benchmarks
 
 # two passes: everything but the real brokers and containers, then the broker lab (tests/lab) and the Molecule
-# scenarios (tests/molecule) side by side in two pytest-xdist workers (each waits on JVMs and boots more than it
+# scenarios (tests/molecule) and the roles' ansible-playbook runs on local hosts (test_roll_*) side by side in two
+# pytest-xdist workers (each waits on JVMs, forks and boots more than it
 # computes; the first pass stays alone so that no lab or container broker runs beside the audits it checks)
-HEAVY = tests/lab tests/molecule
+HEAVY = tests/lab tests/molecule tests/test_roll_ops.py tests/test_roll_order.py
 test: lint
 	@$(BIN)/python -m pytest -q --durations=15 $(foreach d,$(HEAVY),--ignore=$(d)); a=$$?; \
 	  $(BIN)/python -m pytest -q --durations=15 -n 2 $(HEAVY); b=$$?; \

@@ -385,22 +385,28 @@ def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: 
             if time.monotonic() > deadline:
                 behind = {str(tp): (consumer.position(tp), ends[tp]) for tp in pending}
                 raise LabError(f"read_back did not reach the end offsets within {timeout:.0f} s: {behind}")
-            try:
-                polled = consumer.poll(timeout_ms=1000)
-            except KafkaError as e:
-                m = _ERROR_TP.search(str(e))
-                if m is None:
-                    raise
-                tp = TopicPartition(m[1], int(m[2]))
-                out.errors[tp] = f"{type(e).__name__}: {e}"
-                consumer.pause(tp)
-                continue
-            for tp, records in polled.items():
-                for r in records:
-                    out.records[tp][r.offset] = digest(r.value)
+            _poll_into(consumer, out, 1000)
     finally:
         consumer.close()
     return out
+
+
+def _poll_into(consumer: KafkaConsumer, out: ReadBack, timeout_ms: int) -> int:
+    """One poll's records into ``out`` (how many); a partition whose fetch fails is paused, its error kept."""
+    try:
+        polled = consumer.poll(timeout_ms=timeout_ms)
+    except KafkaError as e:
+        m = _ERROR_TP.search(str(e))
+        if m is None:
+            raise
+        tp = TopicPartition(m[1], int(m[2]))
+        out.errors[tp] = f"{type(e).__name__}: {e}"
+        consumer.pause(tp)
+        return 0
+    for tp, records in polled.items():
+        for r in records:
+            out.records[tp][r.offset] = digest(r.value)
+    return sum(len(records) for records in polled.values())
 
 
 def _read_back_old(bootstrap: str, parts: list[TopicPartition], out: ReadBack, timeout: float) -> ReadBack:
@@ -430,21 +436,8 @@ def _poll_old(
     while time.monotonic() - quiet_since < 3.0:
         if time.monotonic() > deadline:
             raise LabError(f"read_back did not end within {timeout:.0f} s")
-        try:
-            polled = consumer.poll(timeout_ms=500)
-        except KafkaError as e:
-            m = _ERROR_TP.search(str(e))
-            if m is None:
-                raise
-            tp = TopicPartition(m[1], int(m[2]))
-            out.errors[tp] = f"{type(e).__name__}: {e}"
-            consumer.pause(tp)
-            continue
-        if any(polled.values()):
+        if _poll_into(consumer, out, 500):
             quiet_since = time.monotonic()
-        for tp, records in polled.items():
-            for r in records:
-                out.records[tp][r.offset] = digest(r.value)
     return out
 
 

@@ -502,15 +502,7 @@ def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] 
     sizes = [float(s.size) for s in segs]  # the active segment's size grows in fractions of a byte
     total = sum(sizes)
     log_end = max(fc.log_end or 0, segs[-1].base + 1)
-    last = fc.segments[-1]
-    # the active segment's roll clock: its first record (the previous segment's last append approximates it)
-    if last.first_timestamp is not None:
-        active_start = last.first_timestamp
-    elif len(segs) > 1 and segs[-2].timestamp:
-        active_start = segs[-2].timestamp
-    else:
-        active_start = last.timestamp or grid[0]
-    active_start = min(active_start, grid[0])
+    active_start = _active_start(fc, grid[0])
     by_size = cfg.deletes and cfg.retention_bytes >= 0
     by_time = cfg.deletes and cfg.retention_ms >= 0
 
@@ -604,6 +596,20 @@ def _project(fc: PartitionForecast, grid: list[int], lazy: bool) -> list[float] 
     return out
 
 
+def _active_start(fc: PartitionForecast, t0: int) -> float:
+    """The active segment's roll clock: its first record (the previous segment's last append approximates it),
+    never after ``t0``."""
+    segs = fc.segments
+    last = segs[-1]
+    if last.first_timestamp is not None:
+        start = last.first_timestamp
+    elif len(segs) > 1 and segs[-2].timestamp:
+        start = segs[-2].timestamp
+    else:
+        start = last.timestamp or t0
+    return min(start, t0)
+
+
 def _as_line(fc: PartitionForecast, grid: list[int], rate: float, seg_bytes: int, seg_ms: int) -> Line | None:
     """:func:`_project`'s Line, when its loop would return one, from the same values in the same order without
     the loop's per-segment views: nothing deleted at the first point (its pending plan's oldest deletion comes
@@ -626,15 +632,8 @@ def _as_line(fc: PartitionForecast, grid: list[int], rate: float, seg_bytes: int
     total = sum([float(s.size) for s in segs])
     nxt: float = float("inf") if first is None else first
     if rate > 0:
-        last = segs[-1]
-        if last.first_timestamp is not None:
-            active_start = last.first_timestamp
-        elif len(segs) > 1 and segs[-2].timestamp:
-            active_start = segs[-2].timestamp
-        else:
-            active_start = last.timestamp or grid[0]
-        active_start = min(active_start, grid[0])
-        nxt = min(nxt, grid[0] + max(0.0, seg_bytes - float(last.size)) / rate, active_start + seg_ms)
+        active_start = _active_start(fc, grid[0])
+        nxt = min(nxt, grid[0] + max(0.0, seg_bytes - float(segs[-1].size)) / rate, active_start + seg_ms)
     if bisect_left(grid, nxt, 1) != len(grid) or max(0.0, total) != total:
         return None
     return Line(total, rate)

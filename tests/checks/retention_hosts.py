@@ -92,7 +92,8 @@ def write_partition(
         w.append(build_batch(off, [NewRecord(key.encode(), b'{"plan":"pro"}', ts)]), off, off, ts)
     w.close(clean_shutdown=True)
     with open(os.path.join(path, ckpt.PARTITION_METADATA), "w") as f:
-        f.write("version: 0\ntopic_id: AAAAAAAAAAAAAAAAAAAAAA\n")
+        # a real id: Kafka never writes the zero one, and refuses it at load (PartitionMetadataReadBuffer: DIR005)
+        f.write("version: 0\ntopic_id: c2VlZC0wMDMtdXNlcnN0YQ\n")
     key = (topic, 0)
     _update_checkpoint(d, ckpt.RECOVERY_POINT, key, w.next_offset)
     _update_checkpoint(d, ckpt.REPLICATION, key, w.next_offset)
