@@ -191,6 +191,42 @@ def test_a_fifo_or_a_link_to_a_device_named_like_log_dir_files_does_not_hang_the
     assert errors[str(part / "leader-epoch-checkpoint")].startswith("a symbolic link: not followed")
 
 
+def test_a_quorum_state_or_producer_snapshot_that_is_a_link_or_a_fifo_is_never_read(tmp_path: Path) -> None:
+    """The session-13 readers (KRaft quorum-state, producer snapshots) open through engine.fileio too: a link to a
+    root-only file is not read through, a FIFO does not hang the audit, and neither is judged damaged."""
+    h = simulate_host(str(tmp_path / "h"), HostSpec(now_ms=NOW_MS))
+    decoy = tmp_path / "shadow"
+    decoy.write_text(f'{{"{SECRET}": 1, "data_version": 0}}\n')
+    decoy.chmod(0o600)
+    mdir = Path(sorted(h.log_dirs)[0]) / "__cluster_metadata-0"
+    mdir.mkdir()
+    (mdir / "quorum-state").symlink_to(decoy)
+    parts = [
+        p for d in h.log_dirs for p in Path(d).iterdir() if p.is_dir() and len(list(p.glob("*.log"))) > 2
+    ]
+    part = sorted(parts)[0]
+    bases = sorted(p.name[:20] for p in part.glob("*.log"))
+    for snap in (part / f"{bases[-1]}.snapshot", part / f"{bases[1]}.snapshot"):
+        snap.unlink(missing_ok=True)
+    os.mkfifo(part / f"{bases[-1]}.snapshot")  # the newest: read first
+    (part / f"{bases[1]}.snapshot").symlink_to(decoy)
+    args = [
+        "audit",
+        "--server-properties",
+        h.server_properties,
+        "--now",
+        str(NOW_MS),
+        "--kafka-version",
+        "3.9.1",
+    ]
+    p = run([*CLI, *args, "-f", "json"], 120)
+    assert p.returncode in (0, 1), p.stderr
+    assert SECRET not in p.stdout + p.stderr
+    ns = json.loads(p.stdout)["next_start"]
+    assert ns["quorum_state"] is None and ns["producer_snapshots"] == []
+    assert not [f for f in json.loads(p.stdout)["findings"] if f["check"] == "DIR007"]
+
+
 # ---------------------------------------------------------------------------------- symlinks in a log dir
 def test_a_checkpoint_linked_to_a_root_only_file_is_reported_as_a_link_and_never_read(tmp_path: Path) -> None:
     h = simulate_host(str(tmp_path / "h"), HostSpec(now_ms=NOW_MS))

@@ -184,10 +184,6 @@ def _reads_partition_metadata(h: HostFacts) -> bool:
     return ibp is None or (int(ibp.group(1)), int(ibp.group(2))) >= (2, 8)
 
 
-_JAVA_SPLIT = re.compile(r":[ \t\n\x0b\f\r]+")  # PartitionMetadataFile's WhiteSpacesPattern, ":\\s+"
-_JAVA_LINES = re.compile(r"\r\n|\r|\n")  # BufferedReader.readLine's line ends
-
-
 def _partition_metadata_thrown(path: str, h: HostFacts) -> str | None:
     """What PartitionMetadataReadBuffer.read throws that is not an IOException, or None (an IOException, or the
     file cannot be read again): NPE when it reads no line where it wants one."""
@@ -195,15 +191,11 @@ def _partition_metadata_thrown(path: str, h: HostFacts) -> str | None:
         text = read_bytes(path, 65536).decode("utf-8")  # not UTF-8: MalformedInputException, an IOException
     except (EngineError, OSError, UnicodeDecodeError):
         return None
-    lines = _JAVA_LINES.split(text)
-    if lines and lines[-1] == "":  # a final line end ends the last line, it does not start one
-        lines.pop()
+    lines = ckpt.java_lines(text)  # the engine's reader's rules, read again here for what it throws
     if not lines:
         return NPE
-    fields = _JAVA_SPLIT.split(lines[0])
-    while fields and fields[-1] == "":  # Pattern.split drops trailing empty strings
-        fields.pop()
-    if len(fields) != 2 or not re.fullmatch(r"[+-]?[0-9]+", fields[1]):
+    fields = ckpt.partition_metadata_fields(lines[0])
+    if len(fields) != 2 or not ckpt.java_int(fields[1]):
         return None  # "Malformed line": IOException
     version = int(fields[1])
     newer_ok = versions.since("partition_metadata_newer_version", h.kafka_version)

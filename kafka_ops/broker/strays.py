@@ -50,7 +50,6 @@ from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_
 from kafka_ops.facts.model import HostFacts
 
 RENAMED_STRAY, DELETED, KEPT, DEPENDS = "renamed_stray", "deleted", "kept", "depends"
-ZERO_UUID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID: no topic id
 
 
 @slotted
@@ -270,11 +269,9 @@ def _find(h: HostFacts) -> list[Stray]:
                     out.append(st)
                 continue
             try:
-                tid = ckpt.read_partition_metadata(pm).get("topic_id")
+                tid = ckpt.read_partition_metadata(pm)["topic_id"]  # never empty nor the zero id
             except (EngineError, OSError):
                 continue  # no topic id to judge by (module doc); a damaged file takes the dir offline (DIR005)
-            if not tid or tid == ZERO_UUID:
-                continue
             entry = image.topics.get(tid)
             if entry is not None and name.partition in entry[1]:
                 continue

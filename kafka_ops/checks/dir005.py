@@ -15,6 +15,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.failure_channel import DEFAULT_CHECK, Damage, dir_damage, partition_damage
 from kafka_ops.broker.meta import broker_mode, metadata_log_dir
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.checks.names import write_topic_id
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.shell import q
@@ -81,9 +82,7 @@ def _fix(d: Damage, kraft: bool = False) -> str:
         # partition created again empty); 3.0-3.7.0's stray finders throw on it (findStrayPartitions@3.5.2:76-79)
         topic = os.path.basename(os.path.dirname(d.path)).rsplit("-", 1)[0]
         return (
-            f"With the broker stopped, write the file again with the topic's id (kafka-topics.sh --describe --topic "
-            f"{q(topic)} shows TopicId): printf 'version: 0\\ntopic_id: %s\\n' <TopicId> > {q(d.path)}, owned by the "
-            "broker user. Do not just remove it: a KRaft broker takes a log without a topic id for a stray (from "
+            f"With the broker stopped, {write_topic_id(d.path, topic)}. Do not just remove it: a KRaft broker takes a log without a topic id for a stray (from "
             "3.7.1 it renames the dir -stray and creates the partition again, empty). Then find what damaged it (a "
             "power loss without fsync'd writes, a full disk, a restore or copy)."
         )

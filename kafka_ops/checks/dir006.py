@@ -15,6 +15,7 @@ from collections.abc import Iterator
 
 from kafka_ops.broker import strays
 from kafka_ops.checks.base import Finding, check
+from kafka_ops.checks.names import write_topic_id
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import LogDirFacts
@@ -77,10 +78,8 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         if st.live and st.fate in (strays.RENAMED_STRAY, strays.DELETED, strays.DEPENDS):
             severity = "critical"  # the live partition's records moved aside, the partition served empty
             fix = (
-                f"Before the start, write {q(st.path + '/partition.metadata')} with the topic's id (kafka-topics.sh "
-                f"--describe --topic {q(st.topic)} shows TopicId): printf 'version: 0\\ntopic_id: %s\\n' <TopicId> "
-                f"> {q(st.path + '/partition.metadata')}, owned by the broker user; the broker then loads it as the "
-                "live partition."
+                f"Before the start, {write_topic_id(os.path.join(st.path, 'partition.metadata'), st.topic)}; the "
+                "broker then loads it as the live partition."
             )
         yield run.finding(
             f"{st.path} is a partition dir the KRaft metadata no longer has ({st.why}): {what}",

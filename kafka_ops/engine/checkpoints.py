@@ -205,27 +205,45 @@ _LINE_ENDS = re.compile(r"\r\n|\r|\n")
 ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID
 
 
+def java_lines(text: str) -> list[str]:
+    """The lines BufferedReader.readLine returns, in order (a final line end ends the last line)."""
+    lines = _LINE_ENDS.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
+def partition_metadata_fields(line: str) -> list[str]:
+    """One partition.metadata line split as PartitionMetadataReadBuffer does (``":\\s+"``; Pattern.split drops
+    trailing empty strings): a good line has two fields, key and value."""
+    parts = _PM_SPLIT.split(line)
+    while parts and parts[-1] == "":
+        parts.pop()
+    return parts
+
+
+def java_int(text: str) -> bool:
+    """Whether Integer.parseInt takes ``text`` (its range aside)."""
+    return _JAVA_INT.fullmatch(text) is not None
+
+
 def read_partition_metadata(path: str) -> dict[str, str]:
     """``{"version", "topic_id"}`` as PartitionMetadataReadBuffer.read takes them (PartitionMetadataFile.scala
     @2.8.2:49-77, PartitionMetadataReadBuffer.java@3.7.1:40-76): the first two lines, each ``<any key>: <value>``
     split at a colon followed by whitespace into exactly two fields; lines after them are not read. A FormatError
     where the broker's read fails (version 0 only: a newer version is refused up to 3.6)."""
-    lines = _LINE_ENDS.split(_read_text(path))
-    if lines and lines[-1] == "":
-        lines.pop()
+    lines = java_lines(_read_text(path))
 
     def fields(i: int) -> str:
         if i >= len(lines):
             raise FormatError(path, f"no line {i + 1} (the file ends before it)")
-        parts = _PM_SPLIT.split(lines[i])
-        while parts and parts[-1] == "":  # Pattern.split drops trailing empty strings
-            parts.pop()
+        parts = partition_metadata_fields(lines[i])
         if len(parts) != 2:
             raise FormatError(path, f"malformed line {i + 1}: {lines[i]!r}")
         return parts[1]
 
     version = fields(0)
-    if not _JAVA_INT.fullmatch(version) or int(version) != 0:
+    if not java_int(version) or int(version) != 0:
         raise FormatError(path, f"expected version 0 on line 1: {lines[0]!r}")
     topic_id = fields(1)
     if topic_id == ZERO_TOPIC_ID:
