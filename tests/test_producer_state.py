@@ -82,3 +82,21 @@ def test_a_broker_that_exits_keeps_the_snapshot(tmp_path: Path) -> None:
     ns = audit(h)["next_start"]
     [c] = ns["producer_snapshots"]
     assert ns["broker"] == "exits" and c["fate"] == "kept"
+
+
+def test_a_snapshot_too_large_to_be_one_is_not_read(tmp_path: Path) -> None:
+    """A (sparse) 65 MiB file named like the newest snapshot: a producer snapshot is a few bytes per producer, so
+    the audit does not read such a file into memory (a log dir is the broker user's); it is passed over as an
+    unreadable one is, and an older corrupt snapshot behind it is not judged either."""
+    from kafka_ops.broker.producer_state import MAX_SNAPSHOT_BYTES
+
+    h = sim(tmp_path / "h")
+    *_, older, latest = snapshots(h)
+    with open(older, "r+b") as f:
+        f.write(bytes(os.path.getsize(older)))
+    with open(latest, "r+b") as f:
+        f.truncate(MAX_SNAPSHOT_BYTES + 1)  # zeros: corrupt if it were read
+    assert audit(h)["next_start"]["producer_snapshots"] == []
+    with open(latest, "r+b") as f:
+        f.truncate(MAX_SNAPSHOT_BYTES)  # at the bound: read, and found corrupt
+    assert [c["path"] for c in audit(h)["next_start"]["producer_snapshots"]] == [older, latest]  # by path

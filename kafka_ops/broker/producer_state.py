@@ -51,8 +51,13 @@ class CorruptSnapshot:
         }  # fmt: skip
 
 
-def _snapshot_files(pf: PartitionFacts) -> list[tuple[int, str]]:
-    """(offset, path) of the partition's producer snapshots, newest first."""
+# a snapshot holds ~40-60 bytes per producer: a file above this is not read into the audit's memory (hostile
+# input in a log dir the broker user controls), and is taken as read, as an unreadable one is
+MAX_SNAPSHOT_BYTES = 64 << 20
+
+
+def _snapshot_files(pf: PartitionFacts) -> list[tuple[int, str, int]]:
+    """(offset, path, size) of the partition's producer snapshots, newest first."""
     out = []
     files = [s.snapshot for s in pf.part.segments if s.snapshot is not None] + [
         f for f in pf.part.other_files if f.path.endswith(".snapshot")
@@ -61,12 +66,14 @@ def _snapshot_files(pf: PartitionFacts) -> list[tuple[int, str]]:
         name = os.path.basename(f.path)[: -len(".snapshot")]
         if f.is_dir or not (name.isascii() and name.isdigit()):
             continue
-        out.append((int(name), f.path))
+        out.append((int(name), f.path, f.size))
     return sorted(set(out), reverse=True)
 
 
-def _corrupt(path: str) -> str | None:
+def _corrupt(path: str, size: int) -> str | None:
     """Why ``readSnapshot`` throws CorruptSnapshotException for this file, or None when it reads."""
+    if size > MAX_SNAPSHOT_BYTES:
+        return None
     try:
         snap = read_snapshot(path)
     except FormatError as e:
@@ -85,10 +92,10 @@ def corrupt_snapshots(pf: PartitionFacts) -> list[CorruptSnapshot]:
     end = pf.log_end_offset
     bad: list[tuple[str, str]] = []
     good: tuple[int, str] | None = None
-    for off, path in _snapshot_files(pf):
+    for off, path, size in _snapshot_files(pf):
         if off <= log_start or (end is not None and off > end):
             continue  # deleted unread by truncateAndReload
-        why = _corrupt(path)
+        why = _corrupt(path, size)
         if why is None:
             good = (off, path)
             break
