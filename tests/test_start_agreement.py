@@ -17,6 +17,7 @@ from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 from tests.checks.test_dir002 import CASES, edit_meta, read_meta, write_meta
 from tests.checks.test_dir002 import sim as host
+from tests.checks.test_dir006 import image_of, topic_id_of, write_metadata_log
 
 from .conftest import NOW_MS
 
@@ -114,10 +115,21 @@ def _corrupt_producer_snapshot(h: SimulatedHost, one: str, two: str) -> None:
         f.write(bytes(64))
 
 
+def _partition_metadata_missing(h: SimulatedHost, one: str, two: str) -> None:
+    """A live partition without partition.metadata beside this host's metadata log (DIR006): renamed -stray and
+    created again empty on 3.7.1+, the halt after loading on 3.7.0 (KAFKA-16814), served as it is before."""
+    tid = topic_id_of(h.partitions["orders-0"])  # the simulator draws a topic id per dir: one for the topic
+    with open(os.path.join(h.partitions["orders-1"], "partition.metadata"), "w") as f:
+        f.write(f"version: 0\ntopic_id: {tid}\n")
+    write_metadata_log(h.log_dirs[0], [image_of(h)])
+    os.remove(_partition_file(two, "partition.metadata"))
+
+
 PLANTS: list[tuple[str, Plant]] = [(c[0], c[1]) for c in CASES] + [
     ("partition_metadata_empty", _partition_metadata(b"")),
     ("partition_metadata_zero_filled", _partition_metadata(bytes(48))),
     ("partition_metadata_truncated", _partition_metadata(b"version: 0\ntopic_id:")),
+    ("partition_metadata_missing", _partition_metadata_missing),
     ("corrupt_producer_snapshot", _corrupt_producer_snapshot),
     ("v1_without_cluster_beside_v0", _v1_without_cluster_beside_v0),
     ("unknown_version_not_metadata_dir", _unknown_version_not_metadata_dir),

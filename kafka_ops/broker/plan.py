@@ -44,7 +44,8 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
 * Strays (``strays``, DIR006): a partition dir whose topic id this host's KRaft metadata log does not have is
   renamed ``-stray`` and kept (3.7+), renamed ``-delete`` and deleted (3.0-3.6) or kept (2.8); ``broker.strays``
   cites the source per release. Such a partition gets no retention deletions in the plan (a -stray log has
-  none, a deleted one is gone). A broker that exits, or a log dir offline, keeps them.
+  none, a deleted one is gone). A broker that exits, or a log dir offline, keeps them. On 3.7.0 a partition dir
+  without ``partition.metadata`` halts the broker right after loading (KAFKA-16814): the plan's exit, DIR006.
 """
 
 from __future__ import annotations
@@ -633,6 +634,10 @@ class NextStartPlan:
             )
         if self.exit is None:
             self.exit = self._metadata_dir_halt()
+        if self.exit is None:
+            self.exit = self._stray_halt()
+            # the halt comes after LogManager.startup loaded every log: the markers it deleted stay deleted
+            self.exit_at_load = self.exit is not None
         for ldf in self.h.log_dirs:
             fate = self.dirs[ldf.path]
             if self.exit is not None or fate.state == "offline":
@@ -654,6 +659,14 @@ class NextStartPlan:
             f"broker because the metadata log dir {fate.path} has failed')",
             fate.check,
         )
+
+    def _stray_halt(self) -> tuple[str, str] | None:
+        """3.7.0 halts right after loading when a loaded log has no topic id (broker.strays: KAFKA-16814); a log
+        of a dir that went offline is not among LogManager's logs."""
+        for st in self.strays.values():
+            if st.fate == strays.EXITS and self.dirs[st.log_dir].state != "offline":
+                return f"{st.path}: {st.reason}", "DIR006"
+        return None
 
     def _offline_consequence(self) -> str:
         """What else the broker does with an offline dir's partitions, for the audited version."""

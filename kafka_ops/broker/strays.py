@@ -50,6 +50,7 @@ from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_
 from kafka_ops.facts.model import HostFacts
 
 RENAMED_STRAY, DELETED, KEPT, DEPENDS = "renamed_stray", "deleted", "kept", "depends"
+EXITS = "exits"  # 3.7.0 only: a log without a topic id stops the start (KAFKA-16814)
 
 
 @slotted
@@ -307,13 +308,29 @@ def _without_topic_id(
     stray ("The topicId does not exist in Log(...), treat it as a stray log": LogManager.isStrayKraftReplica
     @3.7.1:1601-1608, trunk:1618-1625) and renames -stray; the live partition of that name is then created again,
     EMPTY (a real 3.7.2 broker did both: 200 acknowledged records no longer served). A real 3.5.2 broker loaded
-    and served it as it was (its stray finder was not asked for it); 3.7.0's throws (findStrayReplicas
-    @3.7.0:1557-1560: KAFKA-16814, "KRaft broker cannot startup when partition.metadata is missing", fixed in
-    3.7.1 by commit 01e9918530e), not modelled."""
+    and served it as it was (its stray finder was not asked for it). 3.7.0's ``findStrayReplicas`` throws for it
+    ("The log dir ... does not have a topic ID, which is not allowed when running in KRaft mode", LogManager.scala
+    @3.7.0:1557-1560; KAFKA-16814, "KRaft broker cannot startup when partition.metadata is missing", fixed in 3.7.1
+    by commit 01e9918530e): ``BrokerMetadataPublisher.initializeManagers`` calls it right after ``logManager.
+    startup`` and hands the error to the fatal fault handler ("Error starting LogManager",
+    BrokerMetadataPublisher.scala@3.7.0:288-306), which halts the JVM (KAFKA-14693): EXITS, after every log
+    loaded."""
     v = h.kafka_version
-    if v is None or not versions.since("stray_without_topic_id", v):
+    if v is None or not versions.since("stray_renamed", v):
         return None
     live = (tid := image.name_id(topic)) is not None and partition in image.topics[tid][1]
+    if not versions.since("stray_without_topic_id", v):  # 3.7.0
+        reason = (
+            f"it has no partition.metadata, so its log loads without a topic id, and Kafka {versions.text(v)} "
+            "then halts the start: LogManager.findStrayReplicas throws ('... does not have a topic ID, which is "
+            "not allowed when running in KRaft mode') right after the logs load, and BrokerMetadataPublisher's "
+            "fatal fault handler halts the broker ('Error starting LogManager'; KAFKA-16814, fixed in 3.7.1), at "
+            "every start until the file is back"
+        )
+        why = "no partition.metadata: no topic id" + (
+            f" (the metadata has topic {topic!r} as {tid})" if live else ""
+        )
+        return Stray(path, log_dir, topic, partition, "", why, EXITS, reason, None, live)
     fate, reason, at = _fate(h, path)
     reason = f"it has no partition.metadata, so its log loads without a topic id: {reason}"
     if live:

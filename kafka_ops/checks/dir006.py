@@ -26,6 +26,7 @@ SEVERITY = {
     strays.DEPENDS: "error",
     strays.RENAMED_STRAY: "warning",
     strays.KEPT: "info",
+    strays.EXITS: "critical",
 }
 
 
@@ -65,6 +66,14 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
                 "remove that dir; to keep its records, read them with kafka-dump-log.sh and produce them into a "
                 "live topic (the broker never loads a -stray dir as a partition again)."
             )
+        elif st.fate == strays.EXITS:
+            what = f"{st.reason}: the broker does not start."
+            fix = (
+                f"Before the start, {write_topic_id(os.path.join(st.path, 'partition.metadata'), st.topic)}"
+                if st.live
+                else f"Before the start, move the dir out of the log dir (mv {q(st.path)} "
+                f"{q('/var/tmp/' + base + '.stray')}): the metadata has no such partition"
+            ) + "; or upgrade to 3.7.1+, which renames such a dir -stray and starts."
         elif st.fate == strays.KEPT:
             what = f"{st.reason}."
             fix = "Remove the dir once you are sure the topic is gone, or recreate the topic on purpose."

@@ -307,6 +307,31 @@ def test_a_live_partition_without_partition_metadata_is_a_stray_from_3_7_1(tmp_p
     ]
     [f] = dir006(report)
     assert f["severity"] == "critical" and "topic_id" in f["remediation"]
-    for version in ("3.5.2", "3.7.0"):
-        report = audit(h, version)
-        assert report["next_start"]["strays"] == [] and dir006(report) == [], version
+    report = audit(h, "3.5.2")
+    assert report["next_start"]["strays"] == [] and dir006(report) == []
+
+
+def test_a_partition_without_partition_metadata_halts_3_7_0_after_loading(tmp_path: Path) -> None:
+    """3.7.0 only: LogManager.findStrayReplicas throws for a log without a topic id and the fatal fault handler
+    halts the broker after the logs loaded (KAFKA-16814): the plan says the broker exits, DIR006 is critical and
+    names the fix (the file again, with the live topic's id), and the markers the start deleted stay deleted."""
+    h = sim(tmp_path / "h")
+    records = image_of(h)
+    write_metadata_log(meta_dir(h), [records])
+    part = h.partitions["orders-1"]
+    os.remove(os.path.join(part, "partition.metadata"))
+    report = audit(h, "3.7.0")
+    ns = report["next_start"]
+    assert ns["broker"] == "exits" and ns["check"] == "DIR006"
+    assert "KAFKA-16814" in ns["reason"] and part in ns["reason"]
+    [st] = ns["strays"]
+    assert st["path"] == part and st["fate"] == "kept"  # the broker halts: nothing renamed
+    [f] = dir006(report)
+    assert f["severity"] == "critical" and "printf 'version: 0" in f["remediation"]
+    assert "3.7.1" in f["remediation"]
+    after = ns["after_failed_start"]
+    assert after is not None and {d["marker"] for d in after["log_dirs"]} == {"deleted"}
+    # a partition the metadata does not have (its PartitionRecord left out): the fix moves the dir out
+    write_metadata_log(meta_dir(h), [[b for b in records if b[1:7] != b"\x03\x00\x00\x00\x00\x01"]])
+    [f] = dir006(audit(h, "3.7.0"))
+    assert f["severity"] == "critical" and "mv " in f["remediation"]
