@@ -13,7 +13,7 @@ from typing import Any
 
 from kafka_ops import __version__
 from kafka_ops.audit.context import AuditContext
-from kafka_ops.broker.forecast import HostForecast, for_check
+from kafka_ops.broker.forecast import AUDIT_FORECAST, KEEP_SEGMENTS, HostForecast, for_check
 from kafka_ops.broker.forecast import prepare as forecast_prepare
 from kafka_ops.broker.plan import NextStartPlan
 from kafka_ops.checks import load_all
@@ -158,12 +158,15 @@ def run_audit(
     alone = [spec for spec in by_scope["partition"] if spec.scopes == ("partition",)]
     partition_runs = [(spec.id, spec.run) for spec in by_scope["partition"]]
     errors: list[dict[str, Any]] = [e.to_dict() for e in h.errors]
-    # the report's forecast section (no per-segment rows), with the size projection the HTML report draws
+    # the audit's one forecast: the report's forecast section (no per-segment rows), with the size projection the
+    # HTML report draws, and RET002's findings (with per-segment records), read from ctx once it is complete
     host_forecast = HostForecast(
         h.now_ms,
         h.horizon_ms,
+        keep_segments=KEEP_SEGMENTS,
         project_every_ms=h.configs.server_int("log.retention.check.interval.ms", 300_000),
     )
+    ctx.cache[AUDIT_FORECAST] = host_forecast
     plan = NextStartPlan(h)  # the report's next_start: the same model the checks and the forecast read
     # partitions in order; gathered by worker processes if it pays, which also make their forecasts and run the
     # partition-alone checks (with a context of their own)
@@ -171,7 +174,9 @@ def run_audit(
     for ldf, partitions in iter_log_dirs(h, prepare=prepare):
         names = ldf.scan.partition_names
         # a log dir's forecast joins the host's at its end: if the dir goes offline, it deletes nothing
-        dir_forecast = HostForecast(h.now_ms, h.horizon_ms, project_every_ms=host_forecast.project_every_ms)
+        dir_forecast = HostForecast(
+            h.now_ms, h.horizon_ms, KEEP_SEGMENTS, project_every_ms=host_forecast.project_every_ms
+        )
         deleted = 0
         for i, pf in enumerate(partitions, start=1):
             update_aggregate(ctx, pf)

@@ -70,6 +70,11 @@ from kafka_ops.facts.model import HostFacts, PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 FORECAST_VERSION = 1
+# per-segment deletion records the audit's forecast keeps per topic (RET002's details; the rest is counted in
+# segments_omitted; `kafka-ops forecast` prints them all)
+KEEP_SEGMENTS = 1000
+# the key of ctx.cache under which the audit keeps its HostForecast (audit_forecast)
+AUDIT_FORECAST = "audit_forecast"
 CLEANER_BACKOFF_MS = 15_000  # CleanerConfig.LOG_CLEANER_BACKOFF_MS
 
 ASSUMPTIONS = [
@@ -786,7 +791,11 @@ class TopicForecast:
         t, (b, n) = max(self.checks.items(), key=lambda kv: (kv[1][0], -kv[0]))
         return {"at_ms": t, "bytes": b, "segments": n}
 
-    def to_dict(self, every_check: bool = False) -> dict[str, Any]:
+    def to_dict(
+        self, every_check: bool = False, *, segments: bool = True, projection: bool = True
+    ) -> dict[str, Any]:
+        """``segments``: with the per-segment records kept (``keep_segments``, RET002's details); ``projection``:
+        with the projected sizes (when there is a grid; the report's forecast section)."""
         times = sorted(self.checks)
         d: dict[str, Any] = {
             "topic": self.topic, "partitions": self.partitions, "bytes_now": self.bytes_now,
@@ -802,10 +811,10 @@ class TopicForecast:
             "fallback_deletions": [{"at_ms": t, "bytes": b} for t, b in sorted(self.fallback.items())],
             "series": self.series(every_check),
         }  # fmt: skip
-        if self.grid is not None:
+        if self.grid is not None and projection:
             d["arrival_bytes_per_s"] = round(self.rate * 1000, 3)
             d["projected_bytes"] = [round(b) for b in self.projection()] or [0] * len(self.grid)
-        if self.keep_segments:
+        if self.keep_segments and segments:
             d["segments"] = self.segments
             d["segments_omitted"] = self.segments_omitted
         return d
@@ -895,7 +904,8 @@ class HostForecast:
         return list(map(add, points, line_values(line[0], line[1], self.grid)))
 
     def topic_list(self, every_check: bool = False) -> list[dict[str, Any]]:
-        return [self.topics[t].to_dict(every_check) for t in sorted(self.topics)]
+        """Every topic's totals (without per-segment records: those are RET002's details)."""
+        return [self.topics[t].to_dict(every_check, segments=False) for t in sorted(self.topics)]
 
     def to_dict(self, every_check: bool = False) -> dict[str, Any]:
         d = {
@@ -1041,6 +1051,13 @@ def for_check(ctx: Context, pf: PartitionFacts) -> PartitionForecast:
     return fc
 
 
+def audit_forecast(ctx: Context) -> HostForecast | None:
+    """The audit's per-topic forecast (kafka_ops.audit.run_audit: the report's ``forecast`` section), complete
+    once every log dir was audited (for the host-scope checks): each log dir's partitions join it at the dir's
+    end, and a dir that the next start takes offline joins it without deletions. None outside an audit."""
+    return ctx.cache.get(AUDIT_FORECAST)  # type: ignore[no-any-return]
+
+
 def prepare(host: HostFacts, pf: PartitionFacts, grid: list[int] | None) -> None:
     """What :func:`for_check` and the report's projection on ``grid`` will ask of ``pf``, computed in advance
     where ``pf`` was gathered (an audit worker process, facts.pool): the same functions on the same facts."""
@@ -1051,7 +1068,7 @@ def prepare(host: HostFacts, pf: PartitionFacts, grid: list[int] | None) -> None
 
 
 __all__ = [
-    "ASSUMPTIONS", "CSV_COLUMNS", "TS_ACTIVE", "HostForecast", "PartitionForecast", "Schedule",
-    "SegmentForecast", "TopicForecast", "broker_timestamp", "for_check", "forecast_partition",
+    "ASSUMPTIONS", "AUDIT_FORECAST", "CSV_COLUMNS", "KEEP_SEGMENTS", "TS_ACTIVE", "HostForecast", "PartitionForecast", "Schedule",
+    "SegmentForecast", "TopicForecast", "audit_forecast", "broker_timestamp", "for_check", "forecast_partition",
     "iter_forecasts", "retention_schedule", "write_csv", "write_json",
 ]  # fmt: skip

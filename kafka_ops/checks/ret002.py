@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from kafka_ops.broker.forecast import HostForecast, TopicForecast, first_check_delay, for_check
+from kafka_ops.broker.forecast import KEEP_SEGMENTS, TopicForecast, audit_forecast, first_check_delay
 from kafka_ops.broker.timestamps import iso
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.shell import q
 from kafka_ops.facts.context import Context
-from kafka_ops.facts.model import HostFacts, PartitionFacts
+from kafka_ops.facts.model import HostFacts
 from kafka_ops.units import human_bytes, human_ms
 
 # per-segment records kept in a finding's details (the rest is counted in segments_omitted; the whole list is
 # what `kafka-ops forecast` prints)
-MAX_SEGMENTS = 1000
+MAX_SEGMENTS = KEEP_SEGMENTS
 
 REASON_TEXT = {
     "log_start": "below the log start offset",
@@ -26,20 +26,18 @@ REASON_TEXT = {
 @check(
     "RET002",
     severity="info",
-    scope="partition,host",
+    scope="host",
     title="Retention forecast: what time and size retention delete within the horizon, per topic",
     incident="seed 003: topic sizes drop in spikes as whole segments expire (segment.bytes / segment.ms decide "
     "how big each drop is)",
 )
-def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
-    acc: HostForecast | None = ctx.cache.get("ret002")
+def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
+    # the audit's own forecast, the one its report's forecast section shows (made once per audit; a log dir the
+    # next start takes offline deletes nothing in it)
+    acc = audit_forecast(ctx)
     if acc is None:
-        acc = ctx.cache["ret002"] = HostForecast(ctx.now_ms, ctx.host.horizon_ms, keep_segments=MAX_SEGMENTS)
-    if isinstance(subject, PartitionFacts):
-        if subject.part.segments:
-            acc.add(for_check(ctx, subject))
         return
-    stopped = ctx.host.broker_state != "running"
+    stopped = h.broker_state != "running"
     for name in sorted(acc.topics):
         t = acc.topics[name]
         if not t.checks:
@@ -58,7 +56,7 @@ def _when(ctx: Context, at: int, stopped: bool) -> str:
 
 
 def _finding(ctx: Context, t: TopicForecast, stopped: bool) -> Finding:
-    d = t.to_dict()
+    d = t.to_dict(projection=False)
     reasons = ", ".join(
         f"{v['segments']} by {REASON_TEXT[r]} ({human_bytes(v['bytes'])})" for r, v in d["by_reason"].items()
     )

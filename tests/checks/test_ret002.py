@@ -94,3 +94,32 @@ def test_ret002_no_finding_on_a_healthy_host(healthy_host) -> None:  # type: ign
     report = audit(healthy_host)
     assert "RET002" in report["checks_run"]
     assert findings(report, "RET002") == []
+
+
+def test_ret002_leaves_out_a_log_dir_the_next_start_takes_offline(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # events-0/2 land in one log dir, events-1/3 in the other; events-2's leader-epoch-checkpoint cannot be parsed:
+    # loading it takes its whole dir offline (failure_channel, KIP-112), events-0 included, which the audit
+    # gathered before it met events-2: the next start deletes nothing in that dir
+    events = TopicSpec(
+        "events", partitions=4, records_per_partition=600, span_ms=9 * DAY, retention_ms=7 * DAY
+    )
+    host = simulate(tmp_path, [events])
+    bad = host.partitions["events-2"].rsplit("/", 1)[0]
+    assert host.partitions["events-0"].startswith(bad + "/")
+    assert not host.partitions["events-1"].startswith(bad + "/")
+    with open(f"{host.partitions['events-2']}/leader-epoch-checkpoint", "w") as f:
+        f.write("0\n1\nnot an epoch\n")
+    report = audit(host)
+    ns = report["next_start"]
+    assert ns["broker"] == "starts"
+    assert next(d for d in ns["log_dirs"] if d["path"] == bad)["state"] == "offline"
+    [f] = findings(report, "RET002")
+    [topic] = [t for t in report["forecast"]["topics"] if t["topic"] == "events"]
+    d = f["details"]
+    # the finding says what the report's forecast says: only the online dir's partitions lose segments
+    assert d["deleted_bytes"] == topic["deleted_bytes"] > 0
+    assert d["deleted_segments"] == topic["deleted_segments"]
+    assert d["bytes_now"] == topic["bytes_now"] and d["series"] == topic["series"]
+    assert {s["partition"] for s in d["segments"]} == {1, 3}
+    assert d["deleted_bytes"] == sum(s["bytes"] for s in d["segments"])
+    assert f"({d['deleted_bytes']} bytes)" in f["message"]
