@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from kafka_ops.collector import ship
@@ -341,6 +342,33 @@ def test_wait_start_waits_up_to_its_seconds_and_says_what_is_wrong_with_a_bad_cu
     assert doc["start"]["loading"] and doc["waited_s"] >= 1.5
     proc = _run("logs", "--broker-log", str(log), "--wait-start", "0", "--cursor", "[1, 2]")
     assert proc.returncode == 2 and proc.stderr.strip() == "kafka-ops-collector: --cursor: not a JSON object"
+
+
+def test_wait_start_echoes_asked_at_and_a_read_past_its_time_leaves_the_rest_to_the_next_poll(
+    tmp_path: Path,
+) -> None:
+    """The role measures a call's cost on its own clock (asked_at comes back as given); and a log that grew more
+    than a call has time to read is read a block at a time past the call's end, the cursor keeping the rest: no
+    line lost, none read twice."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    doc = json.loads(
+        _run("logs", "--broker-log", str(log), "--wait-start", "0", "--asked-at", "1795788554.25").stdout
+    )
+    assert doc["asked_at"] == 1795788554.25 and doc["waited_s"] < 10
+    mark = _mark(log)
+    n = 30_000  # 4.4 MB of "Recovering unflushed segment" lines
+    with log.open("a") as f:
+        f.write(LOG.replace("06:00:0", "07:00:0") + SEGMENT * n)
+    w = brokerlogs.StartWatch(str(log), mark)
+    w.poll(until=time.monotonic() - 1)  # the call's time is up: one block, not the whole backlog
+    assert w.read_bytes == 1 << 20 and 0 < w.load.segments_recovered < n  # type: ignore[union-attr]
+    calls = 1
+    while w.offset < log.stat().st_size:
+        nxt = brokerlogs.StartWatch(w.path, json.loads(json.dumps(w.cursor())))
+        nxt.poll(until=time.monotonic() - 1)
+        w, calls = nxt, calls + 1
+    assert calls == 5 and w.load.segments_recovered == n  # type: ignore[union-attr]
 
 
 SEGMENT = "[2026-11-22 06:00:00,500] INFO [LogLoader partition=orders-7, dir=/data/kafka-1] Recovering unflushed segment 120. 3/10 recovered for orders-7. (kafka.log.LogLoader$)\n"

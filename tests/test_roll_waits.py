@@ -90,3 +90,78 @@ def test_a_stop_wait_already_past_asks_systemd_once(tmp_path: Path, stop_wait: i
     out = _out(r)
     assert r.returncode == 0, out[-4000:]
     assert len(STOP_LABEL.findall(out)) == 1 and "brk-1 restarted cleanly" in out
+
+
+# --- the start wait: each call bounded by the time left -----------------------------------------------------
+
+START_LABEL = re.compile(r"\(item=(-?\d+) s of (\d+) s: ")
+
+
+def _start_wait(tmp: Path, slow_s: float, start_wait: int, every: int) -> tuple[str, int, float]:
+    """wait_start.yml alone on one local host whose broker never finishes loading its logs (unit active), with
+    every collector call ``slow_s`` late to start (a host slow to answer: SSH, a loaded broker); the deadline
+    taken as restart.yml takes it. Returns the output, the return code, and how far past the deadline the wait
+    ended (seconds, negative: before it)."""
+    import json
+    import sys
+
+    import yaml
+
+    lab = Lab(tmp, ["brk-1"], restart="stubbed")
+    _unit(lab, "brk-1", "active", "running", 4321)
+    log = tmp / "brk-1" / "server.log"
+    log.write_text(
+        "[2026-11-27 07:26:00,000] INFO Loading logs from log dirs ArrayBuffer(/data/kafka-1) (kafka.log.LogManager)\n"
+        "[2026-11-27 07:26:00,010] INFO Recovering 3 logs from /data/kafka-1 since no clean shutdown file was found"
+        " (kafka.log.LogManager)\n"
+    )
+    slow = tmp / "bin" / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep {slow_s}\nexec {sys.executable} "$@"\n')
+    slow.chmod(0o755)
+    host = lab.hosts["brk-1"] | {
+        "kafka_preflight_python": str(slow), "kafka_rolling_restart_start_wait": start_wait,
+        "kafka_rolling_restart_progress_every": every, "kafka_rolling_restart_poll": 1,
+        "kafka_rolling_restart_mark": {"stat": {"exists": True, "dev": log.stat().st_dev, "inode": log.stat().st_ino,
+                                                "size": 0}},
+    }  # fmt: skip
+    play = tmp / "wait.yml"
+    play.write_text(
+        yaml.safe_dump(
+            [{
+                "name": "Wait", "hosts": "kafka_brokers", "gather_facts": False,
+                "tasks": [
+                    {"name": "The deadline, as restart.yml takes it before the start", "ansible.builtin.set_fact": {
+                        "kafka_rolling_restart_start_deadline": "{{ now().timestamp() + kafka_rolling_restart_start_wait | int }}"}},
+                    {"name": "Wait", "block": [{"name": "Wait", "ansible.builtin.include_role": {
+                        "name": "kafka_rolling_restart", "tasks_from": "wait_start.yml"}}],
+                     "always": [{"name": "End", "ansible.builtin.debug": {
+                         "msg": "ENDED {{ now().timestamp() - kafka_rolling_restart_start_deadline | float }}"}}]},
+                ],
+            }],
+            sort_keys=False,
+        )
+    )  # fmt: skip
+    r = lab.run(play=play, hosts={"brk-1": host})
+    out = _out(r)
+    ended = re.findall(r'"msg": "ENDED (-?[\d.]+)"', out)
+    assert ended, out[-4000:]
+    assert json.dumps(host["kafka_rolling_restart_mark"])  # the mark went in as given
+    return out, r.returncode, float(ended[-1])
+
+
+@pytest.mark.parametrize(("slow_s", "start_wait", "every"), [(3.0, 12, 4), (0.0, 6, 4)])
+def test_the_start_wait_ends_within_a_poll_of_its_deadline_however_slow_each_call(
+    tmp_path: Path, slow_s: float, start_wait: int, every: int
+) -> None:
+    """Each call is given the time left less what the last call cost, so the wait ends near its deadline: before,
+    a call made 4 s before the deadline was given those 4 s and ended a call's cost (here 3 s and more) past it."""
+    out, rc, ended = _start_wait(tmp_path, slow_s, start_wait, every)
+    assert rc == 2, out[-4000:]
+    assert (
+        f'brk-1 did not start: no "Kafka Server started" within {start_wait} s: recovering: 0/3 logs loaded'
+        in out
+    )
+    labels = START_LABEL.findall(out)
+    assert len(labels) >= 2, out[-4000:]  # a progress line per call
+    # within the poll interval (1 s) + 1 s after the deadline; before it by half a call's cost at most
+    assert -(slow_s / 2 + 1.0) <= ended <= 2.0, (ended, labels)

@@ -863,8 +863,9 @@ class StartWatch:
             "recovering": self.recovering, "last_at": self.last_at,
         }  # fmt: skip
 
-    def poll(self) -> None:
-        """Read what was appended since the cursor (EngineError: the log is a link, a FIFO, unreadable)."""
+    def poll(self, until: float | None = None) -> None:
+        """Read what was appended since the cursor (EngineError: the log is a link, a FIFO, unreadable); with
+        ``until`` (time.monotonic), the live file only until then, a block at least: the cursor keeps the rest."""
         import stat
 
         from kafka_ops.engine.fileio import open_regular
@@ -884,7 +885,7 @@ class StartWatch:
                 )
                 self.offset = self.line = 0
             self.dev, self.ino = st.st_dev, st.st_ino
-            self._read(f, final=False)
+            self._read(f, final=False, until=until)
 
     def _drain_replaced(self, stat: Any) -> None:
         from kafka_ops.engine.fileio import open_regular
@@ -903,13 +904,17 @@ class StartWatch:
             f"it after byte {self.offset} is not read"
         )
 
-    def _read(self, f: Any, final: bool) -> None:
+    def _read(self, f: Any, final: bool, until: float | None = None) -> None:
         f.seek(self.offset)
         pending = b""  # always starts at self.offset
+        got = 0
         while True:
+            if until is not None and got and time.monotonic() >= until:
+                break  # a block at least; the rest is the next poll's (a rotated file is read whole: final)
             chunk = f.read(_READ)
             if not chunk:
                 break
+            got += len(chunk)
             self.read_bytes += len(chunk)
             data = pending + chunk
             cut = data.rfind(b"\n")
