@@ -261,7 +261,12 @@ def _down(unit: dict[str, str]) -> bool:
 
 
 def _wait_start(
-    paths: list[str], unit: str | None, cursor: str | None, seconds: float, every: float, asked_at: float | None = None
+    paths: list[str],
+    unit: str | None,
+    cursor: str | None,
+    seconds: float,
+    every: float,
+    asked_at: float | None = None,
 ) -> int:
     """The rolling restart's wait after `systemctl start`, one bounded call of it: read the broker log from the
     cursor (only what was appended since: brokerlogs.StartWatch), every ``every`` s for up to ``seconds``, and

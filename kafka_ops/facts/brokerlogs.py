@@ -643,60 +643,136 @@ def _partition_of(text: str) -> str | None:
 
 # ------------------------------------------------------------------------------------------------ follow
 class Tail:
-    """Lines appended to a file, across rotation (a new inode or a shrink starts from the top)."""
+    """Lines appended to a growing log, across its rotations, each line once.
+
+    - renamed away (log4j's RollingFileAppender: server.log -> server.log.1, a new server.log; logrotate's
+      create): the open handle still reads the old file, so what was written to it before the rename and not yet
+      read is read to its end (its half-written last line too: it will not grow), then the new file from its start;
+    - truncated in place (logrotate's copytruncate): the same file is shorter than what was read, or (grown back
+      since) no longer holds the bytes last read; the copy beside it (server.log.1 ...) that holds them gives the
+      lines written between the last read and the copy, then the file is read from its start.
+    Binary reads, the offset only past a complete line (a half-written last line waits for its end)."""
+
+    _MARK = 64  # the bytes before the offset kept to tell the same file from one truncated and grown back
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._f: Any = None
-        self._ino: int | None = None
-        self._pending = ""
+        self._id: tuple[int, int] | None = None
+        self._offset = 0  # past the last complete line read
+        self._mark = b""  # the bytes just before _offset
+        self._pending = b""
         self.line_no = 0
+        self.notes: list[str] = []  # what could not be read
 
     def _open(self) -> bool:
-        import io
-
         from kafka_ops.engine.errors import EngineError
         from kafka_ops.engine.fileio import open_regular
 
         try:  # never through a link, never waiting on a FIFO put in the log's place
-            self._f = io.TextIOWrapper(open_regular(self.path), encoding="utf-8", errors="replace")
-            self._ino = os.fstat(self._f.fileno()).st_ino
-            self.line_no = 0
-            self._pending = ""
-            return True
+            self._f = open_regular(self.path)
         except (OSError, EngineError):
             self._f = None
             return False
+        st = os.fstat(self._f.fileno())
+        self._id = (st.st_dev, st.st_ino)
+        self._offset, self._mark, self._pending, self.line_no = 0, b"", b"", 0
+        return True
 
-    def rotated(self) -> bool:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False
-        return st.st_ino != self._ino or (self._f is not None and st.st_size < self._f.tell())
+    def _lines(self, data: bytes, final: bool = False) -> list[tuple[int, str]]:
+        """Split ``data`` (after what is pending) into complete lines; the rest waits, unless ``final``."""
+        data = self._pending + data
+        cut = len(data) if final else data.rfind(b"\n") + 1
+        self._pending = data[cut:]
+        if len(self._pending) > MAX_LINE:  # a line with no end in sight: cut, as read_lines cuts it
+            cut, self._pending = len(data), b""
+        if not cut:
+            return []
+        done = data[:cut]
+        self._offset += len(done)
+        self._mark = (self._mark + done)[-self._MARK :]
+        out = []
+        for raw in done.split(b"\n")[: -1 if done.endswith(b"\n") else None]:
+            self.line_no += 1
+            out.append((self.line_no, raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]))
+        return out
+
+    def _drain(self, f: Any, final: bool, max_chunks: int) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        for _ in range(max_chunks):
+            chunk = f.read(1 << 16)
+            if not chunk:
+                break
+            out += self._lines(chunk)
+        if final and self._pending:
+            out += self._lines(b"", final=True)
+        return out
+
+    def _same_content(self, f: Any) -> bool:
+        """``f`` holds, just before the offset, the bytes last read there."""
+        if not self._mark:
+            return True
+        f.seek(self._offset - len(self._mark))
+        same = f.read(len(self._mark)) == self._mark
+        f.seek(self._offset + len(self._pending))
+        return same
+
+    def _copy_of_truncated(self) -> list[tuple[int, str]]:
+        """The lines logrotate's copytruncate copied away before we read them: the rest of the rotation beside
+        the log that holds what was read up to the offset."""
+        import stat
+
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.engine.fileio import open_regular
+
+        for p in reversed(with_rotations(self.path, keep=10)):
+            try:
+                st = os.lstat(p)
+            except OSError:
+                continue
+            if p == self.path or not stat.S_ISREG(st.st_mode) or st.st_size < self._offset:
+                continue
+            try:
+                with open_regular(p) as old:
+                    if self._same_content(old):
+                        old.seek(self._offset)
+                        self._pending = b""
+                        return self._drain(old, final=True, max_chunks=1 << 30)
+            except (OSError, EngineError):
+                continue
+        self.notes.append(
+            f"{self.path} was truncated and no copy beside it holds what was written after byte {self._offset}"
+        )
+        return []
 
     def read(self, max_chunks: int = 64) -> list[tuple[int, str]]:
-        """Complete lines appended since the last call (a half-written last line waits), at most ``max_chunks``
-        reads of 64 KiB at a time: call again until it returns nothing (a 200 MB log is never held whole)."""
+        """Complete lines appended since the last call, at most ``max_chunks`` reads of 64 KiB at a time: call
+        again until it returns nothing (a 200 MB log is never held whole)."""
         if self._f is None and not self._open():
             return []
         out: list[tuple[int, str]] = []
-        for _ in range(max_chunks):
-            chunk = self._f.read(1 << 16)
-            if not chunk:
-                break
-            self._pending += chunk
-            *lines, self._pending = self._pending.split("\n")
-            if len(self._pending) > MAX_LINE:
-                self._pending = self._pending[:MAX_LINE]
-            for line in lines:
-                self.line_no += 1
-                out.append((self.line_no, line[:MAX_LINE]))
-        if not out and self.rotated():
-            self.close()
-            self._open()
-            return self.read()
-        return out
+        size = os.fstat(self._f.fileno()).st_size
+        if size < self._offset or not self._same_content(self._f):  # copytruncate, before reading on
+            out = self._copy_of_truncated()
+            self._f.seek(0)
+            self._offset, self._mark, self._pending, self.line_no = 0, b"", b"", 0
+        out += self._drain(self._f, final=False, max_chunks=max_chunks)
+        if out:
+            return out
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return []  # renamed and not created again yet: the next call looks again
+        if (st.st_dev, st.st_ino) == self._id:
+            return []
+        # renamed away: what was written to it since the read above (the writer may have written until the
+        # rename), a call at a time; at its end its half-written last line, then the new file from its start
+        out = self._drain(self._f, final=False, max_chunks=max_chunks)
+        if out:
+            return out
+        out = self._lines(b"", final=True) if self._pending else []
+        self.close()
+        return out + (self.read(max_chunks) if self._open() else [])
 
     def close(self) -> None:
         if self._f is not None:
