@@ -4,6 +4,7 @@ the same numbers as the checks and the CLI, from a bare python3 with the script 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 import time
@@ -451,6 +452,41 @@ def test_start_watch_reads_a_truncated_file_from_its_start(tmp_path: Path) -> No
     assert (
         len(w.notes) == 1 and "truncated (logrotate copytruncate?), read again from its start" in w.notes[0]
     )
+
+
+def test_start_watch_reads_what_copytruncate_copied_away_and_a_log_grown_back_past_its_offset(
+    tmp_path: Path,
+) -> None:
+    """copytruncate between two calls: the lines written after the last read went to the copy (server.log.1) before
+    the truncation, and the log grew back past the offset before the next call (same inode, not shorter): the
+    bytes before the offset tell it, the copy gives those lines, then the log is read from its start; each line
+    once: the start's two logs and 'Kafka Server started' are all seen."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-11-22 05:00:00,000] INFO the broker's earlier life (kafka.Other)\n" * 5)
+    head = LOG.splitlines(keepends=True)
+    with log.open("a") as f:
+        f.write("".join(head[:2]))
+    w = _again(
+        brokerlogs.StartWatch(str(log), {"dev": log.stat().st_dev, "ino": log.stat().st_ino, "offset": 0})
+    )
+    assert w.starts == 1 and w.load is not None and w.load.done == 0
+    with log.open("a") as f:
+        f.write(head[2] + SEGMENT)  # 1/2 loaded, a segment recovered: not read before the rotation
+    shutil.copyfile(log, tmp_path / "server.log.1")
+    with log.open("r+") as f:
+        f.truncate(0)
+    filler = "[2026-11-22 06:00:01,500] INFO [LogLoader partition=b-0, dir=/data/kafka-1] Loading producer state (kafka.log.UnifiedLog$)\n"
+    with log.open("a") as f:
+        f.write(filler * 20 + DONE)  # past the old offset again
+    assert log.stat().st_size > w.offset
+    w = _again(w)
+    assert w.starts == 1 and w.start()["started"] and w.load is not None and w.load.done == 2, w.notes
+    assert w.load.segments_recovered == 1 and w.recovering == {
+        "partition": "orders-7", "dir": "/data/kafka-1", "base": "120", "done": "3", "of": "10"
+    }  # fmt: skip
+    assert w.notes == [
+        f"{log}: truncated (logrotate copytruncate?): its copy {log}.1 read to its end, then it from its start"
+    ]
 
 
 def test_start_watch_knows_no_total_until_every_listed_log_dir_has_said_its_own(tmp_path: Path) -> None:

@@ -642,6 +642,56 @@ def _partition_of(text: str) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------ follow
+MARK = (
+    64  # the bytes before a reader's offset it keeps: the same file, or one truncated and grown back past it
+)
+
+
+def _holds(f: Any, offset: int, mark: bytes) -> bool:
+    """The open file ``f`` holds ``mark`` just before ``offset`` (its position is left where it was)."""
+    mark = mark[len(mark) - min(len(mark), offset) :]  # never more than was read
+    if not mark:
+        return True
+    here = f.tell()
+    f.seek(offset - len(mark))
+    same = f.read(len(mark)) == mark
+    f.seek(here)
+    return same
+
+
+def truncated(f: Any, offset: int, mark: bytes) -> bool:
+    """logrotate's copytruncate, as a reader at ``offset`` in the open log ``f`` tells it: the same file is shorter
+    than what was read, or (grown back since) no longer holds the bytes read last."""
+    return os.fstat(f.fileno()).st_size < offset or not _holds(f, offset, mark)
+
+
+def copy_of_truncated(path: str, offset: int, mark: bytes) -> str | None:
+    """The copy copytruncate left beside ``path`` (server.log.1, ...) that holds what a reader read up to
+    ``offset`` (``mark`` just before it): the lines written between its last read and the copy are in it, after
+    ``offset``. Only an uncompressed regular file; None when none holds them (or no mark to tell)."""
+    import stat
+
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.fileio import open_regular
+
+    if not mark:
+        return None
+    for p in reversed(with_rotations(path, keep=10)):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if p == path or not stat.S_ISREG(st.st_mode) or st.st_size < offset:
+            continue
+        try:
+            with open_regular(p) as f:
+                if _holds(f, offset, mark):
+                    return p
+        except (OSError, EngineError):
+            continue
+    return None
+
+
 class Tail:
     """Lines appended to a growing log, across its rotations, each line once.
 
@@ -652,8 +702,6 @@ class Tail:
       since) no longer holds the bytes last read; the copy beside it (server.log.1 ...) that holds them gives the
       lines written between the last read and the copy, then the file is read from its start.
     Binary reads, the offset only past a complete line (a half-written last line waits for its end)."""
-
-    _MARK = 64  # the bytes before the offset kept to tell the same file from one truncated and grown back
 
     def __init__(self, path: str) -> None:
         self.path = path
@@ -690,7 +738,7 @@ class Tail:
             return []
         done = data[:cut]
         self._offset += len(done)
-        self._mark = (self._mark + done)[-self._MARK :]
+        self._mark = (self._mark + done)[-MARK:]
         out = []
         for raw in done.split(b"\n")[: -1 if done.endswith(b"\n") else None]:
             self.line_no += 1
@@ -708,38 +756,20 @@ class Tail:
             out += self._lines(b"", final=True)
         return out
 
-    def _same_content(self, f: Any) -> bool:
-        """``f`` holds, just before the offset, the bytes last read there."""
-        if not self._mark:
-            return True
-        f.seek(self._offset - len(self._mark))
-        same = f.read(len(self._mark)) == self._mark
-        f.seek(self._offset + len(self._pending))
-        return same
-
     def _copy_of_truncated(self) -> list[tuple[int, str]]:
-        """The lines logrotate's copytruncate copied away before we read them: the rest of the rotation beside
-        the log that holds what was read up to the offset."""
-        import stat
-
+        """The lines copytruncate copied away before they were read: the rest of the copy beside the log."""
         from kafka_ops.engine.errors import EngineError
         from kafka_ops.engine.fileio import open_regular
 
-        for p in reversed(with_rotations(self.path, keep=10)):
-            try:
-                st = os.lstat(p)
-            except OSError:
-                continue
-            if p == self.path or not stat.S_ISREG(st.st_mode) or st.st_size < self._offset:
-                continue
+        p = copy_of_truncated(self.path, self._offset, self._mark)
+        if p is not None:
             try:
                 with open_regular(p) as old:
-                    if self._same_content(old):
-                        old.seek(self._offset)
-                        self._pending = b""
-                        return self._drain(old, final=True, max_chunks=1 << 30)
+                    old.seek(self._offset)
+                    self._pending = b""
+                    return self._drain(old, final=True, max_chunks=1 << 30)
             except (OSError, EngineError):
-                continue
+                pass
         self.notes.append(
             f"{self.path} was truncated and no copy beside it holds what was written after byte {self._offset}"
         )
@@ -751,8 +781,7 @@ class Tail:
         if self._f is None and not self._open():
             return []
         out: list[tuple[int, str]] = []
-        size = os.fstat(self._f.fileno()).st_size
-        if size < self._offset or not self._same_content(self._f):  # copytruncate, before reading on
+        if truncated(self._f, self._offset, self._mark):  # copytruncate, before reading on
             out = self._copy_of_truncated()
             self._f.seek(0)
             self._offset, self._mark, self._pending, self.line_no = 0, b"", b"", 0
@@ -919,6 +948,9 @@ class StartWatch:
         self.dev: int | None = int(c["dev"]) if c.get("dev") is not None else None
         self.ino: int | None = int(c["ino"]) if c.get("ino") is not None else None
         self.offset = int(c.get("offset") or 0)
+        # the bytes just before the offset (hex): a copytruncate that grew back past the offset is told by them,
+        # and the copy that holds them gives what was written after them (a mark taken with stat has none)
+        self.mark = bytes.fromhex(str(c.get("mark") or ""))[-MARK:]
         self.line = int(c.get("line") or 0)
         self.starts = int(c.get("starts") or 0)
         self.started = bool(c.get("started"))
@@ -933,7 +965,8 @@ class StartWatch:
 
     def cursor(self) -> dict[str, Any]:
         return {
-            "dev": self.dev, "ino": self.ino, "offset": self.offset, "line": self.line, "starts": self.starts,
+            "dev": self.dev, "ino": self.ino, "offset": self.offset, "mark": self.mark.hex(), "line": self.line,
+            "starts": self.starts,
             "started": self.started, "server_started": self.server_started,
             "load": _load_state(self.load) if self.load is not None else None,
             "recovering": self.recovering, "last_at": self.last_at,
@@ -954,14 +987,32 @@ class StartWatch:
             if self.ino is not None and (st.st_dev, st.st_ino) != (self.dev, self.ino):
                 self._drain_replaced(stat)
                 self.offset = self.line = 0
-            elif st.st_size < self.offset:
-                self.notes.append(
-                    f"{self.path}: shorter ({st.st_size} bytes) than where it was last read ({self.offset}): "
-                    "truncated (logrotate copytruncate?), read again from its start"
-                )
+                self.mark = b""
+            elif truncated(f, self.offset, self.mark):
+                self._read_copy(st.st_size)
                 self.offset = self.line = 0
+                self.mark = b""
             self.dev, self.ino = st.st_dev, st.st_ino
             self._read(f, final=False, until=until)
+
+    def _read_copy(self, size: int) -> None:
+        """The log was truncated in place: the lines written between the last read and logrotate's copy are in
+        the copy beside it (copy_of_truncated), read from the offset to its end."""
+        from kafka_ops.engine.fileio import open_regular
+
+        copy = copy_of_truncated(self.path, self.offset, self.mark)
+        if copy is not None:
+            with open_regular(copy) as old:
+                self._read(old, final=True)
+            self.notes.append(
+                f"{self.path}: truncated (logrotate copytruncate?): its copy {copy} read to its end, then it from its start"
+            )
+            return
+        self.notes.append(
+            f"{self.path}: shorter ({size} bytes) than where it was last read ({self.offset}), or no longer what was "
+            "read there: truncated (logrotate copytruncate?), read again from its start"
+            + ("" if not self.mark else "; no copy beside it holds what was written after the last read")
+        )
 
     def _drain_replaced(self, stat: Any) -> None:
         from kafka_ops.engine.fileio import open_regular
@@ -998,15 +1049,19 @@ class StartWatch:
                 pending = data
                 if len(pending) > MAX_LINE:  # a line with no end in sight: cut, as read_lines cuts it
                     self._lines(pending[:MAX_LINE])
-                    self.offset += len(pending)
+                    self._advance(pending)
                     pending = b""
                 continue
             self._lines(data[:cut])
-            self.offset += cut + 1
+            self._advance(data[: cut + 1])
             pending = data[cut + 1 :]
         if final and pending:
             self._lines(pending)
-            self.offset += len(pending)
+            self._advance(pending)
+
+    def _advance(self, done: bytes) -> None:
+        self.offset += len(done)
+        self.mark = (self.mark + done[-MARK:])[-MARK:]
 
     def _lines(self, block: bytes) -> None:
         pos = self.offset  # where the block starts: events say where they are by byte (the cursor of a start
