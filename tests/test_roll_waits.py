@@ -11,6 +11,7 @@ and a stand-in `systemctl show` answering from a file the test writes):
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import sys
@@ -53,10 +54,13 @@ def test_a_broker_still_stopping_at_the_deadline_is_reported_stopping_not_stoppe
     assert "systemd kills it at TimeoutStopUSec=20min" in out
     # nothing after the stop ran on it, and brk-2 was never stopped
     assert _ran(out) == ["Preflight before the stop", "Stop the broker"]
-    # a line per question to systemd, the last one at the deadline, none a poll (1 s) + 1 s past it
+    # a line per question to systemd (a poll, 1 s, apart and what a question costs), the last one at the
+    # deadline or one question past it, never more (seconds are rounded: + 1)
     lines = STOP_LABEL.findall(out)
-    assert len(lines) >= 3 and all(x[2:] == ("deactivating", "stop-sigterm", "4321") for x in lines)
-    assert 4 <= int(lines[-1][0]) <= 6, lines
+    assert len(lines) >= 2 and all(x[2:] == ("deactivating", "stop-sigterm", "4321") for x in lines)
+    at = [int(x[0]) for x in lines]
+    assert 4 <= at[-1] <= 4 + max(b - a for a, b in itertools.pairwise(at)) + 1, at
+    assert at[-2] < 4 + 1, at
     assert time.monotonic() - t0 < 120
 
 
