@@ -642,9 +642,8 @@ def _partition_of(text: str) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------ follow
-MARK = (
-    64  # the bytes before a reader's offset it keeps: the same file, or one truncated and grown back past it
-)
+# the bytes before a reader's offset it keeps: they tell the same file from one truncated and grown back past it
+MARK = 64
 
 
 def _holds(f: Any, offset: int, mark: bytes) -> bool:
