@@ -30,7 +30,7 @@ lint: venv
 # scenarios (tests/molecule) and the roles' ansible-playbook runs on local hosts (test_roll_*) side by side in two
 # pytest-xdist workers (each waits on JVMs, forks and boots more than it
 # computes; the first pass stays alone so that no lab or container broker runs beside the audits it checks)
-HEAVY = tests/lab tests/molecule tests/test_roll_ops.py tests/test_roll_order.py
+HEAVY = tests/lab tests/molecule tests/test_roll_ops.py tests/test_roll_order.py tests/test_roll_waits.py
 test: lint
 	@$(BIN)/python -m pytest -q --durations=15 $(foreach d,$(HEAVY),--ignore=$(d)); a=$$?; \
 	  $(BIN)/python -m pytest -q --durations=15 -n 2 $(HEAVY); b=$$?; \

@@ -4,8 +4,10 @@ the same numbers as the checks and the CLI, from a bare python3 with the script 
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from kafka_ops.collector import ship
@@ -343,6 +345,33 @@ def test_wait_start_waits_up_to_its_seconds_and_says_what_is_wrong_with_a_bad_cu
     assert proc.returncode == 2 and proc.stderr.strip() == "kafka-ops-collector: --cursor: not a JSON object"
 
 
+def test_wait_start_echoes_asked_at_and_a_read_past_its_time_leaves_the_rest_to_the_next_poll(
+    tmp_path: Path,
+) -> None:
+    """The role measures a call's cost on its own clock (asked_at comes back as given); and a log that grew more
+    than a call has time to read is read a block at a time past the call's end, the cursor keeping the rest: no
+    line lost, none read twice."""
+    log = tmp_path / "server.log"
+    log.write_text(LOG)
+    doc = json.loads(
+        _run("logs", "--broker-log", str(log), "--wait-start", "0", "--asked-at", "1795788554.25").stdout
+    )
+    assert doc["asked_at"] == 1795788554.25 and doc["waited_s"] < 10
+    mark = _mark(log)
+    n = 30_000  # 4.4 MB of "Recovering unflushed segment" lines
+    with log.open("a") as f:
+        f.write(LOG.replace("06:00:0", "07:00:0") + SEGMENT * n)
+    w = brokerlogs.StartWatch(str(log), mark)
+    w.poll(until=time.monotonic() - 1)  # the call's time is up: one block, not the whole backlog
+    assert w.read_bytes == 1 << 20 and 0 < w.load.segments_recovered < n  # type: ignore[union-attr]
+    calls = 1
+    while w.offset < log.stat().st_size:
+        nxt = brokerlogs.StartWatch(w.path, json.loads(json.dumps(w.cursor())))
+        nxt.poll(until=time.monotonic() - 1)
+        w, calls = nxt, calls + 1
+    assert calls == 5 and w.load.segments_recovered == n  # type: ignore[union-attr]
+
+
 SEGMENT = "[2026-11-22 06:00:00,500] INFO [LogLoader partition=orders-7, dir=/data/kafka-1] Recovering unflushed segment 120. 3/10 recovered for orders-7. (kafka.log.LogLoader$)\n"
 
 
@@ -423,6 +452,41 @@ def test_start_watch_reads_a_truncated_file_from_its_start(tmp_path: Path) -> No
     assert (
         len(w.notes) == 1 and "truncated (logrotate copytruncate?), read again from its start" in w.notes[0]
     )
+
+
+def test_start_watch_reads_what_copytruncate_copied_away_and_a_log_grown_back_past_its_offset(
+    tmp_path: Path,
+) -> None:
+    """copytruncate between two calls: the lines written after the last read went to the copy (server.log.1) before
+    the truncation, and the log grew back past the offset before the next call (same inode, not shorter): the
+    bytes before the offset tell it, the copy gives those lines, then the log is read from its start; each line
+    once: the start's two logs and 'Kafka Server started' are all seen."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-11-22 05:00:00,000] INFO the broker's earlier life (kafka.Other)\n" * 5)
+    head = LOG.splitlines(keepends=True)
+    with log.open("a") as f:
+        f.write("".join(head[:2]))
+    w = _again(
+        brokerlogs.StartWatch(str(log), {"dev": log.stat().st_dev, "ino": log.stat().st_ino, "offset": 0})
+    )
+    assert w.starts == 1 and w.load is not None and w.load.done == 0
+    with log.open("a") as f:
+        f.write(head[2] + SEGMENT)  # 1/2 loaded, a segment recovered: not read before the rotation
+    shutil.copyfile(log, tmp_path / "server.log.1")
+    with log.open("r+") as f:
+        f.truncate(0)
+    filler = "[2026-11-22 06:00:01,500] INFO [LogLoader partition=b-0, dir=/data/kafka-1] Loading producer state (kafka.log.UnifiedLog$)\n"
+    with log.open("a") as f:
+        f.write(filler * 20 + DONE)  # past the old offset again
+    assert log.stat().st_size > w.offset
+    w = _again(w)
+    assert w.starts == 1 and w.start()["started"] and w.load is not None and w.load.done == 2, w.notes
+    assert w.load.segments_recovered == 1 and w.recovering == {
+        "partition": "orders-7", "dir": "/data/kafka-1", "base": "120", "done": "3", "of": "10"
+    }  # fmt: skip
+    assert w.notes == [
+        f"{log}: truncated (logrotate copytruncate?): its copy {log}.1 read to its end, then it from its start"
+    ]
 
 
 def test_start_watch_knows_no_total_until_every_listed_log_dir_has_said_its_own(tmp_path: Path) -> None:

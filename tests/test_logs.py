@@ -11,6 +11,8 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
+
 from kafka_ops.facts import brokerlogs
 from kafka_ops.facts.logs import parse_line
 
@@ -292,6 +294,77 @@ def test_follow_survives_rotation(tmp_path: Path) -> None:
 
     res = brokerlogs.follow(str(log), lambda ld: seen.append(ld.done), timeout_s=30, sleep=sleep)
     assert res.status == "completed" and res.load is not None and res.load.done == 5 and seen[0] == 1
+
+
+# A broker writing its recovery while its server.log is rotated under the follower: log4j's RollingFileAppender
+# (close, server.log.2 -> .3, .1 -> .2, server.log -> .1, a new server.log) or logrotate's copytruncate (copy to
+# server.log.1, truncate in place while the writer keeps its O_APPEND handle). Each log's lines are a recovered
+# segment and a completed load: the follower's counts say whether any line was lost or read twice.
+WRITER = r"""
+import os, shutil, sys, time
+path, mode, n, every = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+d = "/data/kafka-1"
+def lines(i):
+    return (f"[2026-11-27 10:{i // 60 % 60:02d}:{i % 60:02d},000] INFO [LogLoader partition=t-{i}, dir={d}] Recovering "
+            f"unflushed segment 0. 0/1 recovered for t-{i}. (kafka.log.LogLoader$)\n"
+            f"[2026-11-27 10:{i // 60 % 60:02d}:{i % 60:02d},500] INFO [Log partition=t-{i}, dir={d}] Completed load of "
+            f"log with 1 segments, log start offset 0 and log end offset 5 in 1000 ms (kafka.log.Log)\n")
+f = open(path, "a")
+f.write(f"[2026-11-27 09:59:59,000] INFO Loading logs from log dirs ArrayBuffer({d}) (kafka.log.LogManager)\n"
+        f"[2026-11-27 09:59:59,010] INFO Recovering {n} logs from {d} since no clean shutdown file was found "
+        "(kafka.log.LogManager)\n")
+f.flush()
+time.sleep(0.3)
+for i in range(1, n + 1):
+    f.write(lines(i))
+    f.flush()
+    if i % every == 0:
+        if mode == "rename":
+            f.close()
+            for k in (2, 1):
+                if os.path.exists(f"{path}.{k}"):
+                    os.replace(f"{path}.{k}", f"{path}.{k + 1}")
+            os.rename(path, path + ".1")
+            f = open(path, "a")
+        else:
+            shutil.copyfile(path, path + ".1")
+            os.truncate(path, 0)
+    time.sleep(0.002 if i % 7 else 0.03)
+f.write(f"[2026-11-27 11:00:00,000] INFO Loaded {n} logs in 3600000ms (unclean log dirs = ArrayBuffer({d})) "
+        "(kafka.log.LogManager)\n")
+f.close()
+"""
+
+
+@pytest.mark.parametrize("mode", ["rename", "copytruncate"])
+def test_follow_reads_every_line_once_while_a_writer_rotates_the_log(tmp_path: Path, mode: str) -> None:
+    """`logs --follow` against a log being rotated by another process (16 rotations): every line written is read
+    once, whether it went to the file before its rotation (the rest of a renamed file, the copy of a truncated
+    one) or after it; the load's counts are the writer's."""
+    log = tmp_path / "server.log"
+    log.write_text("[2026-11-27 09:59:58,000] INFO [KafkaServer id=1] starting (kafka.server.KafkaServer)\n")
+    n, every = 400, 25
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "kafka_ops.cli", "logs", "--follow", str(log), "--poll", "0.05", "--timeout", "120",
+         "--format", "json"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    _wait_until_open(follower.pid, log)  # the writer starts once the file is followed
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(log), mode, str(n), str(every)])
+    try:
+        out, err = follower.communicate(timeout=120)
+    finally:
+        writer.wait(timeout=120)
+    assert writer.returncode == 0
+    assert follower.returncode == 0, err
+    s = json.loads(out)
+    assert (s["status"], s["logs_loaded"], s["logs_total"], s["segments_recovered"]) == (
+        "completed",
+        n,
+        n,
+        n,
+    ), s
+    assert len(list(tmp_path.glob("server.log.*"))) == (3 if mode == "rename" else 1)
 
 
 def test_a_directory_of_logs_reads_server_log_cleaner_log_and_their_rotations(

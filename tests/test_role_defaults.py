@@ -44,3 +44,27 @@ def test_every_role_depends_on_kafka_common_and_documents_what_it_defaults() -> 
         readme = (ROLES / role / "README.md").read_text()
         missing = [name for name in _defaults(role) if f"`{name}`" not in readme]
         assert missing == [], f"{role}/README.md does not document {missing}"
+
+
+def test_the_platforms_claimed_are_what_molecule_runs_and_the_docs_say_so() -> None:
+    """meta/main.yml claims what the roles' Molecule scenarios run on (Debian 12 bookworm: tests/molecule's image),
+    nothing more; the READMEs and docs/ansible.md say the same, and name bullseye only as where the collector alone
+    is tested (tests/test_collector_py39.py), never as a platform of the roles."""
+    import re
+
+    docs = ROLES.parent / "docs" / "ansible.md"
+    build = (ROLES.parent / "tests" / "molecule" / "build_image.sh").read_text()
+    assert re.search(r"\bbookworm\b", build)  # the one image Molecule's hosts boot
+    for role in ("kafka_common", *DEPENDENTS):
+        meta = yaml.safe_load((ROLES / role / "meta" / "main.yml").read_text())
+        assert meta["galaxy_info"]["platforms"] == [{"name": "Debian", "versions": ["bookworm"]}], role
+        readme = (ROLES / role / "README.md").read_text()
+        section = " ".join(readme.split("## Platforms", 1)[1].split("\n## ", 1)[0].split())
+        assert "Claimed (`meta/main.yml`" in section and "Debian 12 bookworm" in section, role
+        assert "bullseye" in section and "tests/test_collector_py39.py" in section, role
+        assert (
+            "not claimed" in section or "none of them is claimed" in section or "is not a claim" in section
+        ), role
+    text = " ".join(docs.read_text().split("## Platforms", 1)[1].split("\n## ", 1)[0].split())
+    assert "Debian 12 bookworm, and only that" in text and "none of them is claimed" in text
+    assert "RHEL 9's" not in docs.read_text()  # no platform named as if it were tested

@@ -223,7 +223,8 @@ def logs(
         typer.Option(
             "--follow",
             help="Follow a growing server.log of a starting broker and show its log loading (recovery) until it "
-            "completes, fails, Ctrl-C or --timeout.",
+            "completes, fails, Ctrl-C or --timeout; across its rotations (renamed, or truncated by copytruncate), "
+            "each line once.",
         ),
     ] = False,
     timeout: Annotated[

@@ -78,6 +78,13 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="logs --wait-start: seconds between reads.",
     )
+    p.add_argument(
+        "--asked-at",
+        type=float,
+        metavar="SECONDS",
+        help="logs --wait-start: the caller's clock when it made this call, returned as asked_at beside waited_s: "
+        "the caller measures on its own clock what a call costs beyond its wait (SSH, the collector's start).",
+    )
     p.add_argument("--host", help="The name to report the host as (default: its hostname).")
     # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
     p.add_argument(
@@ -109,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps({"version": __version__, "python": sys.version.split()[0]}))
         return 0
     if a.mode == "logs" and a.wait_start is not None:
-        return _wait_start(a.broker_log, a.systemd_unit, a.cursor, a.wait_start, a.poll_every)
+        return _wait_start(a.broker_log, a.systemd_unit, a.cursor, a.wait_start, a.poll_every, a.asked_at)
     if a.mode == "logs":
         return _logs(a.broker_log, a.rotated, a.systemd_unit)
     if a.mode == "quorum":
@@ -253,11 +260,22 @@ def _down(unit: dict[str, str]) -> bool:
     return unit.get("ActiveState") in ("failed", "inactive") or unit.get("SubState") == "auto-restart"
 
 
-def _wait_start(paths: list[str], unit: str | None, cursor: str | None, seconds: float, every: float) -> int:
+def _wait_start(
+    paths: list[str],
+    unit: str | None,
+    cursor: str | None,
+    seconds: float,
+    every: float,
+    asked_at: float | None = None,
+) -> int:
     """The rolling restart's wait after `systemctl start`, one bounded call of it: read the broker log from the
     cursor (only what was appended since: brokerlogs.StartWatch), every ``every`` s for up to ``seconds``, and
     return as soon as the start has logged "Kafka Server started", has failed, or systemd says the unit is down;
-    then one JSON document: where the start stands, the unit's state, a line of progress, the next cursor."""
+    then one JSON document: where the start stands, the unit's state, a line of progress, the next cursor.
+
+    Nothing in a call waits past its ``seconds``: the sleeps, `systemctl show` (its timeout) and the read of a
+    log that grows faster than it is read (the cursor keeps the rest for the next call) are each bounded by the
+    time left, so that the caller's deadline is kept to within one read and one `systemctl show`."""
     import time
 
     from kafka_ops.engine.errors import EngineError
@@ -278,12 +296,12 @@ def _wait_start(paths: list[str], unit: str | None, cursor: str | None, seconds:
     end = t0 + max(0.0, seconds)
     while True:
         try:
-            watch.poll()
+            watch.poll(until=end)
         except EngineError as exc:
             print(f"kafka-ops-collector: {exc}", file=sys.stderr)
             return 2
         start = watch.start()
-        state_of_unit = _unit_state(unit) if unit else {}
+        state_of_unit = _unit_state(unit, timeout=min(30.0, max(1.0, end - time.monotonic()))) if unit else {}
         left = end - time.monotonic()
         if start["started"] or start["failed"] or _down(state_of_unit) or left <= 0:
             break
@@ -291,7 +309,7 @@ def _wait_start(paths: list[str], unit: str | None, cursor: str | None, seconds:
     doc = {
         "start": start, "unit": state_of_unit, "down": _down(state_of_unit), "progress": watch.progress(),
         "cursor": watch.cursor(), "read_bytes": watch.read_bytes, "notes": sorted(set(watch.notes)),
-        "waited_s": round(time.monotonic() - t0, 1),
+        "waited_s": round(time.monotonic() - t0, 2), "asked_at": asked_at,
     }  # fmt: skip
     sys.stdout.write(json.dumps(doc, default=str) + "\n")
     return 0
@@ -301,7 +319,7 @@ if __name__ == "__main__":
     sys.exit(main())
 
 
-def _unit_state(unit: str) -> dict[str, str]:
+def _unit_state(unit: str, timeout: float = 30.0) -> dict[str, str]:
     """systemctl show's ActiveState, SubState, Result, MainPID, ExecMainCode/Status and NRestarts of ``unit``
     (empty when systemctl is not there or does not know it)."""
     import subprocess
@@ -310,7 +328,7 @@ def _unit_state(unit: str) -> dict[str, str]:
     try:
         r = subprocess.run(
             ["systemctl", "show", unit, *(f"--property={k}" for k in keys)],
-            capture_output=True, text=True, timeout=30, check=False,
+            capture_output=True, text=True, timeout=timeout, check=False,
         )  # fmt: skip
     except (OSError, subprocess.TimeoutExpired):
         return {}

@@ -642,61 +642,165 @@ def _partition_of(text: str) -> str | None:
 
 
 # ------------------------------------------------------------------------------------------------ follow
+# the bytes before a reader's offset it keeps: they tell the same file from one truncated and grown back past it
+MARK = 64
+
+
+def _holds(f: Any, offset: int, mark: bytes) -> bool:
+    """The open file ``f`` holds ``mark`` just before ``offset`` (its position is left where it was)."""
+    mark = mark[len(mark) - min(len(mark), offset) :]  # never more than was read
+    if not mark:
+        return True
+    here = f.tell()
+    f.seek(offset - len(mark))
+    same = f.read(len(mark)) == mark
+    f.seek(here)
+    return same
+
+
+def truncated(f: Any, offset: int, mark: bytes) -> bool:
+    """logrotate's copytruncate, as a reader at ``offset`` in the open log ``f`` tells it: the same file is shorter
+    than what was read, or (grown back since) no longer holds the bytes read last."""
+    return os.fstat(f.fileno()).st_size < offset or not _holds(f, offset, mark)
+
+
+def copy_of_truncated(path: str, offset: int, mark: bytes) -> str | None:
+    """The copy copytruncate left beside ``path`` (server.log.1, ...) that holds what a reader read up to
+    ``offset`` (``mark`` just before it): the lines written between its last read and the copy are in it, after
+    ``offset``. Only an uncompressed regular file; None when none holds them (or no mark to tell)."""
+    import stat
+
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.fileio import open_regular
+
+    if not mark:
+        return None
+    for p in reversed(with_rotations(path, keep=10)):
+        try:
+            st = os.lstat(p)
+        except OSError:
+            continue
+        if p == path or not stat.S_ISREG(st.st_mode) or st.st_size < offset:
+            continue
+        try:
+            with open_regular(p) as f:
+                if _holds(f, offset, mark):
+                    return p
+        except (OSError, EngineError):
+            continue
+    return None
+
+
 class Tail:
-    """Lines appended to a file, across rotation (a new inode or a shrink starts from the top)."""
+    """Lines appended to a growing log, across its rotations, each line once.
+
+    - renamed away (log4j's RollingFileAppender: server.log -> server.log.1, a new server.log; logrotate's
+      create): the open handle still reads the old file, so what was written to it before the rename and not yet
+      read is read to its end (its half-written last line too: it will not grow), then the new file from its start;
+    - truncated in place (logrotate's copytruncate): the same file is shorter than what was read, or (grown back
+      since) no longer holds the bytes last read; the copy beside it (server.log.1 ...) that holds them gives the
+      lines written between the last read and the copy, then the file is read from its start.
+    Binary reads, the offset only past a complete line (a half-written last line waits for its end)."""
 
     def __init__(self, path: str) -> None:
         self.path = path
         self._f: Any = None
-        self._ino: int | None = None
-        self._pending = ""
+        self._id: tuple[int, int] | None = None
+        self._offset = 0  # past the last complete line read
+        self._mark = b""  # the bytes just before _offset
+        self._pending = b""
         self.line_no = 0
+        self.notes: list[str] = []  # what could not be read
 
     def _open(self) -> bool:
-        import io
-
         from kafka_ops.engine.errors import EngineError
         from kafka_ops.engine.fileio import open_regular
 
         try:  # never through a link, never waiting on a FIFO put in the log's place
-            self._f = io.TextIOWrapper(open_regular(self.path), encoding="utf-8", errors="replace")
-            self._ino = os.fstat(self._f.fileno()).st_ino
-            self.line_no = 0
-            self._pending = ""
-            return True
+            self._f = open_regular(self.path)
         except (OSError, EngineError):
             self._f = None
             return False
+        st = os.fstat(self._f.fileno())
+        self._id = (st.st_dev, st.st_ino)
+        self._offset, self._mark, self._pending, self.line_no = 0, b"", b"", 0
+        return True
 
-    def rotated(self) -> bool:
-        try:
-            st = os.stat(self.path)
-        except OSError:
-            return False
-        return st.st_ino != self._ino or (self._f is not None and st.st_size < self._f.tell())
+    def _lines(self, data: bytes, final: bool = False) -> list[tuple[int, str]]:
+        """Split ``data`` (after what is pending) into complete lines; the rest waits, unless ``final``."""
+        data = self._pending + data
+        cut = len(data) if final else data.rfind(b"\n") + 1
+        self._pending = data[cut:]
+        if len(self._pending) > MAX_LINE:  # a line with no end in sight: cut, as read_lines cuts it
+            cut, self._pending = len(data), b""
+        if not cut:
+            return []
+        done = data[:cut]
+        self._offset += len(done)
+        self._mark = (self._mark + done)[-MARK:]
+        out = []
+        for raw in done.split(b"\n")[: -1 if done.endswith(b"\n") else None]:
+            self.line_no += 1
+            out.append((self.line_no, raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]))
+        return out
+
+    def _drain(self, f: Any, final: bool, max_chunks: int) -> list[tuple[int, str]]:
+        out: list[tuple[int, str]] = []
+        for _ in range(max_chunks):
+            chunk = f.read(1 << 16)
+            if not chunk:
+                break
+            out += self._lines(chunk)
+        if final and self._pending:
+            out += self._lines(b"", final=True)
+        return out
+
+    def _copy_of_truncated(self) -> list[tuple[int, str]]:
+        """The lines copytruncate copied away before they were read: the rest of the copy beside the log."""
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.engine.fileio import open_regular
+
+        p = copy_of_truncated(self.path, self._offset, self._mark)
+        if p is not None:
+            try:
+                with open_regular(p) as old:
+                    old.seek(self._offset)
+                    self._pending = b""
+                    return self._drain(old, final=True, max_chunks=1 << 30)
+            except (OSError, EngineError):
+                pass
+        self.notes.append(
+            f"{self.path} was truncated and no copy beside it holds what was written after byte {self._offset}"
+        )
+        return []
 
     def read(self, max_chunks: int = 64) -> list[tuple[int, str]]:
-        """Complete lines appended since the last call (a half-written last line waits), at most ``max_chunks``
-        reads of 64 KiB at a time: call again until it returns nothing (a 200 MB log is never held whole)."""
+        """Complete lines appended since the last call, at most ``max_chunks`` reads of 64 KiB at a time: call
+        again until it returns nothing (a 200 MB log is never held whole)."""
         if self._f is None and not self._open():
             return []
         out: list[tuple[int, str]] = []
-        for _ in range(max_chunks):
-            chunk = self._f.read(1 << 16)
-            if not chunk:
-                break
-            self._pending += chunk
-            *lines, self._pending = self._pending.split("\n")
-            if len(self._pending) > MAX_LINE:
-                self._pending = self._pending[:MAX_LINE]
-            for line in lines:
-                self.line_no += 1
-                out.append((self.line_no, line[:MAX_LINE]))
-        if not out and self.rotated():
-            self.close()
-            self._open()
-            return self.read()
-        return out
+        if truncated(self._f, self._offset, self._mark):  # copytruncate, before reading on
+            out = self._copy_of_truncated()
+            self._f.seek(0)
+            self._offset, self._mark, self._pending, self.line_no = 0, b"", b"", 0
+        out += self._drain(self._f, final=False, max_chunks=max_chunks)
+        if out:
+            return out
+        try:
+            st = os.stat(self.path)
+        except OSError:
+            return []  # renamed and not created again yet: the next call looks again
+        if (st.st_dev, st.st_ino) == self._id:
+            return []
+        # renamed away: what was written to it since the read above (the writer may have written until the
+        # rename), a call at a time; at its end its half-written last line, then the new file from its start
+        out = self._drain(self._f, final=False, max_chunks=max_chunks)
+        if out:
+            return out
+        out = self._lines(b"", final=True) if self._pending else []
+        self.close()
+        return out + (self.read(max_chunks) if self._open() else [])
 
     def close(self) -> None:
         if self._f is not None:
@@ -843,6 +947,9 @@ class StartWatch:
         self.dev: int | None = int(c["dev"]) if c.get("dev") is not None else None
         self.ino: int | None = int(c["ino"]) if c.get("ino") is not None else None
         self.offset = int(c.get("offset") or 0)
+        # the bytes just before the offset (hex): a copytruncate that grew back past the offset is told by them,
+        # and the copy that holds them gives what was written after them (a mark taken with stat has none)
+        self.mark = bytes.fromhex(str(c.get("mark") or ""))[-MARK:]
         self.line = int(c.get("line") or 0)
         self.starts = int(c.get("starts") or 0)
         self.started = bool(c.get("started"))
@@ -857,14 +964,16 @@ class StartWatch:
 
     def cursor(self) -> dict[str, Any]:
         return {
-            "dev": self.dev, "ino": self.ino, "offset": self.offset, "line": self.line, "starts": self.starts,
+            "dev": self.dev, "ino": self.ino, "offset": self.offset, "mark": self.mark.hex(), "line": self.line,
+            "starts": self.starts,
             "started": self.started, "server_started": self.server_started,
             "load": _load_state(self.load) if self.load is not None else None,
             "recovering": self.recovering, "last_at": self.last_at,
         }  # fmt: skip
 
-    def poll(self) -> None:
-        """Read what was appended since the cursor (EngineError: the log is a link, a FIFO, unreadable)."""
+    def poll(self, until: float | None = None) -> None:
+        """Read what was appended since the cursor (EngineError: the log is a link, a FIFO, unreadable); with
+        ``until`` (time.monotonic), the live file only until then, a block at least: the cursor keeps the rest."""
         import stat
 
         from kafka_ops.engine.fileio import open_regular
@@ -877,14 +986,32 @@ class StartWatch:
             if self.ino is not None and (st.st_dev, st.st_ino) != (self.dev, self.ino):
                 self._drain_replaced(stat)
                 self.offset = self.line = 0
-            elif st.st_size < self.offset:
-                self.notes.append(
-                    f"{self.path}: shorter ({st.st_size} bytes) than where it was last read ({self.offset}): "
-                    "truncated (logrotate copytruncate?), read again from its start"
-                )
+                self.mark = b""
+            elif truncated(f, self.offset, self.mark):
+                self._read_copy(st.st_size)
                 self.offset = self.line = 0
+                self.mark = b""
             self.dev, self.ino = st.st_dev, st.st_ino
-            self._read(f, final=False)
+            self._read(f, final=False, until=until)
+
+    def _read_copy(self, size: int) -> None:
+        """The log was truncated in place: the lines written between the last read and logrotate's copy are in
+        the copy beside it (copy_of_truncated), read from the offset to its end."""
+        from kafka_ops.engine.fileio import open_regular
+
+        copy = copy_of_truncated(self.path, self.offset, self.mark)
+        if copy is not None:
+            with open_regular(copy) as old:
+                self._read(old, final=True)
+            self.notes.append(
+                f"{self.path}: truncated (logrotate copytruncate?): its copy {copy} read to its end, then it from its start"
+            )
+            return
+        self.notes.append(
+            f"{self.path}: shorter ({size} bytes) than where it was last read ({self.offset}), or no longer what was "
+            "read there: truncated (logrotate copytruncate?), read again from its start"
+            + ("" if not self.mark else "; no copy beside it holds what was written after the last read")
+        )
 
     def _drain_replaced(self, stat: Any) -> None:
         from kafka_ops.engine.fileio import open_regular
@@ -903,13 +1030,17 @@ class StartWatch:
             f"it after byte {self.offset} is not read"
         )
 
-    def _read(self, f: Any, final: bool) -> None:
+    def _read(self, f: Any, final: bool, until: float | None = None) -> None:
         f.seek(self.offset)
         pending = b""  # always starts at self.offset
+        got = 0
         while True:
+            if until is not None and got and time.monotonic() >= until:
+                break  # a block at least; the rest is the next poll's (a rotated file is read whole: final)
             chunk = f.read(_READ)
             if not chunk:
                 break
+            got += len(chunk)
             self.read_bytes += len(chunk)
             data = pending + chunk
             cut = data.rfind(b"\n")
@@ -917,15 +1048,19 @@ class StartWatch:
                 pending = data
                 if len(pending) > MAX_LINE:  # a line with no end in sight: cut, as read_lines cuts it
                     self._lines(pending[:MAX_LINE])
-                    self.offset += len(pending)
+                    self._advance(pending)
                     pending = b""
                 continue
             self._lines(data[:cut])
-            self.offset += cut + 1
+            self._advance(data[: cut + 1])
             pending = data[cut + 1 :]
         if final and pending:
             self._lines(pending)
-            self.offset += len(pending)
+            self._advance(pending)
+
+    def _advance(self, done: bytes) -> None:
+        self.offset += len(done)
+        self.mark = (self.mark + done[-MARK:])[-MARK:]
 
     def _lines(self, block: bytes) -> None:
         pos = self.offset  # where the block starts: events say where they are by byte (the cursor of a start
