@@ -389,6 +389,36 @@ def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     }
 
 
+def test_index_swaps_without_a_log_swap_rebuild_the_segment_up_to_2_8_and_are_renamed_in_from_3_0(
+    tmp_path: Path,
+) -> None:
+    """``<base>.index.swap``, ``.timeindex.swap`` and ``.txnindex.swap`` and no ``.log.swap`` (a swap stopped after
+    the new .log was renamed in): up to 2.8 the loader deletes that base's indexes and keeps the swaps, so the
+    segment is rebuilt (2.3-2.8) or loads with new empty indexes (1.1-2.2: not rebuilt); from 3.0 the swaps are
+    renamed into place and the segment loads as it is. No segment is deleted either way (the lab's index_swap
+    trial saw 2.2.1, 2.8.2, 3.5.2, 3.7.2 and 4.3.1 brokers do it)."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    b0 = bases(part)[0]
+    for suffix in (".index", ".timeindex"):
+        shutil.copy(seg_path(part, b0, suffix), seg_path(part, b0, suffix + ".swap"))
+    open(seg_path(part, b0, ".txnindex.swap"), "wb").close()
+
+    def mine(v: str) -> dict[int, dict[str, Any]]:
+        ns = plan(audit(host, kafka_version=v))
+        return {s["base_offset"]: s for s in ns["segments"] if os.path.dirname(s["log"]) == part}
+
+    for v in ("2.3.0", "2.8.2"):
+        got = mine(v)
+        assert list(got) == [b0] and got[b0]["load"] == "indexes_rebuilt" and got[b0]["deleted_at"] is None, v
+        assert "an index .swap of its base is there" in got[b0]["reason"], v
+    for v in ("1.1.1", "2.2.1", "3.0.0", "3.7.0", "4.3.1"):
+        assert mine(v) == {}, v
+    # the swaps are not leftovers the start deletes (kept up to 2.8, renamed in from 3.0)
+    ns = plan(audit(host, kafka_version="2.8.2"))
+    assert not [lf for lf in ns["leftovers"] if lf["path"].endswith(".swap")]
+
+
 def leftover_fates(ns: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {os.path.basename(lf["path"]): (lf["kind"], lf["fate"]) for lf in ns["leftovers"]}
 

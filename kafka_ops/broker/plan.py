@@ -68,6 +68,7 @@ from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
     in_recover_log,
+    index_missing_at_load,
     is_metadata_log,
     load_failure,
     next_start,
@@ -436,7 +437,8 @@ def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, s
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
-        if seg.index is None and in_recover_log(ctx, pf, seg):
+        missing = index_missing_at_load(ctx, pf, seg)
+        if missing and in_recover_log(ctx, pf, seg):
             # a missing .index above the recovery point of an unclean stop: LogLoader.loadSegmentFiles rebuilds it,
             # then recoverLog re-reads the segment again as unflushed ("Recovering unflushed segment"; the 3.5.2
             # lab broker, killed right after a roll before the new segment's lazily created .index existed)
@@ -444,12 +446,16 @@ def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, s
                 RECOVERED,
                 reason + "; the segment is also at or above the recovery point of an unclean stop",
             )
-        kind = INDEXES_REBUILT if seg.index is None else RECOVERED
+        kind = INDEXES_REBUILT if missing else RECOVERED
         return kind, reason
     version = ctx.host.kafka_version
     if version is None or versions.since("no_index_sanity_at_load", version):
         # next_start then says kept or depends, never rebuilt (only a pre-2.3.0 sanity check at load rebuilds
         # beyond recovery_reason): no need to make its text for every segment of the host
+        return AS_IS, None
+    if index_missing_at_load(ctx, pf, seg):
+        # 1.1-2.2: an index .swap's base lost its indexes before the sanity check, which then passes the new
+        # empty ones (versions.missing_index_rebuilt): the files' old tails no longer count
         return AS_IS, None
     ns = next_start(ctx, pf, seg)
     if ns.verdict == REBUILT:

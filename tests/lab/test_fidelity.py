@@ -47,6 +47,10 @@ SCENARIOS = (
         "unparseable_leftover",
         "unparseable_swap",
         "stray_partition",
+        "index_swap",
+        "reassigned_away",
+        "future_dir",
+        "future_dir_alone",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -238,6 +242,57 @@ def test_a_partition_of_a_topic_the_metadata_does_not_have_is_renamed_stray_or_d
         )
     # the live partition it was copied from stayed as it was
     assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
+
+
+def test_index_swaps_are_renamed_in_from_3_0_and_cost_the_segment_its_indexes_before(
+    trials: dict[str, TrialResult],
+) -> None:
+    """``.index.swap``, ``.timeindex.swap`` (half the entries) and an empty ``.txnindex.swap`` of the first segment,
+    no ``.log.swap``: from 3.0 the broker renamed each into place ('Recovering file ... by renaming from .swap
+    files'), so the segment's ``.index`` became the swap's and the segment loaded as it was; up to 2.8 it deleted
+    the segment's indexes and kept the swaps: rebuilt from 2.3, created empty before. The plan said which."""
+    if "index_swap" not in trials:
+        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["index_swap"]) + " only")
+    r = trials["index_swap"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    detail = r.faults[0].detail
+    log = os.path.join(detail["partition_dir"], f"{detail['base_offset']:020d}.log")
+    predicted = {s["log"]: s["load"] for s in r.predicted["segments"]}
+    changed = r.observation.changes.get(log, {})
+    if at_least(r.version, (3, 0)):
+        assert log not in predicted
+        assert re.search(r"Recovering file 0+\.index\.swap by renaming", r.log), "the broker's own line"
+        assert changed[".index"][1] == detail["sizes"][".index"], changed  # the swap's entries, renamed in
+    elif at_least(r.version, (2, 3)):
+        seen = {s["log"]: s["load"] for s in r.next_start["segments"]}
+        assert predicted[log] == seen[log] == "indexes_rebuilt"
+        assert re.search(r"Could not find offset index file corresponding to log file \S+0+\.log", r.log)
+    else:
+        assert log not in predicted  # recreated empty, not rebuilt
+        assert changed[".index"][1] == 0, changed
+
+
+def test_a_partition_reassigned_away_is_a_stray_deleted_before_3_7_and_renamed_after(
+    trials: dict[str, TrialResult],
+) -> None:
+    """A copy of partition ``moved-0`` whose topic exists but whose replica set is node 2 alone: the plan (DIR006,
+    not critical: the current replicas serve it) said what the broker did: 3.3-3.6 renamed it -delete and deleted
+    it, 3.7+ renamed it -stray, each after its own 'the current replica assignment ... does not contain the local
+    brokerId 1'."""
+    if "reassigned_away" not in trials:
+        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["reassigned_away"]) + " only")
+    r = trials["reassigned_away"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [st] = r.predicted["strays"]
+    [seen] = r.next_start["strays"]
+    assert st["path"] == seen["path"] == str(planted) and "reassigned away" in st["why"]
+    [f] = [f for f in r.findings if f["check"] == "DIR006"]
+    assert re.search(r"replica assignment \S+ does not contain the local brokerId 1", r.log)
+    if at_least(r.version, (3, 7)):
+        assert st["fate"] == seen["fate"] == "renamed_stray" and f["severity"] == "warning"
+    else:
+        assert st["fate"] == seen["fate"] == "deleted" and f["severity"] == "info"
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
