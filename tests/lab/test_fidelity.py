@@ -295,6 +295,38 @@ def test_a_partition_reassigned_away_is_a_stray_deleted_before_3_7_and_renamed_a
         assert st["fate"] == seen["fate"] == "deleted" and f["severity"] == "info"
 
 
+@pytest.mark.parametrize("trial", ["future_dir", "future_dir_alone"])
+def test_an_interrupted_move_resumes_and_without_its_current_dir_loses_every_record(
+    trials: dict[str, TrialResult], trial: str
+) -> None:
+    """A ``-future`` dir in the other log dir (an interrupted alterReplicaLogDirs move): the plan said the move
+    resumes after the start and the future log replaces the current one, and the broker did it ('The current
+    replica is successfully replaced with the future replica'): the future dir renamed to the partition's name, the
+    current one renamed -delete, every acknowledged record still served. Without the current dir the plan said the
+    future log is truncated to offset 0 first (DIR003 critical), and the broker no longer served any acknowledged
+    record of the partition."""
+    if trial not in trials:
+        pytest.skip(f"CI runs it on {', '.join(CI_REPRESENTATIVES[trial])} only")
+    r = trials[trial]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [fd] = r.predicted["future_dirs"]
+    [seen] = r.next_start["future_dirs"]
+    assert fd["path"] == seen["path"] == str(planted)
+    assert fd["fate"] == seen["fate"] == "replaces_current"
+    assert re.search(
+        r"The current replica is successfully replaced with the future replica for t\d+-0", r.log
+    )
+    lost = {tp: offs for tp, offs in (r.lost or {}).items() if offs}
+    critical = [f for f in r.findings if f["check"] == "DIR003" and f["severity"] == "critical"]
+    if trial == "future_dir":
+        assert not fd["records_lost"] and lost == {} and critical == []
+    else:
+        tp = os.path.basename(str(planted)).split(".", 1)[0]
+        assert fd["records_lost"] and set(lost) == {tp}, lost
+        assert [f["path"] for f in critical] == [str(planted)]
+
+
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
 _LOADED_IN_OLD = re.compile(r"Completed load of log with \d+ segments.*? in (\d+)\s*ms")
 
