@@ -834,7 +834,8 @@ class NextStartPlan:
         return d
 
     def _future_dict(self, m: suffixed_dirs.FutureMove, exited: bool) -> dict[str, Any]:
-        fate, reason = m.fate, m.reason
+        fate = m.fate
+        reason: str | None = m.reason
         off = [
             d for d in (m.log_dir, os.path.dirname(m.current or "")) if d and self.dirs[d].state == "offline"
         ]

@@ -28,6 +28,7 @@
   (broker.strays: the replica set, not only the topic id);
 * ``future_dir``, ``future_dir_alone``: an interrupted intra-broker move, a copy of ``CONTROL``'s partition dir as
   ``<tp>.<uuid>-future`` in the other log dir, with the original dir kept or removed (suffixed_dirs);
+* ``future_dir_renamed``: ``future_dir_alone`` after DIR003's fix, the ``-future`` dir renamed to the partition's name;
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -353,6 +354,21 @@ def plant_future_dir(ds: Dataset, *, keep_source: bool) -> Callable[[LabBroker],
     return plant
 
 
+def plant_future_renamed(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """``future_dir_alone`` after DIR003's fix: the ``-future`` dir renamed ``<tp>`` in its log dir (the partition
+    now in the other log dir than before, as a finished move leaves it)."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        (fault,) = plant_future_dir(ds, keep_source=False)(b)
+        (future,) = fault.paths
+        target = future.parent / future.name.split(".", 1)[0]
+        future.rename(target)
+        fault.name, fault.paths = "future_dir_renamed", [target]
+        return [fault]
+
+    return plant
+
+
 BIG_PARTITION = "bigpart"
 RECOVERY_THREADS = 4
 
@@ -401,6 +417,7 @@ CI_REPRESENTATIVES = {
     # an interrupted intra-broker move: the same on every release run (2.2.1 - 4.3.1)
     "future_dir": ("2.8.2",),
     "future_dir_alone": ("3.7.2",),
+    "future_dir_renamed": ("3.7.2",),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
 }
@@ -529,6 +546,8 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
             Trial(n, ds.saved, plant_future_dir(ds, keep_source=k), acked=ds.acked, wait_retention=True)
             for n, k in (("future_dir", True), ("future_dir_alone", False))
         ],
+        # DIR003's fix for future_dir_alone: the -future dir renamed to the partition's name before the start
+        Trial("future_dir_renamed", ds.saved, plant_future_renamed(ds), acked=ds.acked),
         Trial(
             "unparseable_swap",
             ds.saved,

@@ -51,6 +51,7 @@ SCENARIOS = (
         "reassigned_away",
         "future_dir",
         "future_dir_alone",
+        "future_dir_renamed",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -325,6 +326,21 @@ def test_an_interrupted_move_resumes_and_without_its_current_dir_loses_every_rec
         tp = os.path.basename(str(planted)).split(".", 1)[0]
         assert fd["records_lost"] and set(lost) == {tp}, lost
         assert [f["path"] for f in critical] == [str(planted)]
+
+
+def test_a_future_dir_renamed_to_its_partition_is_loaded_and_served_whole(
+    trials: dict[str, TrialResult],
+) -> None:
+    """DIR003's fix for a ``-future`` dir without its current dir: renamed to the partition's own name before the
+    start, it is loaded as the partition's log (in the other log dir than before) and every acknowledged record is
+    served; the plan lists nothing for it."""
+    if "future_dir_renamed" not in trials:
+        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["future_dir_renamed"]) + " only")
+    r = trials["future_dir_renamed"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    assert r.predicted["broker"] == r.next_start["broker"] == "starts"
+    assert r.predicted["future_dirs"] == [] and not [f for f in r.findings if f["severity"] == "critical"]
+    assert r.lost is not None and not any(r.lost.values()), r.lost
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
