@@ -33,9 +33,9 @@ its ``partition.metadata`` topic id and partition number, as Kafka does (``getPa
 then by the partition's replica set: every KRaft release that looks for strays also takes a partition whose
 replicas do not hold this broker's ``node.id`` for one ("Found stray log dir ...: the current replica assignment
 ... does not contain the local brokerId", BrokerMetadataPublisher.findStrayPartitions@3.0.0:76-81,
-@3.6.2:80-85; LogManager.findStrayReplicas@3.7.0:1564-1569, isStrayKraftReplica@3.7.1:1612-1618): a replica
+@3.6.2:81-86; LogManager.findStrayReplicas@3.7.0:1564-1569, isStrayKraftReplica@3.7.1:1612-1618): a replica
 reassigned away while the broker was down. The replicas are PartitionRecord's, then every PartitionChangeRecord's
-that sets them (a null Replicas field leaves them as they were, PartitionRegistration.merge). A dir without a
+that sets them (a null Replicas field leaves them as they were, PartitionRegistration.merge@3.7.1:241). A dir without a
 readable ``partition.metadata`` is judged by the 3.7.1+ rule below only. Standard library only.
 """
 

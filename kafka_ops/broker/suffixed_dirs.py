@@ -22,8 +22,10 @@ Kafka source (apache/kafka, at the tags named):
   is not an int, and throws KafkaException "... is not in the form of topic-partition ..."
   (LocalLog.scala@3.5.2:655-684): the broker exits, as for ``lost+found``.
 * ``-future`` (1.1+): loaded into ``futureLogs`` (LogManager.scala@1.1.0:271-272, @2.2.1:280-285,
-  @3.7.1:368-374); retention runs on it as on the current log (``cleanupLogs``: ``allLogs`` @1.1.0:852, the
-  future log next to its current one @2.2.1:915-920, @3.7.1:1413): the forecast treats it as a partition. Once
+  @3.7.1:368-374); retention runs on it as on the current log: on every future log up to 2.0 (``cleanupLogs``
+  walks ``allLogs``, @1.1.0:852, @2.0.0:872), from 2.1 only next to its current log (each deletable current
+  log's ``futureLogs.get``, @2.1.0:900, @2.2.1:915-920, @3.7.1:1413): the forecast treats it as a partition (for
+  a future log without its current dir on 2.1+ that is an approximation, moot: the move empties it). Once
   the broker leads or follows the partition it resumes the move (ZooKeeper mode: ``becomeLeaderOrFollower`` adds
   the future replica and a log dir fetcher for every partition with a future log, ReplicaManager.scala@2.2.1:1127;
   KRaft: ``applyDelta`` -> ``maybeAddLogDirFetchers``, @3.5.2:1558-1585, @3.7.1:2248-2274, called for the
@@ -31,8 +33,8 @@ Kafka source (apache/kafka, at the tags named):
   the current one and, caught up, ``LogManager.replaceCurrentWithFutureLog`` renames the current dir
   ``<tp>.<uuid>-delete`` (deleted by the kafka-delete-logs task) and the future dir ``<tp>`` in its log dir
   ("The current replica is successfully replaced with the future replica for <tp>", LogManager.scala@2.2.1:832,
-  @2.8.2:963). Seen on lab 2.2.1, 2.8.2,
-  3.5.2, 3.7.2 and 4.3.1 brokers (tests/lab ``future_dir``): no record lost.
+  @2.8.2:963). Seen on lab 2.2.1, 2.3.1,
+  2.8.2, 3.5.2, 3.7.2 and 4.3.1 brokers (tests/lab ``future_dir``): no record lost.
   When the partition's current dir is not on the host (deleted by hand, or on a disk that is gone), becoming
   leader or follower creates the current log EMPTY (``Partition.getOrCreateReplica`` @2.2.1:196,
   ``createLogIfNotExists`` @3.7.1: "Created log for partition ..."), the log dir fetcher truncates the future log
