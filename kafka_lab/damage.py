@@ -148,3 +148,45 @@ def swap_leftover(partition_dir: Path, name: str = "swap_leftover") -> Fault:
         [swap],
         {"partition_dir": str(partition_dir), "swapped_in": b0, "deleted": [b1], "covers_to": b2},
     )
+
+
+def index_swap_leftover(partition_dir: Path, name: str = "index_swap") -> Fault:
+    """An interrupted cleaning or split that had renamed its new ``.log`` into place but not yet its indexes
+    (``LogSegment.changeFileSuffixes`` renames the log first): ``<base>.index.swap`` and ``<base>.timeindex.swap``
+    beside the first segment's own indexes, each holding the first half of their entries (a valid, sparser index:
+    what a rename in makes observable), and an empty ``<base>.txnindex.swap``. No ``.log.swap``. Owner and mode of
+    the segment's ``.log``."""
+    from kafka_lab.faults import segment_bases, segment_file
+
+    base = segment_bases(partition_dir)[0]
+    log = segment_file(partition_dir, base, ".log")
+    st = log.stat()
+    planted = []
+    for suffix, entry in ((".index", 8), (".timeindex", 12), (".txnindex", 0)):
+        src = segment_file(partition_dir, base, suffix)
+        data = src.read_bytes() if entry and src.exists() else b""
+        if entry:
+            n = sum(1 for i in range(0, len(data) - entry + 1, entry) if any(data[i : i + entry]))
+            data = data[: (n // 2) * entry]
+        dst = segment_file(partition_dir, base, suffix + ".swap")
+        dst.write_bytes(data)
+        os.chown(dst, st.st_uid, st.st_gid)
+        dst.chmod(st.st_mode & 0o7777)
+        planted.append(dst)
+    sizes = {p.name[len(f"{base:020d}") : -len(".swap")]: p.stat().st_size for p in planted}
+    return Fault(name, planted, {"partition_dir": str(partition_dir), "base_offset": base, "sizes": sizes})
+
+
+FUTURE_DIR_UUID = "7e2a9c4b1d0f4e6a9b3c5d7e8f1a2b3c"  # LogManager: <tp>.<uuid without dashes>-future
+
+
+def future_dir(source: Path, log_dir: Path, *, keep_source: bool = True, name: str = "future_dir") -> Fault:
+    """An intra-broker move (alterReplicaLogDirs) that the stop interrupted: ``source``'s files copied into
+    ``<tp>.<uuid>-future`` in the other log dir ``log_dir`` (owner, mode and times kept; a future log that had
+    caught up). ``keep_source=False``: the original partition dir removed as well (lost, or deleted by hand)."""
+    import shutil
+
+    target = copy_partition_dir(source, log_dir / f"{source.name}.{FUTURE_DIR_UUID}-future")
+    if not keep_source:
+        shutil.rmtree(source)
+    return Fault(name, [target], {"source": str(source), "log_dir": str(log_dir), "source_kept": keep_source})

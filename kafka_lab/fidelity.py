@@ -110,6 +110,20 @@ def compare(
                 out.append(f"{where}: deleted by {o['deleted_by']}, predicted {p['deleted_by']}")
     out += _compare_leftovers(predicted, observed, offline)
     out += _compare_strays(predicted, observed)
+    out += _compare_futures(predicted, observed)
+    return out
+
+
+def _compare_futures(predicted: dict[str, Any], observed: dict[str, Any]) -> list[str]:
+    """Each ``-future`` dir's fate: its move completed (renamed in place of the current dir) or kept."""
+    pred = {os.path.normpath(f["path"]): f for f in predicted.get("future_dirs", [])}
+    obs = {os.path.normpath(f["path"]): f for f in observed.get("future_dirs", [])}
+    out = []
+    for path in sorted(set(pred) | set(obs)):
+        p, o = pred.get(path, {}).get("fate", "not listed"), obs.get(path, {}).get("fate", "not listed")
+        if p != o:
+            why = pred.get(path, {}).get("reason") or "not listed"
+            out.append(f"{os.path.basename(path)}: future dir predicted {p}, broker: {o} ({why})")
     return out
 
 

@@ -216,6 +216,8 @@ def exit_reason(entries: Sequence[LogEntry]) -> str | None:
 
 
 def _deleted_by(message: str) -> str | None:
+    if "log truncation" in message:
+        return "truncation"
     if "retention time" in message:
         return "retention.ms"
     if "retention size" in message:
@@ -319,6 +321,17 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
     # a partition dir renamed <dir>.<uuid>-stray or -delete: its segments are compared with their renamed files
     # (gone once the -delete dir is removed; the old path may hold a new, empty dir of the live partition by now)
     renamed = {st["path"]: st["renamed_to"] for st in strays(before, after) if st["renamed_to"]}
+    # a -future dir renamed <tp> (its move completed): its segments are compared with their renamed files
+    moved = future_dirs(before, after)
+    renamed |= {m["path"]: m["renamed_to"] for m in moved if m["renamed_to"]}
+    # the current dir each completed move renamed -delete: its segments go with that dir
+    replaced = {
+        p: _deleted_as(p, dirs_deleted)
+        for m in moved
+        if m["renamed_to"]
+        for p in before.files
+        if os.path.basename(p) == os.path.basename(m["renamed_to"]) and os.path.dirname(p) in before.log_dirs
+    }
     whole_after = after
     if renamed:
         after = _follow_renames(after, renamed)
@@ -360,6 +373,10 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         if now is None and os.path.normpath(pdir) in swapped:
             seg["deleted_at"], seg["deleted_by"] = swapped[os.path.normpath(pdir)], "swap"
             seg["deleted"] = True
+        elif now is None and pdir in replaced:
+            seg["deleted_at"] = replaced[pdir]
+            seg["deleted_by"] = "delete_dir" if replaced[pdir] else None
+            seg["deleted"] = True
         elif now is None and name.kind == "delete":
             # a -delete dir's lines carry the live partition's prefix: only its own "Deleted log" line counts
             at = dirs_deleted.get(os.path.normpath(pdir))
@@ -385,6 +402,7 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         "segments": segments,
         "leftovers": leftovers(before, after),
         "strays": strays(before, after),
+        "future_dirs": moved,
     }
     created = sorted(
         p
@@ -424,9 +442,14 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
     place may be a new one: a stray whose topic name the metadata has, under another id, is renamed away and the
     broker creates the live partition's dir anew, empty, at the same path.)"""
     out = []
+    by_move = {  # partitions whose -future dir replaced the current one: that rename -delete is the move's
+        os.path.basename(m["renamed_to"]) for m in future_dirs(before, after) if m["renamed_to"]
+    }
     for path in sorted(before.files):
         parent = os.path.dirname(path)
         name = parse_partition_dir(os.path.basename(path))
+        if os.path.basename(path) in by_move:
+            continue
         if (
             parent not in before.log_dirs
             or not before.files[path].is_dir
@@ -449,6 +472,37 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             continue  # kept
         fate = "renamed_stray" if any(p.endswith("-stray") for p in moved) else "deleted"
         out.append({"path": path, "fate": fate, "renamed_to": moved[0] if moved else None})
+    return out
+
+
+def _deleted_as(pdir: str, dirs_deleted: dict[str, str]) -> str | None:
+    """When the broker removed ``pdir`` renamed ``<pdir>.<uuid>-delete`` ("Deleted log for partition ..."), or None."""
+    pattern = re.compile(re.escape(os.path.normpath(pdir)) + r"\.[0-9a-f]{32}-delete")
+    return next((t for d, t in dirs_deleted.items() if pattern.fullmatch(d)), None)
+
+
+def future_dirs(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
+    """Every ``-future`` dir before the start and its fate: ``replaces_current`` when it is gone and a dir of the
+    partition's own name, absent before, is in its log dir after (``LogManager.replaceCurrentWithFutureLog``
+    renamed it), ``kept`` when it is still there."""
+    out = []
+    for path in sorted(before.files):
+        parent = os.path.dirname(path)
+        name = parse_partition_dir(os.path.basename(path))
+        if (
+            parent not in before.log_dirs
+            or not before.files[path].is_dir
+            or name is None
+            or name.kind != "future"
+        ):
+            continue
+        target = os.path.join(parent, f"{name.topic}-{name.partition}")
+        if path in after.files:
+            out.append({"path": path, "fate": "kept", "renamed_to": None})
+        elif target in after.files and target not in before.files and after.files[target].is_dir:
+            out.append({"path": path, "fate": "replaces_current", "renamed_to": target})
+        else:
+            out.append({"path": path, "fate": "gone", "renamed_to": None})
     return out
 
 

@@ -389,6 +389,82 @@ def test_swap_leftover_replaces_the_segments_it_covers(tmp_path: Path) -> None:
     }
 
 
+def test_index_swaps_without_a_log_swap_rebuild_the_segment_up_to_2_8_and_are_renamed_in_from_3_0(
+    tmp_path: Path,
+) -> None:
+    """``<base>.index.swap``, ``.timeindex.swap`` and ``.txnindex.swap`` and no ``.log.swap`` (a swap stopped after
+    the new .log was renamed in): up to 2.8 the loader deletes that base's indexes and keeps the swaps, so the
+    segment is rebuilt (2.3-2.8) or loads with new empty indexes (1.1-2.2: not rebuilt); from 3.0 the swaps are
+    renamed into place and the segment loads as it is. No segment is deleted either way (the lab's index_swap
+    trial saw 2.2.1, 2.8.2, 3.5.2, 3.7.2 and 4.3.1 brokers do it)."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    b0 = bases(part)[0]
+    for suffix in (".index", ".timeindex"):
+        shutil.copy(seg_path(part, b0, suffix), seg_path(part, b0, suffix + ".swap"))
+    open(seg_path(part, b0, ".txnindex.swap"), "wb").close()
+
+    def mine(v: str) -> dict[int, dict[str, Any]]:
+        ns = plan(audit(host, kafka_version=v))
+        return {s["base_offset"]: s for s in ns["segments"] if os.path.dirname(s["log"]) == part}
+
+    for v in ("2.3.0", "2.8.2"):
+        got = mine(v)
+        assert list(got) == [b0] and got[b0]["load"] == "indexes_rebuilt" and got[b0]["deleted_at"] is None, v
+        assert "an index .swap of its base is there" in got[b0]["reason"], v
+    for v in ("1.1.1", "2.2.1", "3.0.0", "3.7.0", "4.3.1"):
+        assert mine(v) == {}, v
+    # the swaps are not leftovers the start deletes (kept up to 2.8, renamed in from 3.0)
+    ns = plan(audit(host, kafka_version="2.8.2"))
+    assert not [lf for lf in ns["leftovers"] if lf["path"].endswith(".swap")]
+
+
+def test_a_future_dir_replaces_its_current_dir_and_without_it_is_truncated_to_nothing(tmp_path: Path) -> None:
+    """An interrupted intra-broker move, ``<tp>.<uuid>-future`` in the other log dir: the move resumes after the
+    start and the future log replaces the current one, nothing lost (no segment listed). Without the partition's
+    current dir the broker creates it empty, truncates the future log to offset 0 and makes it the partition's log:
+    every segment of the future dir but an emptied first one is deleted, DIR003 critical (lab 2.2.1-4.3.1 brokers
+    did both: ``future_dir``, ``future_dir_alone``). A broker that exits keeps the dir."""
+    host = simulate(tmp_path)
+    part = max((p for p in host.partitions.values()), key=lambda p: len(bases(p)))
+    other = next(d for d in host.log_dirs if not part.startswith(d + "/"))
+    future = os.path.join(other, os.path.basename(part) + ".0123456789abcdef0123456789abcdef-future")
+    shutil.copytree(part, future)
+    for v in ("2.2.1", "3.7.2", "4.3.1"):
+        report = audit(host, kafka_version=v)
+        ns = plan(report)
+        [fd] = ns["future_dirs"]
+        assert (fd["path"], fd["current"], fd["fate"], fd["records_lost"]) == (
+            future,
+            part,
+            "replaces_current",
+            False,
+        )
+        assert not [s for s in ns["segments"] if os.path.dirname(s["log"]) == future], v
+        # the current dir goes with its -delete rename, removed by the kafka-delete-logs task
+        gone = [s for s in ns["segments"] if os.path.dirname(s["log"]) == part]
+        assert sorted(s["base_offset"] for s in gone) == bases(part), v
+        assert {s["deleted_by"] for s in gone} == {"delete_dir"} and {s["load"] for s in gone} == {"as_is"}, v
+        assert not [f for f in report["findings"] if f["check"] == "DIR003" and f["severity"] == "critical"]
+    shutil.rmtree(part)
+    report = audit(host, kafka_version="3.7.2")
+    ns = plan(report)
+    [fd] = ns["future_dirs"]
+    assert (fd["current"], fd["fate"], fd["records_lost"]) == (None, "replaces_current", True)
+    mine = {s["base_offset"]: s for s in ns["segments"] if os.path.dirname(s["log"]) == future}
+    b = bases(future)
+    assert sorted(mine) == b and b[0] == 0
+    assert mine[0]["truncated_bytes"] == os.path.getsize(seg_path(future, 0, ".log"))
+    assert mine[0]["deleted_at"] is None
+    assert {(s["deleted_by"], _ms(s["deleted_at"])) for o, s in mine.items() if o} == {("truncation", NOW_MS)}
+    [f] = [f for f in report["findings"] if f["check"] == "DIR003" and f["severity"] == "critical"]
+    assert f["path"] == future and "LOST" in f["message"] and "mv " in f["remediation"]
+    assert "records are LOST" in "\n".join(plan_sentences(ns))
+    os.makedirs(os.path.join(other, "lost+found"))  # the broker exits: the dir stays as it is
+    [fd] = plan(audit(host, kafka_version="3.7.2"))["future_dirs"]
+    assert (fd["fate"], fd["records_lost"]) == ("kept", False)
+
+
 def leftover_fates(ns: dict[str, Any]) -> dict[str, tuple[str, str]]:
     return {os.path.basename(lf["path"]): (lf["kind"], lf["fate"]) for lf in ns["leftovers"]}
 

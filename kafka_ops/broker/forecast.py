@@ -1055,7 +1055,7 @@ def audit_forecast(ctx: Context) -> HostForecast | None:
     """The audit's per-topic forecast (kafka_ops.audit.run_audit: the report's ``forecast`` section), complete
     once every log dir was audited (for the host-scope checks): each log dir's partitions join it at the dir's
     end, and a dir that the next start takes offline joins it without deletions. None outside an audit."""
-    return ctx.cache.get(AUDIT_FORECAST)  # type: ignore[no-any-return]
+    return ctx.cache.get(AUDIT_FORECAST)
 
 
 def prepare(host: HostFacts, pf: PartitionFacts, grid: list[int] | None) -> None:

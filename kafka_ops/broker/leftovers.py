@@ -46,7 +46,7 @@ DELETED_AT_LOAD = "deleted_at_load"  # the plan's leftover fate: the start delet
 KEPT = "kept"  # the start does not load the partition (broker exit, offline dir): the file stays
 
 _INDEX_SUFFIXES = (".index", ".timeindex", ".txnindex")
-_INDEX_SWAPS = tuple(s + ".swap" for s in _INDEX_SUFFIXES)
+INDEX_SWAPS = tuple(s + ".swap" for s in _INDEX_SUFFIXES)
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
@@ -89,7 +89,7 @@ def unfinished_split(h: HostFacts, pf: PartitionFacts) -> tuple[int | None, set[
         o for p in swaps if p.endswith(".log.swap") and (o := offset(p)) is not None and o >= min_cleaned
     }
     return min_cleaned, {
-        p for p in swaps if offset(p) in bases and (p.endswith(".log.swap") or p.endswith(_INDEX_SWAPS))
+        p for p in swaps if offset(p) in bases and (p.endswith(".log.swap") or p.endswith(INDEX_SWAPS))
     }
 
 

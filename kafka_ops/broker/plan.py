@@ -50,6 +50,7 @@ Kafka behaviour (apache/kafka; core/src/main/scala/kafka/log/ up to 3.9, storage
 
 from __future__ import annotations
 
+import os
 from dataclasses import field
 from typing import Any
 
@@ -69,6 +70,7 @@ from kafka_ops.broker.startup import (
     REBUILT,
     duplicate_partition_dirs,
     in_recover_log,
+    index_missing_at_load,
     is_metadata_log,
     load_failure,
     next_start,
@@ -437,7 +439,8 @@ def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, s
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
-        if seg.index is None and in_recover_log(ctx, pf, seg):
+        missing = index_missing_at_load(ctx, pf, seg)
+        if missing and in_recover_log(ctx, pf, seg):
             # a missing .index above the recovery point of an unclean stop: LogLoader.loadSegmentFiles rebuilds it,
             # then recoverLog re-reads the segment again as unflushed ("Recovering unflushed segment"; the 3.5.2
             # lab broker, killed right after a roll before the new segment's lazily created .index existed)
@@ -445,12 +448,16 @@ def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, s
                 RECOVERED,
                 reason + "; the segment is also at or above the recovery point of an unclean stop",
             )
-        kind = INDEXES_REBUILT if seg.index is None else RECOVERED
+        kind = INDEXES_REBUILT if missing else RECOVERED
         return kind, reason
     version = ctx.host.kafka_version
     if version is None or versions.since("no_index_sanity_at_load", version):
         # next_start then says kept or depends, never rebuilt (only a pre-2.3.0 sanity check at load rebuilds
         # beyond recovery_reason): no need to make its text for every segment of the host
+        return AS_IS, None
+    if index_missing_at_load(ctx, pf, seg):
+        # 1.1-2.2: an index .swap's base lost its indexes before the sanity check, which then passes the new
+        # empty ones (versions.missing_index_rebuilt): the files' old tails no longer count
         return AS_IS, None
     ns = next_start(ctx, pf, seg)
     if ns.verdict == REBUILT:
@@ -487,6 +494,11 @@ class NextStartPlan:
         self.snapshots: list[producer_state.CorruptSnapshot] = []
         # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
         self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
+        # -future dir -> the interrupted intra-broker move it holds (suffixed_dirs.future_moves)
+        self.futures: dict[str, suffixed_dirs.FutureMove] = (
+            {m.path: m for m in suffixed_dirs.future_moves(h)} if self.applies else {}
+        )
+        self._replaced = {m.current: m for m in self.futures.values() if m.current is not None}
         self._offline_before_load: set[str] = set()  # dirs LogManager never loads a partition of
         for ldf in h.log_dirs:
             fate = self.dirs[ldf.path] = LogDirFate(ldf.path)
@@ -522,6 +534,14 @@ class NextStartPlan:
         self.snapshots += producer_state.corrupt_snapshots(pf)
         if online and pf.part.name.kind == "delete":
             self._delete_dir(pf)
+            return online
+        move = self.futures.get(pf.part.path)
+        if online and move is not None and move.lost:
+            self._truncated_future(pf, move)
+            return online
+        move = self._replaced.get(pf.part.path)
+        if online and move is not None and self.dir_online(move.log_dir):
+            self._replaced_current(pf, move)
             return online
         stray = self.strays.get(pf.part.path)
         if stray is not None and stray.fate in (strays.RENAMED_STRAY, strays.DELETED):
@@ -602,6 +622,31 @@ class NextStartPlan:
             sf.deleted_at, sf.deleted_by, sf.reason = at, DELETE_DIR, why
             if seg.base_offset in pf.will_recover:  # only a missing .index: rebuilt by loadSegmentFiles
                 sf.load = INDEXES_REBUILT
+            self.segments.append(sf)
+
+    def _truncated_future(self, pf: PartitionFacts, move: suffixed_dirs.FutureMove) -> None:
+        """A -future dir without its current dir: truncated to offset 0 once the broker leads or follows the
+        partition (suffixed_dirs), its first segment emptied when it starts at 0, every other one deleted."""
+        for i, seg in enumerate(pf.part.segments):
+            sf = _segment_fate(pf, seg)
+            sf.reason = move.reason
+            if i == 0 and seg.base_offset == 0:
+                sf.truncated_bytes = seg.log.size if seg.log is not None else 0
+            else:
+                sf.deleted_at, sf.deleted_by = self.h.now_ms, suffixed_dirs.TRUNCATION
+            self.segments.append(sf)
+
+    def _replaced_current(self, pf: PartitionFacts, move: suffixed_dirs.FutureMove) -> None:
+        """The current dir of a move that resumes: renamed -delete once the future log has caught up, and removed
+        by the kafka-delete-logs task (suffixed_dirs): every segment deleted with the dir, nothing lost."""
+        at = suffixed_dirs.delete_dir_at(self.h)
+        for seg in pf.part.segments:
+            sf = _segment_fate(pf, seg)
+            sf.deleted_at, sf.deleted_by, sf.reason = (
+                at,
+                DELETE_DIR,
+                (f"{move.reason}; the kafka-delete-logs task then removes the renamed dir"),
+            )
             self.segments.append(sf)
 
     def _unload(self, log_dir: str) -> None:
@@ -693,6 +738,7 @@ class NextStartPlan:
                 "segments": [],
                 "leftovers": [],
                 "strays": [],
+                "future_dirs": [],
                 "producer_snapshots": [],
                 "quorum_state": None,
                 "after_failed_start": None,
@@ -745,6 +791,7 @@ class NextStartPlan:
             ],
             "leftovers": [lf.to_dict() for lf in sorted(self.leftovers, key=lambda lf: lf.path)],
             "strays": [self._stray_dict(st, exited) for _, st in sorted(self.strays.items())],
+            "future_dirs": [self._future_dict(m, exited) for _, m in sorted(self.futures.items())],
             "producer_snapshots": [
                 self._snapshot_dict(c, exited) for c in sorted(self.snapshots, key=lambda c: c.path)
             ],
@@ -798,6 +845,22 @@ class NextStartPlan:
             )
         d["reason"] = versions.localize(str(d["reason"]), self.h.kafka_version) if d["reason"] else None
         return d
+
+    def _future_dict(self, m: suffixed_dirs.FutureMove, exited: bool) -> dict[str, Any]:
+        fate = m.fate
+        reason: str | None = m.reason
+        off = [
+            d for d in (m.log_dir, os.path.dirname(m.current or "")) if d and self.dirs[d].state == "offline"
+        ]
+        if exited:
+            fate, reason = suffixed_dirs.KEPT, self.exit[0] if self.exit else None
+        elif off:
+            fate, reason = suffixed_dirs.KEPT, f"{off[0]} goes offline ({self.dirs[off[0]].reason})"
+        return {
+            "path": m.path, "topic": m.topic, "partition": m.partition, "current": m.current, "fate": fate,
+            "records_lost": fate == suffixed_dirs.REPLACES_CURRENT and m.lost,
+            "reason": versions.localize(reason, self.h.kafka_version) if reason else None,
+        }  # fmt: skip
 
     def _stray_dict(self, st: strays.Stray, exited: bool) -> dict[str, Any]:
         fate, at = st.fate, st.deleted_at
@@ -914,6 +977,15 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             strays.DEPENDS: "deleted or renamed -stray, by release",
         }[st["fate"]]
         out.append(f"  stray {st['path']} ({st['why']}): {what} [DIR006]")
+    for fd in ns.get("future_dirs", []):
+        if fd["fate"] != suffixed_dirs.REPLACES_CURRENT:
+            continue
+        what = (
+            "truncated to offset 0 and made the partition's log: its records are LOST"
+            if fd["records_lost"]
+            else f"the move resumes and replaces {fd['current']} (renamed -delete) once caught up"
+        )
+        out.append(f"  future dir {fd['path']}: {what} [DIR003]")
     shown = sorted(segs, key=lambda s: (not s["truncated_bytes"], not s["deleted_at"]))[:limit]
     for s in shown:
         what = s["load"].replace("_", " ")

@@ -152,15 +152,30 @@ def recovery_seconds(nbytes: int, partitions: int, threads: int, largest: int) -
     return max(largest, nbytes / parallel) / RECOVERY_BYTES_PER_S
 
 
+def index_missing_at_load(ctx: Context, pf: PartitionFacts, seg: Segment) -> bool:
+    """Whether the loader finds this segment without its ``.index``: missing on disk, or deleted at load for an
+    index ``.swap`` of its base (1.1-2.8, ``broker.swaps.indexes_deleted_at_load``)."""
+    if seg.index is None:
+        return True
+    if not pf.part.leftovers:
+        return False
+    from kafka_ops.broker.swaps import indexes_deleted_at_load
+
+    return seg.base_offset in indexes_deleted_at_load(ctx.host, pf)
+
+
 def recovery_reason(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
     """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
-    if seg.index is None and versions.missing_index_rebuilt(ctx.host.kafka_version):
-        if versions.since("missing_index_created_empty", ctx.host.kafka_version) is False:
-            return "its .index is missing: Log.loadSegments finds no index file and recovers the segment"
-        return (
-            "its .index is missing: LogLoader.loadSegmentFiles gets NoSuchFileException from LogSegment.sanityCheck "
-            "and calls recoverSegment"
+    if index_missing_at_load(ctx, pf, seg) and versions.missing_index_rebuilt(ctx.host.kafka_version):
+        what = (
+            "its .index is missing"
+            if seg.index is None
+            else "an index .swap of its base is there, so Log.removeTempFilesAndCollectSwapFiles deletes its "
+            ".index, .timeindex and .txnindex before loading it (and keeps the .swap)"
         )
+        if versions.since("missing_index_created_empty", ctx.host.kafka_version) is False:
+            return f"{what}: Log.loadSegments finds no index file and recovers the segment"
+        return f"{what}: the loader gets NoSuchFileException from LogSegment.sanityCheck and calls recoverSegment"
     if is_metadata_log(pf):
         return (
             "the KRaft metadata log is re-read in full at every start (KafkaMetadataLog opens it with "

@@ -29,9 +29,14 @@ What this module knows is what this host's copy of the metadata log says (``__cl
 snapshot ``<offset>-<epoch>.checkpoint`` and the records after it). The broker decides from the quorum's latest
 image, which can only be newer: a topic deleted after this host's copy ends is missed here, never invented. When
 the metadata log is not on this host, cannot be read whole, or has a gap, nothing is predicted. A dir is judged by
-its ``partition.metadata`` topic id and partition number, as Kafka does (``getPartition(topicId, partition)``); a
-dir without a readable ``partition.metadata`` is not judged, nor is the replica assignment (left to the broker).
-Standard library only.
+its ``partition.metadata`` topic id and partition number, as Kafka does (``getPartition(topicId, partition)``), and
+then by the partition's replica set: every KRaft release that looks for strays also takes a partition whose
+replicas do not hold this broker's ``node.id`` for one ("Found stray log dir ...: the current replica assignment
+... does not contain the local brokerId", BrokerMetadataPublisher.findStrayPartitions@3.0.0:76-81,
+@3.6.2:81-86; LogManager.findStrayReplicas@3.7.0:1564-1569, isStrayKraftReplica@3.7.1:1612-1618): a replica
+reassigned away while the broker was down. The replicas are PartitionRecord's, then every PartitionChangeRecord's
+that sets them (a null Replicas field leaves them as they were, PartitionRegistration.merge@3.7.1:241). A dir without a
+readable ``partition.metadata`` is judged by the 3.7.1+ rule below only. Standard library only.
 """
 
 from __future__ import annotations
@@ -61,6 +66,9 @@ class MetadataImage:
     snapshot: str | None  # the snapshot read first, if any
     end_offset: int  # the offset after the last record applied
     topics: dict[str, tuple[str, set[int]]] = field(default_factory=dict)  # topic id -> (name, partitions)
+    # (topic id, partition) -> its replica node ids, None where a record of a version this kafka-ops does not
+    # know left them unread (the assignment is then not judged)
+    replicas: dict[tuple[str, int], tuple[int, ...] | None] = field(default_factory=dict)
 
     def name_id(self, name: str) -> str | None:
         return next((tid for tid, (n, _) in self.topics.items() if n == name), None)
@@ -80,6 +88,7 @@ class Stray:
     live: bool = (
         False  # the live partition's own data (no topic id): moved aside and the partition created empty
     )
+    reassigned: bool = False  # the topic and partition exist, but their replicas do not hold this broker
 
 
 class _Unreadable(Exception):
@@ -98,12 +107,29 @@ def _apply(image: MetadataImage, rec: dict[str, object]) -> None:
         if entry is None:
             raise _Unreadable(f"a PartitionRecord of topic id {data['topicId']} before its TopicRecord")
         pid = data["partitionId"]
-        entry[1].add(int(pid) if isinstance(pid, int) else -1)
+        p = int(pid) if isinstance(pid, int) else -1
+        entry[1].add(p)
+        image.replicas[(str(data["topicId"]), p)] = _node_ids(data.get("replicas"))
+    elif t == "PARTITION_CHANGE_RECORD":
+        key = (str(data["topicId"]), int(data["partitionId"]) if isinstance(data["partitionId"], int) else -1)
+        if "replicas" not in data:
+            image.replicas[key] = None  # a record read by its leading fields only: the replicas are not known
+        elif data["replicas"] is not None:  # null: unchanged
+            image.replicas[key] = _node_ids(data["replicas"])
     elif t == "REMOVE_TOPIC_RECORD":
-        image.topics.pop(str(data["topicId"]), None)
+        tid = str(data["topicId"])
+        image.topics.pop(tid, None)
+        for key in [k for k in image.replicas if k[0] == tid]:
+            del image.replicas[key]
 
 
-_TOPIC_TYPES = ("TOPIC_RECORD", "PARTITION_RECORD", "REMOVE_TOPIC_RECORD")
+def _node_ids(value: object) -> tuple[int, ...] | None:
+    if not isinstance(value, list) or not all(isinstance(x, int) for x in value):
+        return None
+    return tuple(value)
+
+
+_TOPIC_TYPES = ("TOPIC_RECORD", "PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "REMOVE_TOPIC_RECORD")
 
 
 def _uvarint(b: bytes, pos: int) -> tuple[int, int]:
@@ -116,7 +142,8 @@ def _uvarint(b: bytes, pos: int) -> tuple[int, int]:
 def _leading_fields(rec: dict[str, object], value: bytes | None, error: str) -> dict[str, object]:
     """The fields this module needs from a topic record of a version this kafka-ops does not know: they lead the
     message in every version of its schema (TopicRecord: Name, TopicId; PartitionRecord: PartitionId, TopicId;
-    RemoveTopicRecord: TopicId), so a later release's record still gives them; else the image is unreadable."""
+    PartitionChangeRecord: PartitionId, TopicId; RemoveTopicRecord: TopicId), so a later release's record still
+    gives them (not its replicas: left unknown); else the image is unreadable."""
     import base64
 
     if value is None:
@@ -133,7 +160,7 @@ def _leading_fields(rec: dict[str, object], value: bytes | None, error: str) -> 
             raise _Unreadable(error)
         data["name"] = b[pos : pos + n - 1].decode("utf-8", "replace")
         pos += n - 1
-    elif t == "PARTITION_RECORD":
+    elif t in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
         if pos + 4 + 16 > len(b):
             raise _Unreadable(error)
         data["partitionId"] = int.from_bytes(b[pos : pos + 4], "big", signed=True)
@@ -259,6 +286,7 @@ def _find(h: HostFacts) -> list[Stray]:
     if image is None:
         return []
     out: list[Stray] = []
+    node = _node_id(h)
     for ldf in h.log_dirs:
         for path, name in ldf.scan.partition_names:
             if name.kind != "log" or name.topic == METADATA_TOPIC:
@@ -275,6 +303,33 @@ def _find(h: HostFacts) -> list[Stray]:
                 continue  # no topic id to judge by (module doc); a damaged file takes the dir offline (DIR005)
             entry = image.topics.get(tid)
             if entry is not None and name.partition in entry[1]:
+                replicas = image.replicas.get((tid, name.partition))
+                if node is None or replicas is None or node in replicas:
+                    continue
+                fate, reason, at = _fate(h, path)
+                why = (
+                    f"topic {entry[0]!r} partition {name.partition} is assigned to node(s) "
+                    f"{', '.join(map(str, replicas)) or 'none'}, not to this broker (node.id {node}): reassigned away"
+                )
+                reason = (
+                    f"the metadata's replica set of {name.topic}-{name.partition} does not hold this broker, which "
+                    f"takes its copy for a stray ('Found stray log dir ...: the current replica assignment ... does "
+                    f"not contain the local brokerId {node}'): {reason}"
+                )
+                out.append(
+                    Stray(
+                        path,
+                        ldf.path,
+                        name.topic,
+                        name.partition,
+                        tid,
+                        why,
+                        fate,
+                        reason,
+                        at,
+                        reassigned=True,
+                    )
+                )
                 continue
             if entry is not None:
                 why = f"topic id {tid} ({entry[0]!r}) has no partition {name.partition} in the metadata"
@@ -299,6 +354,15 @@ def _find(h: HostFacts) -> list[Stray]:
                     )
             out.append(Stray(path, ldf.path, name.topic, name.partition, tid, why, fate, reason, at))
     return out
+
+
+def _node_id(h: HostFacts) -> int | None:
+    """This KRaft broker's ``node.id`` (server.properties), or None."""
+    raw = h.configs.server.get("node.id")
+    try:
+        return int(str(raw).strip()) if raw is not None else None
+    except ValueError:
+        return None
 
 
 def _without_topic_id(

@@ -21,9 +21,27 @@ Kafka source (apache/kafka, at the tags named):
   is not special: ``parseTopicPartitionName`` takes ``<uuid>-stray`` after the last ``-`` as the partition, which
   is not an int, and throws KafkaException "... is not in the form of topic-partition ..."
   (LocalLog.scala@3.5.2:655-684): the broker exits, as for ``lost+found``.
-* ``-future`` (1.1+): loaded into ``futureLogs`` (LogManager.scala@1.1.0:271-272); retention runs on it as on the
-  current log (``cleanupLogs``: ``allLogs`` @1.1.0:852, the future log next to its current one @3.7.1:1413):
-  the forecast treats it as a partition.
+* ``-future`` (1.1+): loaded into ``futureLogs`` (LogManager.scala@1.1.0:271-272, @2.2.1:280-285,
+  @3.7.1:368-374); retention runs on it as on the current log: on every future log up to 2.0 (``cleanupLogs``
+  walks ``allLogs``, @1.1.0:852, @2.0.0:872), from 2.1 only next to its current log (each deletable current
+  log's ``futureLogs.get``, @2.1.0:900, @2.2.1:915-920, @3.7.1:1413): the forecast treats it as a partition (for
+  a future log without its current dir on 2.1+ that is an approximation, moot: the move empties it). Once
+  the broker leads or follows the partition it resumes the move (ZooKeeper mode: ``becomeLeaderOrFollower`` adds
+  the future replica and a log dir fetcher for every partition with a future log, ReplicaManager.scala@2.2.1:1127;
+  KRaft: ``applyDelta`` -> ``maybeAddLogDirFetchers``, @3.5.2:1558-1585, @3.7.1:2248-2274, called for the
+  partitions led or followed, @3.7.1:2872): the ReplicaAlterLogDirsThread copies what the future log lacks from
+  the current one and, caught up, ``LogManager.replaceCurrentWithFutureLog`` renames the current dir
+  ``<tp>.<uuid>-delete`` (deleted by the kafka-delete-logs task) and the future dir ``<tp>`` in its log dir
+  ("The current replica is successfully replaced with the future replica for <tp>", LogManager.scala@2.2.1:832,
+  @2.8.2:963). Seen on lab 2.2.1, 2.3.1,
+  2.8.2, 3.5.2, 3.7.2 and 4.3.1 brokers (tests/lab ``future_dir``): no record lost.
+  When the partition's current dir is not on the host (deleted by hand, or on a disk that is gone), becoming
+  leader or follower creates the current log EMPTY (``Partition.getOrCreateReplica`` @2.2.1:196,
+  ``createLogIfNotExists`` @3.7.1: "Created log for partition ..."), the log dir fetcher truncates the future log
+  to that empty log's end, offset 0 ("... leader replied with an unknown offset in <tp>. The initial fetch
+  offset 0 will be used for truncation", then "Deleting segments as part of log truncation"), and the empty
+  future log replaces the current one: every record of the ``-future`` dir is gone from this broker (lab
+  ``future_dir_alone``: all 200 acknowledged records no longer served, on every release above).
 
 A partition whose topic the cluster metadata no longer has (KRaft: renamed ``-stray`` at start from 3.7,
 ``isStray`` in LogManager.loadLog@3.7.1:358; renamed ``-delete`` and deleted on 3.0-3.6) is
@@ -33,11 +51,17 @@ handled here.
 
 from __future__ import annotations
 
+import os
+
 from kafka_ops.broker.scheduler import initial_task_delay
 from kafka_ops.engine import versions
+from kafka_ops.engine.compat import slotted
+from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 DELETE_DIR = "delete_dir"  # SegmentFate.deleted_by: the kafka-delete-logs task removed the whole -delete dir
+TRUNCATION = "truncation"  # SegmentFate.deleted_by: a future log truncated to an empty current log's end
+REPLACES_CURRENT, KEPT = "replaces_current", "kept"  # a -future dir's fate
 FILE_DELETE_DELAY_MS = 60_000  # log.segment.delete.delay.ms's default (LogConfig / ServerLogConfigs)
 
 
@@ -76,3 +100,59 @@ def fatal_stray_dirs(h: HostFacts, ldf: LogDirFacts) -> list[str]:
     if versions.since("stray_dirs", h.kafka_version) is not False:
         return []
     return [path for path, name in ldf.scan.partition_names if name.kind == "stray"]
+
+
+@slotted
+class FutureMove:
+    """A ``-future`` dir and what the next start does with it (module doc)."""
+
+    path: str
+    log_dir: str
+    topic: str
+    partition: int
+    current: str | None  # the partition's current dir on this host, if any
+    fate: str  # replaces_current | kept (set by the plan when the broker exits or a dir goes offline)
+    reason: str
+
+    @property
+    def lost(self) -> bool:
+        """No current dir: the future log is truncated to 0 and replaces an empty current log."""
+        return self.current is None
+
+
+def future_moves(h: HostFacts) -> list[FutureMove]:
+    """Every ``-future`` partition dir of a stopped broker, with its fate at the next start (module doc)."""
+    if h.broker_state == "running":
+        return []
+    current: dict[tuple[str, int], str] = {}
+    futures: list[tuple[str, str, str, int]] = []
+    for ldf in h.log_dirs:
+        for path, name in ldf.scan.partition_names:
+            if name.topic == METADATA_TOPIC:
+                continue
+            if name.kind == "log":
+                current.setdefault((name.topic, name.partition), path)
+            elif name.kind == "future":
+                futures.append((path, ldf.path, name.topic, name.partition))
+    out = []
+    for path, log_dir, topic, partition in sorted(futures):
+        cur = current.get((topic, partition))
+        tp = f"{topic}-{partition}"
+        target = os.path.join(log_dir, tp)
+        if cur is not None:
+            reason = (
+                f"an interrupted intra-broker move of {tp} from {os.path.dirname(cur)}: the broker loads it as the "
+                "future log, resumes the move once it leads or follows the partition (ReplicaAlterLogDirsThread) "
+                f"and, caught up, replaces the current log with it: {cur} is renamed -delete and deleted, this dir "
+                f"renamed {target} ('The current replica is successfully replaced with the future replica')"
+            )
+        else:
+            reason = (
+                f"an interrupted intra-broker move of {tp} whose current dir is not on this host: once the broker "
+                "leads or follows the partition it creates the current log EMPTY, the log dir fetcher truncates this "
+                "future log to that log's end, offset 0 ('The initial fetch offset 0 will be used for truncation'), "
+                f"and the empty future log then replaces the current one as {target}: every record of this dir is "
+                "LOST on this broker (a partition with no other replica loses them for good)"
+            )
+        out.append(FutureMove(path, log_dir, topic, partition, cur, REPLACES_CURRENT, reason))
+    return out

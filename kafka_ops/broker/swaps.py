@@ -19,6 +19,16 @@ Kafka source (apache/kafka, at the tags named):
   renamed into place ("Recovering file ... by renaming from .swap files."). A segment whose ``.index`` went
   with the range and had no ``.index.swap`` is then loaded with a missing index: rebuilt.
 
+* An index ``.swap`` (``<base>.index.swap``, ``.timeindex.swap``, ``.txnindex.swap``: a cleaning or split that
+  stopped after renaming the new ``.log`` into place but before its indexes, ``LogSegment.changeFileSuffixes``
+  renames the log first): up to 2.8 ``removeTempFilesAndCollectSwapFiles`` deletes the three indexes of that base
+  and leaves the index ``.swap`` where it is ("if an index just delete the index files, they will be rebuilt":
+  ``deleteIndicesIfExist(baseFile)``, Log.scala@1.1.0:300-306, @2.2.1:409-416, @2.8.2:658-665), so the segment
+  loads without indexes (rebuilt from 2.3, created empty on 1.1-2.2: ``versions.missing_index_rebuilt``). From
+  3.0 every ``.swap`` is renamed into place ("Recovering file ... by renaming from .swap files.",
+  LogLoader.scala@3.0.0:136-141, @3.7.1:131-137): the swapped index becomes the segment's, loaded as it is;
+  without a ``.log.swap`` no segment is deleted (the range is taken over ``.log.swap`` files only).
+
 The plan says ``load: swapped_in`` for the segment at a swap's base (its ``.log`` becomes the swap's records)
 and ``deleted_by: swap`` (at the start) for the other segments it covers. The forecast keeps using the old
 segment's facts for the one swapped in (an approximation: its records are the cleaned copy of the same range).
@@ -65,6 +75,22 @@ def valid_log_swaps(h: HostFacts, pf: PartitionFacts) -> list[tuple[int, int, st
             continue  # an unfinished split: deleted (KAFKA-6264)
         out.append((base, _next_offset(f.path, base), f.path))
     return sorted(out)
+
+
+def indexes_deleted_at_load(h: HostFacts, pf: PartitionFacts) -> set[int]:
+    """Bases whose ``.index``/``.timeindex``/``.txnindex`` the loader deletes before loading the segments because
+    an index ``.swap`` of that base is there (1.1-2.8; module doc). Empty from 3.0 (the swap is renamed in) and
+    for an unknown version (the newest rule)."""
+    if versions.since("log_loader", h.kafka_version) is not False:
+        return set()
+    out = set()
+    for f in pf.part.leftovers:
+        if f.is_dir or not f.path.endswith(leftovers.INDEX_SWAPS):
+            continue
+        base = leftovers.offset(f.path)
+        if base is not None:
+            out.add(base)
+    return out
 
 
 def swap_fates(h: HostFacts, pf: PartitionFacts) -> dict[int, tuple[str, str]]:

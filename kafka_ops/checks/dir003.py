@@ -21,7 +21,10 @@ Leftovers (info), with what the next start does with them:
   the broker's ``file.delete.delay.ms`` (60 s) has passed; no retention runs on it (the plan lists its
   segments ``deleted_by: delete_dir``; kafka_ops.broker.suffixed_dirs cites the source per release).
 * ``<tp>.<uuid>-future`` dir: the destination of an unfinished intra-broker move (``alterReplicaLogDirs``); loaded
-  as a future log, the move resumes and the future replica replaces the current one when it has caught up.
+  as a future log, the move resumes and the future replica replaces the current one when it has caught up; when the
+  partition's current dir is not on the host, the broker creates it empty, truncates the future log to offset 0
+  and makes it the partition's log: critical, its records are lost (kafka_ops.broker.suffixed_dirs.future_moves,
+  seen on lab brokers 2.2.1 to 4.3.1).
 * ``<tp>.<uuid>-stray`` dir (KRaft, 3.6.1+, KAFKA-15605): a replica the broker found it no longer hosts; before
   3.6.1 the name does not parse ('<uuid>-stray' is not an int partition) and the broker exits (critical);
   from 3.6.1 loaded as a stray log
@@ -47,7 +50,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kafka_ops.broker import leftovers
+from kafka_ops.broker import leftovers, suffixed_dirs
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
@@ -145,9 +148,27 @@ def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
             path=d.path,
             details={"name": name, "mount_point": at_mount_root},
         )
+    # -future dirs without their current dir: the resumed move empties them (suffixed_dirs.future_moves)
+    lost = {m.path: m for m in suffixed_dirs.future_moves(ctx.host) if m.lost and m.log_dir == ldf.path}
+    for m in lost.values():
+        tp = f"{m.topic}-{m.partition}"
+        yield run.finding(
+            f"{m.path} is {m.reason}.",
+            f"Before the start, with the broker stopped, rename it to the partition's own name so that the broker "
+            f"loads it as the current log (mv {q(m.path)} {q(os.path.join(ldf.path, tp))}), or restore the "
+            f"partition's current dir; run the move again afterwards if it is still wanted.",
+            severity="critical",
+            path=m.path,
+            log_dir=ldf.path,
+            topic=m.topic,
+            partition=m.partition,
+            details={"kind": "future", "current": None},
+        )
     # partition dirs with a suffix, from the names (no need to scan them)
     by_kind: dict[str, list[str]] = {}
     for path, pname in ldf.scan.partition_names:
+        if path in lost:
+            continue
         if pname.kind in _KIND_TEXT:
             by_kind.setdefault(pname.kind, []).append(path)
     for kind, paths in sorted(by_kind.items()):

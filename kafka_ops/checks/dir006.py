@@ -3,7 +3,10 @@
 A topic deleted while the broker was down, or a partition dir back from a backup restore: the broker judges it
 by its ``partition.metadata`` topic id against the metadata image at its start, and by release renames it
 ``<tp>.<uuid>-stray`` and keeps it (3.7+), or renames it ``-delete`` and deletes it with its records (3.0-3.6).
-The rule, and the source it follows, is kafka_ops.broker.strays' (the next-start plan's ``strays`` too).
+A partition whose topic exists but whose replica set no longer holds this broker (reassigned away while it was
+down) is a stray too (info when deleted: the current replicas serve it; warning when renamed -stray: the disk is
+never freed). The rule, and the source it follows, is kafka_ops.broker.strays' (the next-start plan's ``strays``
+too).
 Nothing is said when the broker is running or not KRaft, or when this host's metadata log is absent or cannot be
 read.
 """
@@ -84,6 +87,20 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
                 "matter: the start deletes it."
             )
         severity = SEVERITY[st.fate]
+        if st.reassigned:
+            # the partition lives on in its current replicas: this copy is surplus, not the only one
+            severity = "info" if st.fate in (strays.DELETED, strays.KEPT) else "warning"
+            if st.fate == strays.DELETED:
+                what = (
+                    f"{st.reason}. The partition is served by its current replicas; this copy goes at "
+                    f"{iso(st.deleted_at, 'z_ms')}."
+                )
+                fix = "Nothing to do if the reassignment was meant; if not, reassign the partition back after the start."
+            elif st.fate == strays.RENAMED_STRAY:
+                fix = (
+                    f"After the start, check the partition is in sync on its replicas, then remove "
+                    f"{q(st.path)}.*-stray (the broker never deletes it and never loads it again)."
+                )
         if st.live and st.fate in (strays.RENAMED_STRAY, strays.DELETED, strays.DEPENDS):
             severity = "critical"  # the live partition's records moved aside, the partition served empty
             fix = (

@@ -653,7 +653,7 @@ def _holds(f: Any, offset: int, mark: bytes) -> bool:
         return True
     here = f.tell()
     f.seek(offset - len(mark))
-    same = f.read(len(mark)) == mark
+    same: bool = f.read(len(mark)) == mark
     f.seek(here)
     return same
 

@@ -132,12 +132,21 @@ class NextStartSegmentModel(BaseModel):
         "the kafka-delete-logs run, for deleted_by=delete_dir), within the horizon; null when kept"
     )
     deleted_by: (
-        Literal["retention.ms", "retention.bytes", "log_start_offset", "recovery", "delete_dir", "swap"]
+        Literal[
+            "retention.ms",
+            "retention.bytes",
+            "log_start_offset",
+            "recovery",
+            "delete_dir",
+            "swap",
+            "truncation",
+        ]
         | None
     ) = Field(
         description="What deletes it; recovery: LogLoader.recoverLog deletes every later unflushed segment after "
         "a truncation; delete_dir: its partition dir is named <tp>.<uuid>-delete and the kafka-delete-logs task "
-        "removes the whole dir (no recovery, no retention on it); swap: a .swap leftover swapped in at load covers it"
+        "removes the whole dir (no recovery, no retention on it); swap: a .swap leftover swapped in at load covers "
+        "it; truncation: a -future dir whose current dir is missing is truncated to offset 0 after the start"
     )
     reason: str | None = Field(None, description="Why, in one line")
     checks: list[str] = Field(
@@ -159,6 +168,24 @@ class NextStartLeftoverModel(BaseModel):
         description="deleted_at_load: the start deletes it while loading the partition "
         "(removeTempFilesAndCollectSwapFiles); kept: the start does not load the partition (the broker exits, "
         "the log dir is offline before loading, or this partition's own load fails)"
+    )
+    reason: str | None = Field(None, description="Why, in one line")
+
+
+class NextStartFutureDirModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The <tp>.<uuid>-future dir of an interrupted intra-broker move")
+    topic: str
+    partition: int
+    current: str | None = Field(description="The partition's current dir on this host (null: none)")
+    fate: Literal["replaces_current", "kept"] = Field(
+        description="replaces_current: the move resumes after the start and the future log replaces the current "
+        "one (the current dir renamed -delete and deleted, this dir renamed <tp>); kept: the broker exits or a "
+        "log dir of the move goes offline"
+    )
+    records_lost: bool = Field(
+        description="No current dir: the future log is truncated to offset 0 first, its records are lost on this "
+        "broker (DIR003 critical)"
     )
     reason: str | None = Field(None, description="Why, in one line")
 
@@ -263,6 +290,11 @@ class NextStartModel(BaseModel):
         description="Partition dirs whose topic id this host's KRaft metadata log does not have, and what the "
         "start does with each (DIR006; empty on a healthy host, in ZooKeeper mode, and when the metadata log is "
         "not on this host or cannot be read)",
+    )
+    future_dirs: list[NextStartFutureDirModel] = Field(
+        default_factory=list,
+        description="Every -future dir (an interrupted alterReplicaLogDirs move) and what the start does with it "
+        "(suffixed_dirs; empty on a healthy host and when the broker is running)",
     )
     producer_snapshots: list[NextStartProducerSnapshotModel] = Field(
         default_factory=list,

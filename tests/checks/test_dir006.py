@@ -335,3 +335,69 @@ def test_a_partition_without_partition_metadata_halts_3_7_0_after_loading(tmp_pa
     write_metadata_log(meta_dir(h), [[b for b in records if b[1:7] != b"\x03\x00\x00\x00\x00\x01"]])
     [f] = dir006(audit(h, "3.7.0"))
     assert f["severity"] == "critical" and "mv " in f["remediation"]
+
+
+def partition_change_record(tid: str, p: int, replicas: list[int] | None, version: int = 0) -> bytes:
+    """PartitionChangeRecord (apiKey 5): PartitionId, TopicId, then tagged fields: Replicas (tag 2) when given
+    (None: the field left out, which is Kafka's null: the replicas unchanged), and an ISR (tag 0) of the same."""
+    tagged = []
+    if replicas is not None:
+        tagged.append((0, _cints(replicas)))
+        tagged.append((2, _cints(replicas)))
+    else:
+        tagged.append((0, _cints([1])))
+    body = b"".join(_uv(tag) + _uv(len(data)) + data for tag, data in tagged)
+    return b"\x01\x05" + _uv(version) + p.to_bytes(4, "big") + uuid_bytes(tid) + _uv(len(tagged)) + body
+
+
+def test_a_partition_reassigned_away_from_this_broker_is_a_stray(tmp_path: Path) -> None:
+    """The topic and the partition exist, but a PartitionChangeRecord moved its replicas to node 2 while this
+    broker (node.id 1) was down: every KRaft release that looks for strays takes this copy for one (the replica
+    assignment does not contain the local brokerId): 3.6 deletes it (info: the current replicas serve it), 3.7+
+    renames it -stray (warning: the disk is never freed). A change that leaves the replicas alone (an ISR change,
+    its Replicas field null) or brings this broker back is no stray; a change this kafka-ops cannot read leaves
+    the assignment unjudged. (The lab's reassigned_away trial saw 3.5.2 and 3.7.2 brokers do it.)"""
+    h = sim(tmp_path / "h")
+    tid = topic_id_of(h.partitions["orders-0"])
+    part = h.partitions["orders-1"]
+    log = write_metadata_log(meta_dir(h), [image_of(h), [partition_change_record(tid, 1, [2])]])
+    old = audit(h, "3.6.2")
+    [st] = old["next_start"]["strays"]
+    assert (st["path"], st["fate"]) == (part, "deleted") and st["deleted_at"] is not None
+    assert "assigned to node(s) 2, not to this broker (node.id 1): reassigned away" in st["why"]
+    [f] = dir006(old)
+    assert f["severity"] == "info" and "served by its current replicas" in f["message"]
+    assert "LOST" not in f["message"]
+    new = audit(h, "3.7.2")
+    [st] = new["next_start"]["strays"]
+    assert st["fate"] == "renamed_stray" and "does not contain the local brokerId 1" in st["reason"]
+    [f] = dir006(new)
+    assert f["severity"] == "warning" and "-stray" in f["remediation"]
+    # an ISR change (Replicas null) after the reassignment leaves it assigned to node 2
+    shutil.rmtree(log)
+    write_metadata_log(
+        meta_dir(h),
+        [image_of(h), [partition_change_record(tid, 1, [2])], [partition_change_record(tid, 1, None)]],
+    )
+    assert [s["path"] for s in audit(h, "3.7.2")["next_start"]["strays"]] == [part]
+    # reassigned back to [2, 1]: this broker holds a replica again
+    shutil.rmtree(os.path.join(meta_dir(h), "__cluster_metadata-0"))
+    write_metadata_log(
+        meta_dir(h),
+        [image_of(h), [partition_change_record(tid, 1, [2])], [partition_change_record(tid, 1, [2, 1])]],
+    )
+    report = audit(h, "3.7.2")
+    assert report["next_start"]["strays"] == [] and dir006(report) == []
+    # a later release's PartitionChangeRecord (v99): its replicas are not known, the assignment is not judged
+    shutil.rmtree(os.path.join(meta_dir(h), "__cluster_metadata-0"))
+    unknown = partition_change_record(tid, 1, [2], version=99)
+    write_metadata_log(meta_dir(h), [image_of(h), [unknown]])
+    report = audit(h, "3.7.2")
+    assert report["next_start"]["strays"] == [] and dir006(report) == []
+    # and a PartitionRecord that never held this broker is a stray as well
+    shutil.rmtree(os.path.join(meta_dir(h), "__cluster_metadata-0"))
+    image = [r if r[:2] != b"\x01\x03" or r[3:7] != (1).to_bytes(4, "big") else partition_record(tid, 1, 3)
+             for r in image_of(h)]  # fmt: skip
+    write_metadata_log(meta_dir(h), [image])
+    [st] = audit(h, "4.3.1")["next_start"]["strays"]
+    assert st["path"] == part and "assigned to node(s) 3" in st["why"]

@@ -18,6 +18,17 @@
   3.0 only;
 * ``stray_partition``: a copy of ``CONTROL``'s partition dir as ``strayed-0`` with a fresh topic id (a topic the
   metadata does not have): KRaft 3.7+ renames it ``-stray`` and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it;
+* ``index_swap``: ``<first>.index.swap``, ``.timeindex.swap`` (half the entries of the segment's own) and an empty
+  ``.txnindex.swap`` in ``CONTROL``, no ``.log.swap`` (a swap interrupted after its ``.log`` was renamed in): up to
+  2.8 the loader deletes that segment's indexes and keeps the swaps (rebuilt from 2.3, created empty before), from
+  3.0 it renames the swaps into place (broker.swaps);
+* ``reassigned_away`` (KRaft): a partition dir ``moved-0`` in ``data-1`` whose topic exists but is assigned to
+  node 2 only (a broker-only lab node registered once for it; the dir is node 2's copy, with records): the state a
+  replica reassigned away while the broker was down leaves. 3.3-3.6 delete it, 3.7+ rename it ``-stray``
+  (broker.strays: the replica set, not only the topic id);
+* ``future_dir``, ``future_dir_alone``: an interrupted intra-broker move, a copy of ``CONTROL``'s partition dir as
+  ``<tp>.<uuid>-future`` in the other log dir, with the original dir kept or removed (suffixed_dirs);
+* ``future_dir_renamed``: ``future_dir_alone`` after DIR003's fix, the ``-future`` dir renamed to the partition's name;
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -285,6 +296,79 @@ def plant_seed003(b: LabBroker) -> list[F.Fault]:
     return [F.Fault("seed003", dirs, {"old_ms": old, "compactdel": spans})]
 
 
+REASSIGNED_TOPIC = "moved"
+HELPER_NODE = 2
+
+
+def plant_reassigned_away(b: LabBroker) -> list[F.Fault]:
+    """Start the broker (node 1, the quorum's only controller) and a broker-only lab node 2 of the same cluster,
+    create ``moved`` with its one partition on node 2 alone (a manual assignment needs a registered broker:
+    ReplicationControlManager.validateManualPartitionAssignment), write to it, stop both, and copy node 2's
+    ``moved-0`` into this broker's data-1: a copy of a live partition whose replica set does not hold this broker,
+    which is what a reassignment away from a stopped broker leaves on it."""
+
+    from kafka.admin import NewTopic
+
+    from kafka_lab.produce import admin
+
+    b.start()
+    helper = LabBroker(b.version)
+    try:
+        helper.cluster_id = b.cluster_id
+        helper.set_properties(
+            **{
+                "process.roles": "broker",
+                "node.id": HELPER_NODE,
+                "controller.quorum.voters": f"1@127.0.0.1:{b.controller_port}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{helper.broker_port}",
+            }
+        )
+        helper.start()
+        client = admin(b.bootstrap)
+        try:
+            client.create_topics(
+                [NewTopic(REASSIGNED_TOPIC, replica_assignments={0: [HELPER_NODE]})], timeout_ms=30_000
+            )
+        finally:
+            client.close()
+        produce(helper.bootstrap, REASSIGNED_TOPIC, 50, seed=800)
+        helper.stop()
+        b.stop()
+        (src,) = [
+            d / f"{REASSIGNED_TOPIC}-0" for d in helper.log_dirs if (d / f"{REASSIGNED_TOPIC}-0").is_dir()
+        ]
+        target = F.copy_partition_dir(src, b.log_dirs[1] / src.name)
+        topic_id = ckpt.read_partition_metadata(str(target / "partition.metadata"))["topic_id"]
+    finally:
+        helper.close()
+    return [F.Fault("reassigned_away", [target], {"topic_id": topic_id, "replicas": [HELPER_NODE]})]
+
+
+def plant_future_dir(ds: Dataset, *, keep_source: bool) -> Callable[[LabBroker], list[F.Fault]]:
+    def plant(b: LabBroker) -> list[F.Fault]:
+        src = partition_dir(ds, b, CONTROL)
+        other = next(d for d in b.log_dirs if d.name != ds.placement[f"{CONTROL}-0"])
+        name = "future_dir" if keep_source else "future_dir_alone"
+        return [D.future_dir(src, other, keep_source=keep_source, name=name)]
+
+    return plant
+
+
+def plant_future_renamed(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """``future_dir_alone`` after DIR003's fix: the ``-future`` dir renamed ``<tp>`` in its log dir (the partition
+    now in the other log dir than before, as a finished move leaves it)."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        (fault,) = plant_future_dir(ds, keep_source=False)(b)
+        (future,) = fault.paths
+        target = future.parent / future.name.split(".", 1)[0]
+        future.rename(target)
+        fault.name, fault.paths = "future_dir_renamed", [target]
+        return [fault]
+
+    return plant
+
+
 BIG_PARTITION = "bigpart"
 RECOVERY_THREADS = 4
 
@@ -326,6 +410,14 @@ CI_REPRESENTATIVES = {
     "checkpoint-quorum_state_zero_filled": (),
     "checkpoint-quorum_state_garbage": ("4.3.1",),
     "unparseable_leftover": ("2.2.1",),
+    # index .swap files: deleted indexes up to 2.8 (rebuilt from 2.3), renamed in from 3.0
+    "index_swap": ("2.8.2", "3.7.2"),
+    # a replica reassigned away: deleted (3.3-3.6) or renamed -stray (3.7+)
+    "reassigned_away": ("3.5.2", "4.3.1"),
+    # an interrupted intra-broker move: the same on every release run (2.2.1 - 4.3.1)
+    "future_dir": ("2.8.2",),
+    "future_dir_alone": ("3.7.2",),
+    "future_dir_renamed": ("3.7.2",),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
 }
@@ -354,6 +446,11 @@ SINCE: dict[str, tuple[int, int, int]] = {
     # the trial's offset query timed out, 2026-11-27), which the plan cannot know from the files
     "checkpoint-partition_metadata_other_id": (3, 3, 0),
     "checkpoint-partition_metadata_missing": (3, 3, 0),
+    "reassigned_away": (
+        3,
+        3,
+        0,
+    ),  # the lab's KRaft (ZooKeeper mode: the controller's StopReplica, not the disk)
 }
 
 
@@ -446,6 +543,16 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         # a partition dir of a topic the metadata does not have (a copy of CONTROL's with a fresh topic id): KRaft
         # 3.7+ renames it -stray and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it (broker.strays)
         Trial("stray_partition", ds.saved, lambda b: [F.stray_partition(partition_dir(ds, b, CONTROL))]),
+        Trial("index_swap", ds.saved, lambda b: [D.index_swap_leftover(partition_dir(ds, b, CONTROL))]),
+        Trial("reassigned_away", ds.saved, plant_reassigned_away),
+        # the move resumes after the start, within a second or two but not always before the lab's usual watch
+        # ends (a 3.7.2 broker once had not replaced the current log yet): watched until the first retention check
+        *[
+            Trial(n, ds.saved, plant_future_dir(ds, keep_source=k), acked=ds.acked, wait_retention=True)
+            for n, k in (("future_dir", True), ("future_dir_alone", False))
+        ],
+        # DIR003's fix for future_dir_alone: the -future dir renamed to the partition's name before the start
+        Trial("future_dir_renamed", ds.saved, plant_future_renamed(ds), acked=ds.acked),
         Trial(
             "unparseable_swap",
             ds.saved,

@@ -47,6 +47,11 @@ SCENARIOS = (
         "unparseable_leftover",
         "unparseable_swap",
         "stray_partition",
+        "index_swap",
+        "reassigned_away",
+        "future_dir",
+        "future_dir_alone",
+        "future_dir_renamed",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -65,7 +70,9 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scenario: str) -> None:
     if scenario not in trials:
-        for v in {t.version for t in trials.values()}:
+        # the version from the fixture when no trial ran on it at all (KAFKA_OPS_LAB_TRIALS naming only trials of
+        # other releases)
+        for v in {getattr(trials, "version", None), *(t.version for t in trials.values())} - {None}:
             if v in ONLY_SCENARIOS and scenario not in ONLY_SCENARIOS[v]:
                 pytest.skip(f"{scenario}: the lab runs {', '.join(ONLY_SCENARIOS[v])} only on {v}")
             if not_on(scenario, v):
@@ -238,6 +245,104 @@ def test_a_partition_of_a_topic_the_metadata_does_not_have_is_renamed_stray_or_d
         )
     # the live partition it was copied from stayed as it was
     assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
+
+
+def test_index_swaps_are_renamed_in_from_3_0_and_cost_the_segment_its_indexes_before(
+    trials: dict[str, TrialResult],
+) -> None:
+    """``.index.swap``, ``.timeindex.swap`` (half the entries) and an empty ``.txnindex.swap`` of the first segment,
+    no ``.log.swap``: from 3.0 the broker renamed each into place ('Recovering file ... by renaming from .swap
+    files'), so the segment's ``.index`` became the swap's and the segment loaded as it was; up to 2.8 it deleted
+    the segment's indexes and kept the swaps: rebuilt from 2.3, created empty before. The plan said which."""
+    if "index_swap" not in trials:
+        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["index_swap"]) + " only")
+    r = trials["index_swap"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    detail = r.faults[0].detail
+    log = os.path.join(detail["partition_dir"], f"{detail['base_offset']:020d}.log")
+    predicted = {s["log"]: s["load"] for s in r.predicted["segments"]}
+    changed = r.observation.changes.get(log, {})
+    if at_least(r.version, (3, 0)):
+        assert log not in predicted
+        assert re.search(r"Recovering file 0+\.index\.swap by renaming", r.log), "the broker's own line"
+        assert changed[".index"][1] == detail["sizes"][".index"], changed  # the swap's entries, renamed in
+    elif at_least(r.version, (2, 3)):
+        seen = {s["log"]: s["load"] for s in r.next_start["segments"]}
+        assert predicted[log] == seen[log] == "indexes_rebuilt"
+        assert re.search(r"Could not find offset index file corresponding to log file \S+0+\.log", r.log)
+    else:
+        assert log not in predicted  # recreated empty, not rebuilt
+        assert changed[".index"][1] == 0, changed
+
+
+def test_a_partition_reassigned_away_is_a_stray_deleted_before_3_7_and_renamed_after(
+    trials: dict[str, TrialResult],
+) -> None:
+    """A copy of partition ``moved-0`` whose topic exists but whose replica set is node 2 alone: the plan (DIR006,
+    not critical: the current replicas serve it) said what the broker did: 3.3-3.6 renamed it -delete and deleted
+    it, 3.7+ renamed it -stray, each after its own 'the current replica assignment ... does not contain the local
+    brokerId 1'."""
+    if "reassigned_away" not in trials:
+        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["reassigned_away"]) + " only")
+    r = trials["reassigned_away"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [st] = r.predicted["strays"]
+    [seen] = r.next_start["strays"]
+    assert st["path"] == seen["path"] == str(planted) and "reassigned away" in st["why"]
+    [f] = [f for f in r.findings if f["check"] == "DIR006"]
+    assert re.search(r"replica assignment \S+ does not contain the local brokerId 1", r.log)
+    if at_least(r.version, (3, 7)):
+        assert st["fate"] == seen["fate"] == "renamed_stray" and f["severity"] == "warning"
+    else:
+        assert st["fate"] == seen["fate"] == "deleted" and f["severity"] == "info"
+
+
+@pytest.mark.parametrize("trial", ["future_dir", "future_dir_alone"])
+def test_an_interrupted_move_resumes_and_without_its_current_dir_loses_every_record(
+    trials: dict[str, TrialResult], trial: str
+) -> None:
+    """A ``-future`` dir in the other log dir (an interrupted alterReplicaLogDirs move): the plan said the move
+    resumes after the start and the future log replaces the current one, and the broker did it ('The current
+    replica is successfully replaced with the future replica'): the future dir renamed to the partition's name, the
+    current one renamed -delete, every acknowledged record still served. Without the current dir the plan said the
+    future log is truncated to offset 0 first (DIR003 critical), and the broker no longer served any acknowledged
+    record of the partition."""
+    if trial not in trials:
+        pytest.skip(f"CI runs it on {', '.join(CI_REPRESENTATIVES[trial])} only")
+    r = trials[trial]
+    assert r.predicted is not None and r.differences == [], r.differences
+    [planted] = r.faults[0].paths
+    [fd] = r.predicted["future_dirs"]
+    [seen] = r.next_start["future_dirs"]
+    assert fd["path"] == seen["path"] == str(planted)
+    assert fd["fate"] == seen["fate"] == "replaces_current"
+    assert re.search(
+        r"The current replica is successfully replaced with the future replica for t\d+-0", r.log
+    )
+    lost = {tp: offs for tp, offs in (r.lost or {}).items() if offs}
+    critical = [f for f in r.findings if f["check"] == "DIR003" and f["severity"] == "critical"]
+    if trial == "future_dir":
+        assert not fd["records_lost"] and lost == {} and critical == []
+    else:
+        tp = os.path.basename(str(planted)).split(".", 1)[0]
+        assert fd["records_lost"] and set(lost) == {tp}, lost
+        assert [f["path"] for f in critical] == [str(planted)]
+
+
+def test_a_future_dir_renamed_to_its_partition_is_loaded_and_served_whole(
+    trials: dict[str, TrialResult],
+) -> None:
+    """DIR003's fix for a ``-future`` dir without its current dir: renamed to the partition's own name before the
+    start, it is loaded as the partition's log (in the other log dir than before) and every acknowledged record is
+    served; the plan lists nothing for it."""
+    if "future_dir_renamed" not in trials:
+        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["future_dir_renamed"]) + " only")
+    r = trials["future_dir_renamed"]
+    assert r.predicted is not None and r.differences == [], r.differences
+    assert r.predicted["broker"] == r.next_start["broker"] == "starts"
+    assert r.predicted["future_dirs"] == [] and not [f for f in r.findings if f["severity"] == "critical"]
+    assert r.lost is not None and not any(r.lost.values()), r.lost
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
