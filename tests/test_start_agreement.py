@@ -125,11 +125,25 @@ def _partition_metadata_missing(h: SimulatedHost, one: str, two: str) -> None:
     os.remove(_partition_file(two, "partition.metadata"))
 
 
+def _meta_properties(content: bytes) -> Plant:
+    """Power-loss damage to the second dir's meta.properties: Properties.load(InputStream) reads any bytes as
+    ISO-8859-1, so garbage is a file without version or node id (a lab 3.7.2 broker: 'Error: node ID not found in
+    .../data-1', the exit), not an unreadable one."""
+
+    def plant(h: SimulatedHost, one: str, two: str) -> None:
+        with open(os.path.join(two, "meta.properties"), "wb") as f:
+            f.write(content)
+
+    return plant
+
+
 PLANTS: list[tuple[str, Plant]] = [(c[0], c[1]) for c in CASES] + [
     ("partition_metadata_empty", _partition_metadata(b"")),
     ("partition_metadata_zero_filled", _partition_metadata(bytes(48))),
     ("partition_metadata_truncated", _partition_metadata(b"version: 0\ntopic_id:")),
     ("partition_metadata_missing", _partition_metadata_missing),
+    ("meta_properties_garbage", _meta_properties(b"\x7fELF\x02\x01\x01\x00" + bytes(range(128, 256)))),
+    ("meta_properties_zero_filled", _meta_properties(bytes(96))),
     ("corrupt_producer_snapshot", _corrupt_producer_snapshot),
     ("v1_without_cluster_beside_v0", _v1_without_cluster_beside_v0),
     ("unknown_version_not_metadata_dir", _unknown_version_not_metadata_dir),
@@ -154,6 +168,17 @@ FAILURES = [f.name for f in fields(Failures) if f.type in (bool, "bool") and f.n
 @pytest.mark.parametrize("failure", FAILURES)
 def test_each_simulated_failure(tmp_path: Path, failure: str) -> None:
     assert_agree(audit(host(tmp_path / "h", **{failure: True})))
+
+
+def test_a_garbage_meta_properties_stops_a_kraft_broker(tmp_path: Path) -> None:
+    """Not 'unreadable' (which would be the dir's own failure): the bytes are read as ISO-8859-1 and hold no node
+    id, so a KRaft broker exits before loading (DIR002)."""
+    h = host(tmp_path / "h")
+    one, two = sorted(h.log_dirs)
+    _meta_properties(b"\x7fELF\x02\x01\x01\x00" + bytes(range(128, 256)))(h, one, two)
+    report = audit(h, "3.7.0")
+    assert report["next_start"]["broker"] == "exits" and report["next_start"]["check"] == "DIR002"
+    assert "node ID not found" in report["next_start"]["reason"]
 
 
 def test_the_issue_case_exits(tmp_path: Path) -> None:

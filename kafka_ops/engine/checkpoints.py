@@ -127,7 +127,7 @@ def parse_properties(text: str) -> dict[str, str]:
     """Java ``Properties.load`` for the subset brokers write and operators edit (comments, =, :, escapes)."""
     props: dict[str, str] = {}
     logical = ""
-    for raw in text.splitlines():
+    for raw in _PROPERTY_LINE_ENDS.split(text):  # Properties' LineReader ends a line at \n or \r only
         line = raw.strip() if not logical else raw.lstrip()
         if not logical and (not line or line[0] in "#!"):
             continue
@@ -163,8 +163,19 @@ def _split_property(line: str) -> tuple[str, str]:
     return "".join(key), rest.replace("\\\\", "\\")
 
 
+_PROPERTY_LINE_ENDS = re.compile(r"\r\n|\r|\n")
+
+
 def read_properties(path: str) -> dict[str, str]:
-    return parse_properties(_read_text(path))
+    """A .properties file as Kafka reads meta.properties: ``Properties.load(InputStream)``, which takes every byte
+    as ISO-8859-1, so any bytes parse (PropertiesUtils.readPropertiesFile@3.7.1:75-80, Utils.loadProps@2.2.1:561-
+    567): a garbage meta.properties is a file without the expected keys, not a read error. UTF-8 text is read as
+    such (the keys and values Kafka writes are ASCII)."""
+    raw = read_bytes(path)
+    try:
+        return parse_properties(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return parse_properties(raw.decode("iso-8859-1"))
 
 
 @slotted

@@ -42,9 +42,9 @@
   days old, then current ones that share the last old segment; ``min.cleanable.dirty.ratio`` 1 so the cleaner
   never rewrites it) and ``sizeret`` (``retention.bytes`` three segments, current records): which segments time
   and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete);
-* ``checkpoint-<damage>``: one checkpoint of ``data-1`` zero-filled, truncated, garbage or empty, as a power loss
-  leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata among them: does the
-  dir go offline after the start, or does the broker exit?
+* ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage or
+  empty, as a power loss leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
+  among them: does the dir go offline after the start, or does the broker exit?
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -108,32 +108,42 @@ OFFLINE_FAULTS: dict[str, PartitionFault] = {
 
 # power-loss damage to a checkpoint of data-1 (not the metadata log dir): name -> plant
 CheckpointDamage = Callable[[Dataset, LabBroker], F.Fault]
+_DAMAGES = (D.zero_filled, D.truncated, D.garbage, D.empty)
+# the log dir's own checkpoints (issue 19 §3: each zero-filled, truncated, garbage and empty)
+_LOG_DIR_CHECKPOINTS = {
+    "recovery_point": ckpt.RECOVERY_POINT,
+    "log_start": ckpt.LOG_START,
+    "replication": ckpt.REPLICATION,
+    "cleaner": ckpt.CLEANER,
+}
 CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
-    "recovery_point_garbage": lambda ds, b: D.log_dir_checkpoint(
-        b.log_dirs[1], ckpt.RECOVERY_POINT, D.garbage, "recovery_point_garbage"
-    ),
-    "recovery_point_empty": lambda ds, b: D.log_dir_checkpoint(
-        b.log_dirs[1], ckpt.RECOVERY_POINT, D.empty, "recovery_point_empty"
-    ),
-    "log_start_zero_filled": lambda ds, b: D.log_dir_checkpoint(
-        b.log_dirs[1], ckpt.LOG_START, D.zero_filled, "log_start_zero_filled"
-    ),
-    "replication_truncated": lambda ds, b: D.log_dir_checkpoint(
-        b.log_dirs[1], ckpt.REPLICATION, D.truncated, "replication_truncated"
-    ),
-    "cleaner_garbage": lambda ds, b: D.log_dir_checkpoint(
-        b.log_dirs[1], ckpt.CLEANER, D.garbage, "cleaner_garbage"
-    ),
-    "leader_epoch_zero_filled": lambda ds, b: D.leader_epoch_checkpoint(
-        partition_dir(ds, b, offline_target(ds)), D.zero_filled, "leader_epoch_zero_filled"
-    ),
+    **{
+        f"{what}_{how.__name__}": lambda ds, b, file=file, how=how, what=what: D.log_dir_checkpoint(
+            b.log_dirs[1], file, how, f"{what}_{how.__name__}"
+        )
+        for what, file in _LOG_DIR_CHECKPOINTS.items()
+        for how in _DAMAGES
+    },
+    **{
+        f"leader_epoch_{how.__name__}": lambda ds, b, how=how: D.leader_epoch_checkpoint(
+            partition_dir(ds, b, offline_target(ds)), how, f"leader_epoch_{how.__name__}"
+        )
+        for how in _DAMAGES
+    },
+    # the second log dir's meta.properties (its broker.id / node.id, cluster.id, directory.id)
+    **{
+        f"meta_properties_{how.__name__}": lambda ds, b, how=how: D.damage_file(
+            b.log_dirs[1] / "meta.properties", how, f"meta_properties_{how.__name__}"
+        )
+        for how in _DAMAGES
+    },
     # a partition's topic id file (2.8+): up to 3.2.0 the broker exits, then the dir goes offline; empty: a
     # NullPointerException at load on every release (kafka_ops.broker.failure_channel)
     **{
         f"partition_metadata_{how.__name__}": lambda ds, b, how=how: D.partition_metadata(
             partition_dir(ds, b, offline_target(ds)), how, f"partition_metadata_{how.__name__}"
         )
-        for how in (D.zero_filled, D.truncated, D.garbage, D.empty)
+        for how in _DAMAGES
     },
     # another topic id than the metadata's for a live topic (KRaft: a stray by its id, broker.strays)
     "partition_metadata_other_id": lambda ds, b: D.other_topic_id(partition_dir(ds, b, offline_target(ds))),
@@ -390,6 +400,11 @@ def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
 # the log-dir damage trials: one release per family (ZooKeeper starts; KRaft before 3.7 exits but for a copied
 # meta.properties, which is the same file twice; 3.7+ exits on all four, directory ids)
 _DIR_FAMILIES = ("2.8.2", "3.5.2", "3.7.2")
+# the checkpoint damages CI runs on every CI release (the first ones the lab had)
+_CI_EVERY_RELEASE = {
+    "recovery_point_garbage", "recovery_point_empty", "log_start_zero_filled", "replication_truncated",
+    "cleaner_garbage", "leader_epoch_zero_filled",
+}  # fmt: skip
 CI_REPRESENTATIVES = {
     # power-loss damage to small files (session 13; each behaviour once, about 15 s a trial, () = `make lab` only:
     # it runs every one on every release): partition.metadata's IOException path offline (3.7.2, 4.3.1) and on
@@ -409,6 +424,16 @@ CI_REPRESENTATIVES = {
     "checkpoint-quorum_state_empty": ("3.7.2",),
     "checkpoint-quorum_state_zero_filled": (),
     "checkpoint-quorum_state_garbage": ("4.3.1",),
+    # the other damages of the log dir's checkpoints, a partition's leader-epoch-checkpoint and the second dir's
+    # meta.properties (session 14): `make lab` only; CI keeps one damage of each checkpoint on every CI release
+    **{
+        f"checkpoint-{n}": ()
+        for n in CHECKPOINT_DAMAGE
+        if n.startswith(
+            ("recovery_point_", "log_start_", "replication_", "cleaner_", "leader_epoch_", "meta_")
+        )
+        and n not in _CI_EVERY_RELEASE
+    },
     "unparseable_leftover": ("2.2.1",),
     # index .swap files: deleted indexes up to 2.8 (rebuilt from 2.3), renamed in from 3.0
     "index_swap": ("2.8.2", "3.7.2"),
