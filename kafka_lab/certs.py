@@ -39,7 +39,16 @@ def _name(cn: str) -> Any:
     return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
 
 
-def _cert(subject: str, key: Any, issuer: str, issuer_key: Any, *, ca: bool, san: bool = False) -> Any:
+def _cert(
+    subject: str,
+    key: Any,
+    issuer: str,
+    issuer_key: Any,
+    *,
+    ca: bool,
+    san: bool = False,
+    addresses: tuple[str, ...] = (),
+) -> Any:
     from cryptography import x509
     from cryptography.hazmat.primitives import hashes
 
@@ -58,6 +67,7 @@ def _cert(subject: str, key: Any, issuer: str, issuer_key: Any, *, ca: bool, san
         builder = builder.add_extension(
             x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]
+                + [x509.IPAddress(ipaddress.ip_address(a)) for a in addresses]
             ),
             critical=False,
         )
@@ -75,7 +85,9 @@ def keytool(*args: str, password: str) -> None:
         raise RuntimeError(f"keytool {args[0]} failed: {proc.stdout}{proc.stderr}")
 
 
-def make_pki(directory: Path, password: str = "lab-secret") -> Pki:
+def make_pki(directory: Path, password: str = "lab-secret", addresses: tuple[str, ...] = ()) -> Pki:
+    """The stores in ``directory``; the broker certificate names localhost, 127.0.0.1 and ``addresses`` (more IP
+    addresses its clients reach it by, as the Molecule hosts' 10.88.77.x)."""
     from cryptography.hazmat.primitives.asymmetric import ec
     from cryptography.hazmat.primitives.serialization import (
         BestAvailableEncryption,
@@ -87,7 +99,7 @@ def make_pki(directory: Path, password: str = "lab-secret") -> Pki:
     directory.mkdir(parents=True, exist_ok=True)
     ca_key, server_key, client_key = (ec.generate_private_key(ec.SECP256R1()) for _ in range(3))
     ca = _cert("kafka-ops lab CA", ca_key, "kafka-ops lab CA", ca_key, ca=True)
-    server = _cert("broker", server_key, "kafka-ops lab CA", ca_key, ca=False, san=True)
+    server = _cert("broker", server_key, "kafka-ops lab CA", ca_key, ca=False, san=True, addresses=addresses)
     client = _cert("kafka-ops", client_key, "kafka-ops lab CA", ca_key, ca=False)
     pw = password.encode()
     p = Pki(

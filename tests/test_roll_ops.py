@@ -54,7 +54,8 @@ if "--after-start" not in args and str(node) in refused:
     print(json.dumps({"summary": f"no: stopping broker {node} now is not safe (1 reason(s))", "attempts": 1,
                       "reasons": [f"CLU001 orders-0 (ISR [{node}, 2], min.insync.replicas=2: 1 left in sync)"]}))
     sys.exit(1)
-print(json.dumps({"summary": "yes", "attempts": 1, "reasons": []}))
+said = json.loads((here / "said.json").read_text()) if (here / "said.json").exists() else {}  # notes, waived
+print(json.dumps({"summary": "yes", "attempts": 1, "reasons": [], **said}))
 """
 
 # restart.yml's actions that need systemd or a broker, replaced by a line naming the task (the tag tests)
@@ -400,6 +401,32 @@ def test_no_tags_run_every_phase(tmp_path: Path) -> None:
     assert r.returncode == 0, out[-4000:]
     assert _ran(out) == ALL_PHASES
     assert "brk-1 restarted cleanly" in out
+
+
+def test_what_the_cluster_noted_and_waived_is_shown_with_the_step(tmp_path: Path) -> None:
+    """`cluster check` says yes and notes an offline partition with no replica on the broker, and a waived one:
+    the operator sees both lines in the roll's output (they were only in the registered JSON), and the broker
+    rolls."""
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    note = ("CLU002 1 under-replicated or offline partition(s) with no replica on broker 1 (its stop does not "
+            "touch them; --strict-cluster refuses on them): stale-0 (no leader; replicas [6], ISR [6])")  # fmt: skip
+    waived = "CLU002 old-events-3 (no leader; replicas [1], ISR [1])"
+    (tmp_path / "bin" / "said.json").write_text(json.dumps({"notes": [note], "waived": [waived]}))
+    r = lab.run()
+    out = _out(r)
+    assert r.returncode == 0, out[-4000:]
+    assert f'"may stop brk-1 (node 1): yes",\n        "note: {note}",\n        "waived: {waived}"' in out, (
+        out[-4000:]
+    )
+    assert "brk-1 restarted cleanly" in out
+
+
+def test_nothing_noted_shows_no_line(tmp_path: Path) -> None:
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    r = lab.run()
+    out = _out(r)
+    assert r.returncode == 0, out[-4000:]
+    assert "may stop brk-1" not in out
 
 
 def test_tags_preflight_runs_the_checks_alone(tmp_path: Path) -> None:
