@@ -2,7 +2,6 @@
 controller with kafka-python:
 
   acks_all.py topics BOOTSTRAP            create `orders` (RF 3, min.insync.replicas=3), `events` (RF 3, min 2)
-                                          and `bulk` (300 partitions, RF 1, on broker 4)
   acks_all.py stale BOOTSTRAP NODE DIR OTHER
                                           create `stale` (1 partition, its only replica on broker NODE), alone
                                           in NODE's log dir DIR (its other replicas moved to OTHER)
@@ -65,9 +64,6 @@ def topics(bootstrap: str) -> None:
         [
             NewTopic("orders", 2, 3, topic_configs={"min.insync.replicas": "3"}),
             NewTopic(TOPIC, 3, 3, topic_configs={"min.insync.replicas": "2"}),
-            # 300 logs more on broker 4: its log recovery lasts a second or two instead of 0.1 s, long enough for
-            # recovering_deploy.yml's freeze to land inside it
-            NewTopic("bulk", replica_assignments={p: [4] for p in range(300)}),
         ],
     )
 
