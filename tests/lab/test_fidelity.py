@@ -67,6 +67,15 @@ SCENARIOS = (
 KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
 
 
+def agreed(trials: dict[str, TrialResult], name: str) -> TrialResult:
+    """Trial ``name``'s result, the plan and the broker agreeing (skipped where CI leaves the trial out)."""
+    if name not in trials:
+        pytest.skip(f"CI runs {name} on " + ", ".join(CI_REPRESENTATIVES[name]) + " only")
+    r = trials[name]
+    assert r.predicted is not None and r.differences == [], r.differences
+    return r
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scenario: str) -> None:
     if scenario not in trials:
@@ -173,10 +182,7 @@ def test_a_cleaned_file_whose_name_is_not_an_offset_stops_the_broker_from_2_0(
 ) -> None:
     """``backup.log.cleaned``: from 2.0 the loader reads its base offset from the name (offsetFromFileName),
     NumberFormatException, and the broker exits, as the plan said (DIR003); 1.1 deletes it and starts."""
-    if "unparseable_leftover" not in trials:
-        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["unparseable_leftover"]) + " only")
-    r = trials["unparseable_leftover"]
-    assert r.predicted is not None and r.differences == [], r.differences
+    r = agreed(trials, "unparseable_leftover")
     [planted] = r.faults[0].paths
     [lf] = r.predicted["leftovers"]
     assert lf["path"] == str(planted)
@@ -198,10 +204,7 @@ def test_a_swap_file_whose_name_is_not_an_offset_stops_the_broker_from_3_0(
 ) -> None:
     """``backup.swap``: from 3.0 the loader collects every .swap and reads its offset (the KAFKA-6264 partition):
     NumberFormatException, the broker exits (DIR003); up to 2.8 only log and index swaps are read: it starts."""
-    if "unparseable_swap" not in trials:
-        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["unparseable_swap"]) + " only")
-    r = trials["unparseable_swap"]
-    assert r.predicted is not None and r.differences == [], r.differences
+    r = agreed(trials, "unparseable_swap")
     new = int(r.version.split(".")[0]) >= 3
     assert r.predicted["broker"] == r.next_start["broker"] == ("exits" if new else "starts"), r.predicted
     if new:
@@ -254,10 +257,7 @@ def test_index_swaps_are_renamed_in_from_3_0_and_cost_the_segment_its_indexes_be
     no ``.log.swap``: from 3.0 the broker renamed each into place ('Recovering file ... by renaming from .swap
     files'), so the segment's ``.index`` became the swap's and the segment loaded as it was; up to 2.8 it deleted
     the segment's indexes and kept the swaps: rebuilt from 2.3, created empty before. The plan said which."""
-    if "index_swap" not in trials:
-        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["index_swap"]) + " only")
-    r = trials["index_swap"]
-    assert r.predicted is not None and r.differences == [], r.differences
+    r = agreed(trials, "index_swap")
     detail = r.faults[0].detail
     log = os.path.join(detail["partition_dir"], f"{detail['base_offset']:020d}.log")
     predicted = {s["log"]: s["load"] for s in r.predicted["segments"]}
@@ -282,10 +282,7 @@ def test_a_partition_reassigned_away_is_a_stray_deleted_before_3_7_and_renamed_a
     not critical: the current replicas serve it) said what the broker did: 3.3-3.6 renamed it -delete and deleted
     it, 3.7+ renamed it -stray, each after its own 'the current replica assignment ... does not contain the local
     brokerId 1'."""
-    if "reassigned_away" not in trials:
-        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["reassigned_away"]) + " only")
-    r = trials["reassigned_away"]
-    assert r.predicted is not None and r.differences == [], r.differences
+    r = agreed(trials, "reassigned_away")
     [planted] = r.faults[0].paths
     [st] = r.predicted["strays"]
     [seen] = r.next_start["strays"]
@@ -336,10 +333,7 @@ def test_a_future_dir_renamed_to_its_partition_is_loaded_and_served_whole(
     """DIR003's fix for a ``-future`` dir without its current dir: renamed to the partition's own name before the
     start, it is loaded as the partition's log (in the other log dir than before) and every acknowledged record is
     served; the plan lists nothing for it."""
-    if "future_dir_renamed" not in trials:
-        pytest.skip("CI runs it on " + ", ".join(CI_REPRESENTATIVES["future_dir_renamed"]) + " only")
-    r = trials["future_dir_renamed"]
-    assert r.predicted is not None and r.differences == [], r.differences
+    r = agreed(trials, "future_dir_renamed")
     assert r.predicted["broker"] == r.next_start["broker"] == "starts"
     assert r.predicted["future_dirs"] == [] and not [f for f in r.findings if f["severity"] == "critical"]
     assert r.lost is not None and not any(r.lost.values()), r.lost
