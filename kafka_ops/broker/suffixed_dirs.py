@@ -46,7 +46,8 @@ Kafka source (apache/kafka, at the tags named):
 A partition whose topic the cluster metadata no longer has (KRaft: renamed ``-stray`` at start from 3.7,
 ``isStray`` in LogManager.loadLog@3.7.1:358; renamed ``-delete`` and deleted on 3.0-3.6) is
 ``kafka_ops.broker.strays``' (from this host's copy of the metadata log): only the dirs already so named are
-handled here.
+handled here; a ``-future`` dir of such a partition never moves (the broker neither leads nor follows it):
+``strays.future_moves`` drops it from this module's list.
 """
 
 from __future__ import annotations
@@ -117,7 +118,7 @@ class FutureMove:
     @property
     def lost(self) -> bool:
         """No current dir: the future log is truncated to 0 and replaces an empty current log."""
-        return self.current is None
+        return self.current is None and self.fate == REPLACES_CURRENT
 
 
 def future_moves(h: HostFacts) -> list[FutureMove]:

@@ -29,6 +29,9 @@
 * ``future_dir``, ``future_dir_alone``: an interrupted intra-broker move, a copy of ``CONTROL``'s partition dir as
   ``<tp>.<uuid>-future`` in the other log dir, with the original dir kept or removed (suffixed_dirs);
 * ``future_dir_renamed``: ``future_dir_alone`` after DIR003's fix, the ``-future`` dir renamed to the partition's name;
+* ``stray_future_dir`` (KRaft): ``stray_partition``'s copy as ``strayed-0.<uuid>-future`` in the other log dir (an
+  interrupted move of a topic deleted since): judged as a stray (3.3-3.6 deleted, 3.7.1+ renamed
+  ``strayed-0.<uuid>-stray``), never moved (broker.strays);
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -364,6 +367,26 @@ def plant_future_dir(ds: Dataset, *, keep_source: bool) -> Callable[[LabBroker],
     return plant
 
 
+def plant_stray_future(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """``stray_partition``'s copy of ``CONTROL`` (a fresh topic id) as ``strayed-0.<uuid>-future`` in the other log
+    dir: the destination of a move of a topic deleted since."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        import shutil
+
+        src = partition_dir(ds, b, CONTROL)
+        other = next(d for d in b.log_dirs if d.name != ds.placement[f"{CONTROL}-0"])
+        fault = F.stray_partition(src)
+        (copy,) = fault.paths
+        target = other / f"{copy.name}.{D.FUTURE_DIR_UUID}-future"
+        shutil.move(str(copy), str(target))
+        fault.name, fault.paths = "stray_future_dir", [target]
+        fault.detail["partition_dir"] = str(target)
+        return [fault]
+
+    return plant
+
+
 def plant_future_renamed(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
     """``future_dir_alone`` after DIR003's fix: the ``-future`` dir renamed ``<tp>`` in its log dir (the partition
     now in the other log dir than before, as a finished move leaves it)."""
@@ -443,6 +466,8 @@ CI_REPRESENTATIVES = {
     "future_dir": ("2.8.2",),
     "future_dir_alone": ("3.7.2",),
     "future_dir_renamed": ("3.7.2",),
+    # a -future dir of a topic the metadata does not have: deleted (3.3-3.6), renamed -stray (3.7.1+)
+    "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
 }
@@ -471,11 +496,9 @@ SINCE: dict[str, tuple[int, int, int]] = {
     # the trial's offset query timed out, 2026-11-27), which the plan cannot know from the files
     "checkpoint-partition_metadata_other_id": (3, 3, 0),
     "checkpoint-partition_metadata_missing": (3, 3, 0),
-    "reassigned_away": (
-        3,
-        3,
-        0,
-    ),  # the lab's KRaft (ZooKeeper mode: the controller's StopReplica, not the disk)
+    # the lab's KRaft (ZooKeeper mode: the controller's StopReplica, not the disk)
+    "reassigned_away": (3, 3, 0),
+    "stray_future_dir": (3, 3, 0),
 }
 
 
@@ -578,6 +601,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         ],
         # DIR003's fix for future_dir_alone: the -future dir renamed to the partition's name before the start
         Trial("future_dir_renamed", ds.saved, plant_future_renamed(ds), acked=ds.acked),
+        Trial("stray_future_dir", ds.saved, plant_stray_future(ds)),
         Trial(
             "unparseable_swap",
             ds.saved,
