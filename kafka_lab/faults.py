@@ -436,6 +436,20 @@ def copy_partition_dir(source: Path, target: Path, replace: dict[str, bytes] | N
     return target
 
 
+STRAY_DIR_UUID = "3c9e1f0a5b7d4c2e8a6f1b3d5e7a9c0b"  # LogManager: <tp>.<uuid without dashes>-stray
+
+
+def stray_dir(partition_dir: Path) -> Fault:
+    """A ``<tp>.<uuid>-stray`` dir beside ``partition_dir``, a copy of its files (owner, mode and times kept): what
+    a 3.7+ KRaft broker leaves when it moves a stray log aside (a downgrade or a restore then meets it). 3.6.1+
+    load it as a stray log and keep it; before, the name does not parse as topic-partition and the broker exits
+    (kafka_ops.broker.suffixed_dirs)."""
+    target = copy_partition_dir(
+        partition_dir, partition_dir.parent / f"{partition_dir.name}.{STRAY_DIR_UUID}-stray"
+    )
+    return Fault("stray_dir", [target], {"partition_dir": str(target), "source": str(partition_dir)})
+
+
 def stray_partition(partition_dir: Path, topic: str = "strayed") -> Fault:
     """A partition dir of a topic the cluster metadata does not have, as a topic deleted while the broker was down
     or a backup restore leaves it: a copy of ``partition_dir``'s files (owner, mode and times kept) as

@@ -432,7 +432,9 @@ def test_index_swaps_and_a_future_dir_that_are_links_or_fifos_are_never_read(tmp
         assert SECRET not in p.stdout + p.stderr, version
         ns = json.loads(p.stdout)["next_start"]
         # the linked .log.swap is not swapped in, and no segment of the partition is said to be replaced by it
-        assert not [s for s in ns["segments"] if s["log"].startswith(str(part) + "/") and s["load"] == "swapped_in"]
+        assert not [
+            s for s in ns["segments"] if s["log"].startswith(str(part) + "/") and s["load"] == "swapped_in"
+        ]
         # (a linked -future dir is a move as Kafka sees it: LogManager.loadLogs' File.isDirectory follows links)
         assert [fd["path"] for fd in ns["future_dirs"]] == [str(future)]
     # the collector shipped to hosts, from a bare python3: the same

@@ -18,6 +18,8 @@
   3.0 only;
 * ``stray_partition``: a copy of ``CONTROL``'s partition dir as ``strayed-0`` with a fresh topic id (a topic the
   metadata does not have): KRaft 3.7+ renames it ``-stray`` and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it;
+* ``stray_dir``: a copy of ``CONTROL``'s partition dir as ``<tp>.<uuid>-stray`` (what 3.7+ leaves of a stray):
+  3.6.1+ load it as a stray log and keep it, before the name does not parse and the broker exits;
 * ``index_swap``: ``<first>.index.swap``, ``.timeindex.swap`` (half the entries of the segment's own) and an empty
   ``.txnindex.swap`` in ``CONTROL``, no ``.log.swap`` (a swap interrupted after its ``.log`` was renamed in): up to
   2.8 the loader deletes that segment's indexes and keeps the swaps (rebuilt from 2.3, created empty before), from
@@ -466,6 +468,8 @@ CI_REPRESENTATIVES = {
     "future_dir": ("2.8.2",),
     "future_dir_alone": ("3.7.2",),
     "future_dir_renamed": ("3.7.2",),
+    # a -stray dir: the exit before 3.6.1 (ZooKeeper and KRaft alike), kept from 3.6.1
+    "stray_dir": ("3.5.2", "3.7.2"),
     # a -future dir of a topic the metadata does not have: deleted (3.3-3.6), renamed -stray (3.7.1+)
     "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
@@ -481,6 +485,12 @@ ONLY_SCENARIOS = {
     # 3.7.0 for KAFKA-16814 only: a partition dir without partition.metadata halts its start after loading
     # (3.7.1+ renames it -stray: 3.7.2 runs every scenario)
     "3.7.0": ("no_fault", "checkpoint-partition_metadata_missing"),
+    # 3.6 for the strays: a -stray dir is the exit on 3.6.0 and a stray log kept on 3.6.2 (KAFKA-15605 backported
+    # to 3.6.1); strays by topic id, by replica set and of a -future dir deleted, as on 3.5
+    **{
+        v: ("no_fault", "stray_dir", "stray_partition", "reassigned_away", "stray_future_dir")
+        for v in ("3.6.0", "3.6.2")
+    },
 }
 
 
@@ -591,6 +601,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         # a partition dir of a topic the metadata does not have (a copy of CONTROL's with a fresh topic id): KRaft
         # 3.7+ renames it -stray and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it (broker.strays)
         Trial("stray_partition", ds.saved, lambda b: [F.stray_partition(partition_dir(ds, b, CONTROL))]),
+        Trial("stray_dir", ds.saved, lambda b: [F.stray_dir(partition_dir(ds, b, CONTROL))]),
         Trial("index_swap", ds.saved, lambda b: [D.index_swap_leftover(partition_dir(ds, b, CONTROL))]),
         Trial("reassigned_away", ds.saved, plant_reassigned_away),
         # the move resumes after the start, within a second or two but not always before the lab's usual watch

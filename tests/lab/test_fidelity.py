@@ -47,6 +47,7 @@ SCENARIOS = (
         "unparseable_leftover",
         "unparseable_swap",
         "stray_partition",
+        "stray_dir",
         "index_swap",
         "reassigned_away",
         "future_dir",
@@ -249,6 +250,21 @@ def test_a_partition_of_a_topic_the_metadata_does_not_have_is_renamed_stray_or_d
         )
     # the live partition it was copied from stayed as it was
     assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
+
+
+def test_a_stray_dir_stops_the_start_before_3_6_1_and_is_kept_after(trials: dict[str, TrialResult]) -> None:
+    """A ``<tp>.<uuid>-stray`` dir (what 3.7+ leaves of a stray log): the plan said what the broker did: before
+    3.6.1 ``parseTopicPartitionName`` takes '<uuid>-stray' for the partition number and the broker exits (DIR003
+    critical); from 3.6.1 (KAFKA-15605) it is loaded as a stray log and kept as it is."""
+    r = agreed(trials, "stray_dir")
+    [planted] = r.faults[0].paths
+    dir003 = [f for f in r.findings if f["check"] == "DIR003" and f["severity"] == "critical"]
+    if parse(r.version) >= (3, 6, 1):
+        assert r.predicted["broker"] == r.next_start["broker"] == "starts" and dir003 == []
+        assert re.search(r"Loaded stray log: \S+-stray", r.log), "LogManager.addStrayLog's own line"
+    else:
+        assert r.predicted["broker"] == r.next_start["broker"] == "exits" and r.broker_exit not in (None, 0)
+        assert [f["path"] for f in dir003] == [str(planted)]
 
 
 def test_index_swaps_are_renamed_in_from_3_0_and_cost_the_segment_its_indexes_before(
