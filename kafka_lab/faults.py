@@ -436,6 +436,18 @@ def copy_partition_dir(source: Path, target: Path, replace: dict[str, bytes] | N
     return target
 
 
+def root_files(log_dir: Path) -> Fault:
+    """Regular files in a log dir's root that are no checkpoint: an operator's backup, and one named like a
+    partition (``t00-7``) and like a -delete dir. LogManager.loadLogs lists the sub-directories only
+    (``listFiles.filter(_.isDirectory)``): the broker starts and ignores them."""
+    like = log_dir / "meta.properties"
+    made = [
+        _owned_like(log_dir / name, like, b"kafka-ops lab: not a partition\n")
+        for name in ("backup.tar.gz", "t00-7", f"t00-8.{'0' * 32}-delete")
+    ]
+    return Fault("root_files", made, {"log_dir": str(log_dir)})
+
+
 STRAY_DIR_UUID = "3c9e1f0a5b7d4c2e8a6f1b3d5e7a9c0b"  # LogManager: <tp>.<uuid without dashes>-stray
 
 

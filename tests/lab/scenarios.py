@@ -18,6 +18,8 @@
   3.0 only;
 * ``stray_partition``: a copy of ``CONTROL``'s partition dir as ``strayed-0`` with a fresh topic id (a topic the
   metadata does not have): KRaft 3.7+ renames it ``-stray`` and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it;
+* ``root_files``: regular files in ``data-1``'s root that are no checkpoint (a backup, one named like a partition,
+  one like a -delete dir): LogManager lists sub-directories only, the broker starts and ignores them;
 * ``stray_dir``: a copy of ``CONTROL``'s partition dir as ``<tp>.<uuid>-stray`` (what 3.7+ leaves of a stray):
   3.6.1+ load it as a stray log and keep it, before the name does not parse and the broker exits;
 * ``index_swap``: ``<first>.index.swap``, ``.timeindex.swap`` (half the entries of the segment's own) and an empty
@@ -468,6 +470,8 @@ CI_REPRESENTATIVES = {
     "future_dir": ("2.8.2",),
     "future_dir_alone": ("3.7.2",),
     "future_dir_renamed": ("3.7.2",),
+    # regular files in a log dir's root: ignored by every release (LogManager lists sub-directories only)
+    "root_files": ("2.8.2", "4.3.1"),
     # a -stray dir: the exit before 3.6.1 (ZooKeeper and KRaft alike), kept from 3.6.1
     "stray_dir": ("3.5.2", "3.7.2"),
     # a -future dir of a topic the metadata does not have: deleted (3.3-3.6), renamed -stray (3.7.1+)
@@ -601,6 +605,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         # a partition dir of a topic the metadata does not have (a copy of CONTROL's with a fresh topic id): KRaft
         # 3.7+ renames it -stray and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it (broker.strays)
         Trial("stray_partition", ds.saved, lambda b: [F.stray_partition(partition_dir(ds, b, CONTROL))]),
+        Trial("root_files", ds.saved, lambda b: [F.root_files(b.log_dirs[1])]),
         Trial("stray_dir", ds.saved, lambda b: [F.stray_dir(partition_dir(ds, b, CONTROL))]),
         Trial("index_swap", ds.saved, lambda b: [D.index_swap_leftover(partition_dir(ds, b, CONTROL))]),
         Trial("reassigned_away", ds.saved, plant_reassigned_away),

@@ -48,6 +48,7 @@ SCENARIOS = (
         "unparseable_swap",
         "stray_partition",
         "stray_dir",
+        "root_files",
         "index_swap",
         "reassigned_away",
         "future_dir",
