@@ -154,6 +154,8 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
     },
     # another topic id than the metadata's for a live topic (KRaft: a stray by its id, broker.strays)
     "partition_metadata_other_id": lambda ds, b: D.other_topic_id(partition_dir(ds, b, offline_target(ds))),
+    # a well-formed line whose id Uuid.fromString refuses (IllegalArgumentException): the exit on every release
+    "partition_metadata_short_id": lambda ds, b: D.short_topic_id(partition_dir(ds, b, offline_target(ds))),
     # none at all (KRaft 3.7.1+: a log without a topic id is a stray)
     "partition_metadata_missing": lambda ds, b: D.missing_partition_metadata(
         partition_dir(ds, b, offline_target(ds))
@@ -443,6 +445,7 @@ CI_REPRESENTATIVES = {
     "checkpoint-partition_metadata_empty": ("3.7.2",),
     "checkpoint-partition_metadata_other_id": ("3.5.2", "4.3.1"),
     "checkpoint-partition_metadata_missing": ("3.7.2",),
+    "checkpoint-partition_metadata_short_id": ("4.3.1",),
     # CorruptSnapshotException, the same code from 1.1 to 4.x: one damage per release family
     "checkpoint-producer_snapshot_garbage": ("2.2.1",),
     "checkpoint-producer_snapshot_zero_filled": ("4.3.1",),
