@@ -101,6 +101,19 @@ def other_topic_id(partition_dir: Path, name: str = "partition_metadata_other_id
     return f
 
 
+def short_topic_id(partition_dir: Path, name: str = "partition_metadata_short_id") -> Fault:
+    """The partition's ``partition.metadata`` with its topic id cut to half its characters, the line still well
+    formed (``topic_id: q83vEjRWeJC``): Uuid.fromString refuses it (IllegalArgumentException, not an IOException)."""
+
+    def cut(data: bytes) -> bytes:
+        head, _, tid = data.decode().rstrip("\n").rpartition(" ")
+        return f"{head} {tid[: len(tid) // 2]}\n".encode()
+
+    f = damage_file(partition_dir / ckpt.PARTITION_METADATA, cut, name)
+    f.detail.update(partition_dir=str(partition_dir), log_dir=str(partition_dir.parent))
+    return f
+
+
 def missing_partition_metadata(partition_dir: Path, name: str = "partition_metadata_missing") -> Fault:
     """The partition's ``partition.metadata`` gone (moved aside by an operator, or never flushed): its log loads
     without a topic id."""

@@ -436,6 +436,32 @@ def copy_partition_dir(source: Path, target: Path, replace: dict[str, bytes] | N
     return target
 
 
+def root_files(log_dir: Path) -> Fault:
+    """Regular files in a log dir's root that are no checkpoint: an operator's backup, and one named like a
+    partition (``t00-7``) and like a -delete dir. LogManager.loadLogs lists the sub-directories only
+    (``listFiles.filter(_.isDirectory)``): the broker starts and ignores them."""
+    like = log_dir / "meta.properties"
+    made = [
+        _owned_like(log_dir / name, like, b"kafka-ops lab: not a partition\n")
+        for name in ("backup.tar.gz", "t00-7", f"t00-8.{'0' * 32}-delete")
+    ]
+    return Fault("root_files", made, {"log_dir": str(log_dir)})
+
+
+STRAY_DIR_UUID = "3c9e1f0a5b7d4c2e8a6f1b3d5e7a9c0b"  # LogManager: <tp>.<uuid without dashes>-stray
+
+
+def stray_dir(partition_dir: Path) -> Fault:
+    """A ``<tp>.<uuid>-stray`` dir beside ``partition_dir``, a copy of its files (owner, mode and times kept): what
+    a 3.7+ KRaft broker leaves when it moves a stray log aside (a downgrade or a restore then meets it). 3.6.1+
+    load it as a stray log and keep it; before, the name does not parse as topic-partition and the broker exits
+    (kafka_ops.broker.suffixed_dirs)."""
+    target = copy_partition_dir(
+        partition_dir, partition_dir.parent / f"{partition_dir.name}.{STRAY_DIR_UUID}-stray"
+    )
+    return Fault("stray_dir", [target], {"partition_dir": str(target), "source": str(partition_dir)})
+
+
 def stray_partition(partition_dir: Path, topic: str = "strayed") -> Fault:
     """A partition dir of a topic the cluster metadata does not have, as a topic deleted while the broker was down
     or a backup restore leaves it: a copy of ``partition_dir``'s files (owner, mode and times kept) as

@@ -123,7 +123,9 @@ def render(reports: list[dict[str, Any]]) -> str:
         "release, runs its scenarios only (`no_fault`, `clean`, `unclean`, `sigkill`: tests/lab/scenarios.py "
         "ONLY_SCENARIOS; its other cells are –): the leader-epoch, log-start-offset and producer-state files the "
         "others damage do not exist before 0.11. 3.7.0 runs `no_fault` and `checkpoint-partition_metadata_missing` "
-        "only (KAFKA-16814: the start halts after loading; 3.7.2 stands for 3.7 elsewhere).",
+        "only (KAFKA-16814: the start halts after loading; 3.7.2 stands for 3.7 elsewhere); 3.6.0 and 3.6.2 run "
+        "`no_fault` and the stray trials (`stray_dir`, `stray_partition`, `reassigned_away`, `stray_future_dir`: a "
+        "`-stray` dir parses from 3.6.1).",
     ]
     out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
     out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]

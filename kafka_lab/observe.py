@@ -442,8 +442,9 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
     place may be a new one: a stray whose topic name the metadata has, under another id, is renamed away and the
     broker creates the live partition's dir anew, empty, at the same path.)"""
     out = []
+    futures = {m["path"]: m for m in future_dirs(before, after)}
     by_move = {  # partitions whose -future dir replaced the current one: that rename -delete is the move's
-        os.path.basename(m["renamed_to"]) for m in future_dirs(before, after) if m["renamed_to"]
+        os.path.basename(m["renamed_to"]) for m in futures.values() if m["renamed_to"]
     }
     for path in sorted(before.files):
         parent = os.path.dirname(path)
@@ -454,19 +455,19 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             parent not in before.log_dirs
             or not before.files[path].is_dir
             or name is None
-            or name.kind != "log"
+            or name.kind not in ("log", "future")
             or name.topic == METADATA_TOPIC
+            or path in futures  # a -future dir kept or moved in: not a stray
         ):
             continue
+        tp = f"{name.topic}-{name.partition}"  # a stray is renamed <tp>.<uuid>-stray / -delete, a -future one too
         moved = sorted(
             p
             for p, st in after.files.items()
             if st.is_dir
             and os.path.dirname(p) == parent
             and p not in before.files
-            and re.fullmatch(
-                re.escape(os.path.basename(path)) + r"\.[0-9a-f]{32}-(stray|delete)", os.path.basename(p)
-            )
+            and re.fullmatch(re.escape(tp) + r"\.[0-9a-f]{32}-(stray|delete)", os.path.basename(p))
         )
         if path in after.files and not moved:
             continue  # kept
@@ -484,7 +485,7 @@ def _deleted_as(pdir: str, dirs_deleted: dict[str, str]) -> str | None:
 def future_dirs(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
     """Every ``-future`` dir before the start and its fate: ``replaces_current`` when it is gone and a dir of the
     partition's own name, absent before, is in its log dir after (``LogManager.replaceCurrentWithFutureLog``
-    renamed it), ``kept`` when it is still there."""
+    renamed it), ``kept`` when it is still there. One gone otherwise is a stray's (``strays``), not listed."""
     out = []
     for path in sorted(before.files):
         parent = os.path.dirname(path)
@@ -501,8 +502,7 @@ def future_dirs(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
             out.append({"path": path, "fate": "kept", "renamed_to": None})
         elif target in after.files and target not in before.files and after.files[target].is_dir:
             out.append({"path": path, "fate": "replaces_current", "renamed_to": target})
-        else:
-            out.append({"path": path, "fate": "gone", "renamed_to": None})
+        # else gone (renamed -stray or -delete, or deleted): a stray future log, which ``strays`` lists
     return out
 
 

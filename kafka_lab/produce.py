@@ -463,15 +463,17 @@ def offsets(bootstrap: str, partitions: Iterable[TopicPartition]) -> dict[TopicP
     parts = list(partitions)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, **_CLIENT)
     try:
-        for attempt in range(5):
+        deadline = time.monotonic() + 45
+        while True:
             try:
                 starts = consumer.beginning_offsets(parts)
                 ends = consumer.end_offsets(parts)
                 break
             except KeyError:
-                # kafka-python drops a partition whose leader the broker (seen on 1.1.1, just started) has not
-                # elected yet from its ListOffsets result: ask again
-                if attempt == 4:
+                # kafka-python drops a partition whose leader the broker (seen on 1.1.1 just started, and on
+                # 2.0.1 at load average 17+, where 5 s did not suffice) has not elected yet from its ListOffsets
+                # result: ask again, for a while
+                if time.monotonic() > deadline:
                     raise
                 time.sleep(1)
     finally:

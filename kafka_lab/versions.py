@@ -8,7 +8,9 @@ Version = tuple[int, ...]  # 0.x releases have four parts (0.10.2.2)
 
 # Every release the lab can run (kafka-lab.md §1-2). 1.1-3.2 run in ZooKeeper mode (KRaft is production-ready
 # from 3.3; before, a preview), 3.3+ in KRaft mode. 1.1.0/2.2.0 and their fixes 1.1.1/2.2.1 are seed 001's; 3.7.0
-# runs one trial beside no_fault (tests/lab/scenarios.py ONLY_SCENARIOS: KAFKA-16814, fixed in 3.7.1).
+# runs one trial beside no_fault (tests/lab/scenarios.py ONLY_SCENARIOS: KAFKA-16814, fixed in 3.7.1); 3.6.0 and
+# 3.6.2 run the stray trials only (a -stray dir parses from 3.6.1, KAFKA-15605's loader part; 3.6 still deletes
+# strays at the first metadata publish).
 LAB_VERSIONS: tuple[str, ...] = (
     "0.10.2.2",
     "1.1.0",
@@ -21,6 +23,8 @@ LAB_VERSIONS: tuple[str, ...] = (
     "2.8.2",
     "3.2.3",
     "3.5.2",
+    "3.6.0",
+    "3.6.2",
     "3.7.0",
     "3.7.2",
     "3.9.1",

@@ -402,3 +402,76 @@ def test_a_tls_port_that_never_answers_ends_within_the_cluster_timeout(
     assert len(lines(p.stderr)) == 1, p.stderr
     assert f"127.0.0.1:{silent_port}" in p.stderr and "no answer within" in p.stderr, p.stderr
     assert took < 20, f"took {took:.1f} s with --cluster-timeout 3"
+
+
+# ------------------------------------------------------------------- session 14's reads: swaps, futures, copies
+def test_index_swaps_and_a_future_dir_that_are_links_or_fifos_are_never_read(tmp_path: Path) -> None:
+    """The loader's index .swap rules (broker.swaps), a .log.swap's next offset and the -future dir's move
+    (broker.suffixed_dirs) read names and files the broker user controls: a link to a root-only file is not read
+    through, a FIFO does not hang the audit, and a linked -future dir's root-only content reaches no output."""
+    h = simulate_host(str(tmp_path / "h"), HostSpec(now_ms=NOW_MS))
+    decoy = tmp_path / "shadow"
+    decoy.write_text(f"{SECRET}\n" * 64)
+    decoy.chmod(0o600)
+    outside = tmp_path / "outside-0"  # a partition-like dir outside the log dirs, root-only
+    outside.mkdir(mode=0o700)
+    (outside / "partition.metadata").write_text(f"version: 0\ntopic_id: {SECRET}\n")
+    (outside / "00000000000000000000.log").write_text(SECRET)
+    part = next(p for d in h.log_dirs for p in sorted(Path(d).iterdir()) if p.is_dir())
+    first = sorted(part.glob("*.log"))[0].name[:20]
+    (part / f"{first}.index.swap").symlink_to(decoy)
+    os.mkfifo(part / f"{first}.timeindex.swap")
+    (part / f"{first}.log.swap").symlink_to(decoy)
+    tp = part.name
+    future = Path(h.log_dirs[-1]) / f"{tp}.7e2a9c4b1d0f4e6a9b3c5d7e8f1a2b3c-future"
+    future.symlink_to(outside, target_is_directory=True)
+    for version in ("2.8.2", "3.7.2"):
+        args = ["audit", "--server-properties", h.server_properties, "--now", str(NOW_MS)]
+        p = run([*CLI, *args, "--kafka-version", version, "-f", "json"], 120)
+        assert p.returncode in (0, 1), p.stderr
+        assert SECRET not in p.stdout + p.stderr, version
+        ns = json.loads(p.stdout)["next_start"]
+        # the linked .log.swap is not swapped in, and no segment of the partition is said to be replaced by it
+        assert not [
+            s for s in ns["segments"] if s["log"].startswith(str(part) + "/") and s["load"] == "swapped_in"
+        ]
+        # (a linked -future dir is a move as Kafka sees it: LogManager.loadLogs' File.isDirectory follows links)
+        assert [fd["path"] for fd in ns["future_dirs"]] == [str(future)]
+    # the collector shipped to hosts, from a bare python3: the same
+    p = run([sys.executable, "-I", "-S", "-", *args, "--kafka-version", "2.8.2"], 120, stdin=ship.build())
+    assert p.returncode in (0, 1), p.stderr
+    assert SECRET not in p.stdout + p.stderr
+
+
+def test_a_copytruncate_copy_that_is_a_link_or_a_fifo_is_never_read(tmp_path: Path) -> None:
+    """``logs --follow`` and the roll's start wait read the copy copytruncate leaves beside the log (server.log.1)
+    for the lines written before the truncation: the broker user can put a link to a root-only file or a FIFO
+    there instead. Neither is read (nor waited on); a regular copy is."""
+    from kafka_ops.facts.brokerlogs import Tail
+
+    log = tmp_path / "server.log"
+    first = "".join(f"[2026-11-01 10:00:0{i},000] INFO line {i} (kafka.Kafka)\n" for i in range(5))
+    decoy = tmp_path / "shadow"
+    decoy.write_text(first + f"[2026-11-01 10:00:09,000] INFO {SECRET} (kafka.Kafka)\n" * 3)
+    decoy.chmod(0o600)
+    for planted in ("link", "fifo", "regular"):
+        for p in (log, log.with_name("server.log.1")):
+            p.unlink(missing_ok=True)
+        log.write_text(first)
+        tail = Tail(str(log))
+        assert [t for _, t in tail.read()] == first.splitlines()
+        copy = log.with_name("server.log.1")  # copytruncate: the copy, then the log truncated and written on
+        if planted == "link":
+            copy.symlink_to(decoy)
+        elif planted == "fifo":
+            os.mkfifo(copy)
+        else:
+            copy.write_text(first + "[2026-11-01 10:00:06,000] INFO written before the copy (kafka.Kafka)\n")
+        log.write_text("[2026-11-01 10:00:10,000] INFO after the truncation (kafka.Kafka)\n")
+        got = [t for _, t in tail.read()]
+        assert not [t for t in got if SECRET in t], planted
+        assert got[-1].endswith("after the truncation (kafka.Kafka)"), (planted, got)
+        if planted == "regular":
+            assert got[0].endswith("written before the copy (kafka.Kafka)") and tail.notes == []
+        else:
+            assert len(got) == 1 and "no copy beside it holds" in tail.notes[-1], (planted, tail.notes)

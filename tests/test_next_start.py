@@ -677,3 +677,24 @@ def test_offsets_are_read_from_names_as_long_parselong_reads_them() -> None:
     assert (
         offset("/d/t-0/backup.log.cleaned") is None and offset("/d/t-0/00000000000000000042.log.swap") == 42
     )
+
+
+def test_retention_runs_on_a_future_dir_without_its_current_dir_up_to_2_0_only(tmp_path: Path) -> None:
+    """Up to 2.0 LogManager.cleanupLogs walks allLogs, future logs too; from 2.1 (KAFKA-7322) only the future log
+    beside a deletable current log: a -future dir whose current dir is not on the host gets no retention, and
+    the forecast of its log dir counts none of its bytes."""
+    host = simulate(tmp_path)
+    live, _ = _with_retention(host)
+    other = next(d for d in host.log_dirs if not live.startswith(d + "/"))
+    horizon = 10 * 24 * 3600 * 1000
+
+    def deleted_in_other(version: str) -> int:
+        report = audit(host, kafka_version=version, horizon_ms=horizon)
+        return int(next(x for x in report["forecast"]["log_dirs"] if x["path"] == other)["deleted_bytes"])
+
+    before = {v: deleted_in_other(v) for v in ("2.0.1", "2.2.1")}
+    future = os.path.join(other, os.path.basename(live) + ".0123456789abcdef0123456789abcdef-future")
+    shutil.copytree(live, future)
+    shutil.rmtree(live)
+    assert deleted_in_other("2.2.1") == before["2.2.1"]
+    assert deleted_in_other("2.0.1") > before["2.0.1"]

@@ -38,8 +38,11 @@ When each file is read (so whether the damage is met at all):
   that is not ``<key>: <value>`` ("Malformed line in checkpoint file"), a version it does not know, the zero
   topic id, bytes that are not UTF-8; but a file with no first line (0 bytes) or none after a good version line
   hands ``null`` to ``Pattern.split``: a NullPointerException, which no release's loadLogs catches: the broker
-  exits on every release from 2.8. (A topic id that ``Uuid.fromString`` refuses, an IllegalArgumentException, is
-  not modelled: kafka-ops's reader does not check the id.) A version above 0 is an IOException up to 3.6 and
+  exits on every release from 2.8. A topic id that ``Uuid.fromString`` refuses (longer than 24 characters, not
+  base64url, not 16 bytes: Uuid.java@2.8.2:107-121, the same to 4.x) throws IllegalArgumentException, which
+  ``PartitionMetadataReadBuffer.read`` does not catch (only NumberFormatException) nor does any release's loadLogs
+  (IOException and, from KAFKA-13773, KafkaStorageException; LogManager.scala@3.7.1:411-538): the broker exits too,
+  as for the NullPointerException (a half-written id, say). A version above 0 is an IOException up to 3.6 and
   accepted from 3.7.0 (KAFKA-14484 moved the reader to Java, "version >= 0"). An inter.broker.protocol.version below 2.8 (ZooKeeper mode)
   deletes the file instead of reading it (``keepPartitionMetadataFile``).
 """
@@ -72,6 +75,10 @@ WHEN_READ = {
     ckpt.PARTITION_METADATA: "the broker reads the partition's topic id from it once its segments are loaded",
 }
 NPE = "NullPointerException"  # Damage.thrown: not an IOException, caught by no release's loadLogs
+READ = "read"  # not thrown: this release reads the file (a newer version, from 3.7.0)
+IAE = (
+    "IllegalArgumentException"  # Damage.thrown: Uuid.fromString refusing the topic id, caught by none either
+)
 
 
 @slotted(frozen=True)
@@ -104,6 +111,13 @@ class Damage:
 
     def _partition_metadata_reason(self) -> str:
         when = WHEN_READ[self.name]
+        if self.thrown == IAE:
+            return (
+                f"{self.path} does not parse ({self.error}): {when}; Uuid.fromString throws "
+                "IllegalArgumentException, which neither PartitionMetadataReadBuffer.read nor LogManager.loadLogs "
+                "catches: 'There was an error in one of the threads during logs loading' and the broker does not "
+                "start"
+            )
         if self.thrown == NPE:
             return (
                 f"{self.path} does not parse ({self.error}): {when}; with no line to read, "
@@ -170,6 +184,8 @@ def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     if error is None or not _reads_partition_metadata(h):
         return None
     thrown = _partition_metadata_thrown(path, h)
+    if thrown == READ:
+        return None
     return Damage(path, ckpt.PARTITION_METADATA, error, "exits" if thrown else start, DEFAULT_CHECK, thrown)
 
 
@@ -186,7 +202,8 @@ def _reads_partition_metadata(h: HostFacts) -> bool:
 
 def _partition_metadata_thrown(path: str, h: HostFacts) -> str | None:
     """What PartitionMetadataReadBuffer.read throws that is not an IOException, or None (an IOException, or the
-    file cannot be read again): NPE when it reads no line where it wants one."""
+    file cannot be read again): NPE when it reads no line where it wants one, IAE for a topic id Uuid.fromString
+    refuses."""
     try:
         text = read_bytes(path, 65536).decode("utf-8")  # not UTF-8: MalformedInputException, an IOException
     except (EngineError, OSError, UnicodeDecodeError):
@@ -203,4 +220,13 @@ def _partition_metadata_thrown(path: str, h: HostFacts) -> str | None:
         return None  # "Unrecognized version": IOException
     if len(lines) < 2:
         return NPE
+    second = ckpt.partition_metadata_fields(lines[1])
+    if len(second) != 2:
+        return None  # "Malformed line": IOException
+    if ckpt.uuid_refused(second[1]) is not None:
+        return IAE
+    if version > 0 and second[1] != ckpt.ZERO_TOPIC_ID:
+        return (
+            READ  # 3.7+ reads a newer version's file as version 0's (kafka-ops's reader takes version 0 only)
+        )
     return None

@@ -494,11 +494,15 @@ class NextStartPlan:
         self.snapshots: list[producer_state.CorruptSnapshot] = []
         # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
         self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
-        # -future dir -> the interrupted intra-broker move it holds (suffixed_dirs.future_moves)
+        # -future dir -> the interrupted intra-broker move it holds (strays.future_moves: a stray one never moves)
         self.futures: dict[str, suffixed_dirs.FutureMove] = (
-            {m.path: m for m in suffixed_dirs.future_moves(h)} if self.applies else {}
+            {m.path: m for m in strays.future_moves(h)} if self.applies else {}
         )
-        self._replaced = {m.current: m for m in self.futures.values() if m.current is not None}
+        self._replaced = {
+            m.current: m
+            for m in self.futures.values()
+            if m.current is not None and m.fate == suffixed_dirs.REPLACES_CURRENT
+        }
         self._offline_before_load: set[str] = set()  # dirs LogManager never loads a partition of
         for ldf in h.log_dirs:
             fate = self.dirs[ldf.path] = LogDirFate(ldf.path)

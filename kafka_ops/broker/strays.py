@@ -36,7 +36,18 @@ replicas do not hold this broker's ``node.id`` for one ("Found stray log dir ...
 @3.6.2:81-86; LogManager.findStrayReplicas@3.7.0:1564-1569, isStrayKraftReplica@3.7.1:1612-1618): a replica
 reassigned away while the broker was down. The replicas are PartitionRecord's, then every PartitionChangeRecord's
 that sets them (a null Replicas field leaves them as they were, PartitionRegistration.merge@3.7.1:241). A dir without a
-readable ``partition.metadata`` is judged by the 3.7.1+ rule below only. Standard library only.
+readable ``partition.metadata`` is judged by the 3.7.1+ rule below only.
+
+A ``<tp>.<uuid>-future`` dir (an interrupted intra-broker move) is judged the same way: its future log is in
+``allLogs`` (``currentLogs.values ++ futureLogs.values``, LogManager.scala@3.7.0:1388), which
+``findStrayPartitions`` (BrokerMetadataPublisher.scala@3.6.2:353) and ``findStrayReplicas`` walk, and 3.7.1+'s
+``loadLog`` asks ``isStray`` before it files a log as current or future (LogManager.scala@3.7.1:358-369). Its fate:
+3.0-3.6 rename it ``<tp>.<uuid>-delete`` and delete it (``asyncDelete(topicPartitions, ...)`` deletes the future log
+too, LogManager.scala@3.6.2:1241-1244); 3.7.0 keeps it as a future log (``deleteStrayKRaftReplicas`` moves aside the
+current log only: ``asyncDelete(topicPartition, false, false, true)``, isFuture false, @3.7.0:579); 3.7.1+ renames it
+``<tp>.<uuid>-stray``. Either way its move never resumes: the broker neither leads nor follows a partition the
+metadata does not give it (``kafka_ops.broker.suffixed_dirs`` leaves such a dir to this module). Standard library
+only.
 """
 
 from __future__ import annotations
@@ -89,6 +100,12 @@ class Stray:
         False  # the live partition's own data (no topic id): moved aside and the partition created empty
     )
     reassigned: bool = False  # the topic and partition exist, but their replicas do not hold this broker
+
+    @property
+    def tp_name(self) -> str:
+        """``<topic>-<partition>``: the name the broker renames it by (``<tp>.<uuid>-stray`` / ``-delete``), also
+        for a ``<tp>.<uuid>-future`` dir."""
+        return f"{self.topic}-{self.partition}"
 
 
 class _Unreadable(Exception):
@@ -289,11 +306,12 @@ def _find(h: HostFacts) -> list[Stray]:
     node = _node_id(h)
     for ldf in h.log_dirs:
         for path, name in ldf.scan.partition_names:
-            if name.kind != "log" or name.topic == METADATA_TOPIC:
+            if name.kind not in ("log", "future") or name.topic == METADATA_TOPIC:
                 continue
+            future = name.kind == "future"
             pm = os.path.join(path, "partition.metadata")
             if not os.path.lexists(pm):
-                st = _without_topic_id(h, image, ldf.path, path, name.topic, name.partition)
+                st = _without_topic_id(h, image, ldf.path, path, name.topic, name.partition, future)
                 if st is not None:
                     out.append(st)
                 continue
@@ -306,7 +324,7 @@ def _find(h: HostFacts) -> list[Stray]:
                 replicas = image.replicas.get((tid, name.partition))
                 if node is None or replicas is None or node in replicas:
                     continue
-                fate, reason, at = _fate(h, path)
+                fate, reason, at = _fate(h, path, future)
                 why = (
                     f"topic {entry[0]!r} partition {name.partition} is assigned to node(s) "
                     f"{', '.join(map(str, replicas)) or 'none'}, not to this broker (node.id {node}): reassigned away"
@@ -342,8 +360,13 @@ def _find(h: HostFacts) -> list[Stray]:
                     else f"the metadata has no topic {name.topic!r} and no topic id {tid} (deleted, or restored "
                     "from a backup)"
                 )
-            fate, reason, at = _fate(h, path)
-            if entry is None and other is not None and name.partition in image.topics[other][1]:
+            fate, reason, at = _fate(h, path, future)
+            if (
+                not future
+                and entry is None
+                and other is not None
+                and name.partition in image.topics[other][1]
+            ):
                 if fate in (RENAMED_STRAY, DELETED, DEPENDS):
                     # seen on a real 4.3.1 broker: "Created log for partition t00-0 in <the same dir>" once the
                     # stray was renamed, and the acknowledged records of the old id were no longer served
@@ -353,6 +376,23 @@ def _find(h: HostFacts) -> list[Stray]:
                         "without this dir's records"
                     )
             out.append(Stray(path, ldf.path, name.topic, name.partition, tid, why, fate, reason, at))
+    return out
+
+
+def future_moves(h: HostFacts) -> list[suffixed_dirs.FutureMove]:
+    """The host's ``-future`` dirs whose move the next start resumes (``suffixed_dirs.future_moves``), and the
+    stray ones this module's rules keep as future logs (3.7.0; the KRaft preview), with fate ``kept``: a stray
+    ``-future`` dir renamed ``-stray`` or ``-delete`` is not listed (``next_start.strays`` and DIR006 say it). Asked
+    by the plan and by DIR003: one answer for both."""
+    found = {s.path: s for s in find(h)}
+    out = []
+    for m in suffixed_dirs.future_moves(h):
+        st = found.get(m.path)
+        if st is None:
+            out.append(m)
+        elif st.fate == KEPT:
+            m.fate, m.reason = suffixed_dirs.KEPT, f"{st.why}: {st.reason}"
+            out.append(m)
     return out
 
 
@@ -366,7 +406,13 @@ def _node_id(h: HostFacts) -> int | None:
 
 
 def _without_topic_id(
-    h: HostFacts, image: MetadataImage, log_dir: str, path: str, topic: str, partition: int
+    h: HostFacts,
+    image: MetadataImage,
+    log_dir: str,
+    path: str,
+    topic: str,
+    partition: int,
+    future: bool = False,
 ) -> Stray | None:
     """A partition dir without ``partition.metadata``: its log loads without a topic id, which 3.7.1+ takes for a
     stray ("The topicId does not exist in Log(...), treat it as a stray log": LogManager.isStrayKraftReplica
@@ -383,6 +429,8 @@ def _without_topic_id(
     if v is None or not versions.since("stray_renamed", v):
         return None
     live = (tid := image.name_id(topic)) is not None and partition in image.topics[tid][1]
+    if future:  # a future log without a topic id: its current log (if any) is judged on its own
+        live = False
     if not versions.since("stray_without_topic_id", v):  # 3.7.0
         reason = (
             f"it has no partition.metadata, so its log loads without a topic id, and Kafka {versions.text(v)} "
@@ -395,7 +443,7 @@ def _without_topic_id(
             f" (the metadata has topic {topic!r} as {tid})" if live else ""
         )
         return Stray(path, log_dir, topic, partition, "", why, EXITS, reason, None, live)
-    fate, reason, at = _fate(h, path)
+    fate, reason, at = _fate(h, path, future)
     reason = f"it has no partition.metadata, so its log loads without a topic id: {reason}"
     if live:
         reason += (
@@ -408,14 +456,31 @@ def _without_topic_id(
     return Stray(path, log_dir, topic, partition, "", why, fate, reason, at, live)
 
 
-def _fate(h: HostFacts, path: str) -> tuple[str, str, int | None]:
+def _fate(h: HostFacts, path: str, future: bool = False) -> tuple[str, str, int | None]:
     v = h.kafka_version
+    # the renamed dir's name: <tp>.<uuid>-stray / -delete (UnifiedLog.logStrayDirName(topicPartition)), also for a
+    # future log's <tp>.<uuid>-future dir
+    tp = os.path.basename(path).rsplit(".", 1)[0] if future else os.path.basename(path)
+    if (
+        future
+        and v is not None
+        and versions.since("stray_renamed", v)
+        and not versions.since("stray_without_topic_id", v)
+    ):  # 3.7.0
+        return (
+            KEPT,
+            f"Kafka {versions.text(v)} moves aside the current log of a stray partition only "
+            "(LogManager.deleteStrayKRaftReplicas: asyncDelete(topicPartition, isFuture = false, isStray = true)): "
+            "this future log stays loaded as it is, and its move never resumes (the broker neither leads nor "
+            "follows the partition)",
+            None,
+        )
     if v is None:
         return (
             DEPENDS,
             "the Kafka version is unknown: 3.0-3.6 rename it -delete and delete it at the start "
             "(BrokerMetadataPublisher.findStrayPartitions -> ReplicaManager.deleteStrayReplicas), 3.7 and later "
-            f"rename it {os.path.basename(path)}.<uuid>-stray and keep it (KAFKA-15605)",
+            f"rename it {tp}.<uuid>-stray and keep it (KAFKA-15605)",
             None,
         )
     if versions.since("stray_renamed", v):
@@ -426,7 +491,7 @@ def _fate(h: HostFacts, path: str) -> tuple[str, str, int | None]:
         )
         return (
             RENAMED_STRAY,
-            f"Kafka {versions.text(v)} renames it {os.path.basename(path)}.<uuid>-stray {how} and keeps it: loaded "
+            f"Kafka {versions.text(v)} renames it {tp}.<uuid>-stray {how} and keeps it: loaded "
             "as a stray log, no retention, never deleted by the broker ('Move aside stray partitions, don't "
             "delete them', KAFKA-15605)",
             None,
@@ -436,7 +501,7 @@ def _fate(h: HostFacts, path: str) -> tuple[str, str, int | None]:
             DELETED,
             f"Kafka {versions.text(v)} deletes it at the start: BrokerMetadataPublisher.findStrayPartitions finds "
             "it at the first metadata publish, ReplicaManager.deleteStrayReplicas renames it "
-            f"{os.path.basename(path)}.<uuid>-delete and the kafka-delete-logs task removes it whole once "
+            f"{tp}.<uuid>-delete and the kafka-delete-logs task removes it whole once "
             "file.delete.delay.ms has passed ('Deleted log for partition ...')",
             suffixed_dirs.delete_dir_at(h),
         )

@@ -24,8 +24,8 @@ Kafka source (apache/kafka, at the tags named):
 * ``-future`` (1.1+): loaded into ``futureLogs`` (LogManager.scala@1.1.0:271-272, @2.2.1:280-285,
   @3.7.1:368-374); retention runs on it as on the current log: on every future log up to 2.0 (``cleanupLogs``
   walks ``allLogs``, @1.1.0:852, @2.0.0:872), from 2.1 only next to its current log (each deletable current
-  log's ``futureLogs.get``, @2.1.0:900, @2.2.1:915-920, @3.7.1:1413): the forecast treats it as a partition (for
-  a future log without its current dir on 2.1+ that is an approximation, moot: the move empties it). Once
+  log's ``futureLogs.get``, @2.1.0:900, @2.2.1:915-920, @3.7.1:1413; KAFKA-7322): the forecast treats it as a
+  partition, and from 2.1 projects no retention on a future log without its current dir (``no_retention``). Once
   the broker leads or follows the partition it resumes the move (ZooKeeper mode: ``becomeLeaderOrFollower`` adds
   the future replica and a log dir fetcher for every partition with a future log, ReplicaManager.scala@2.2.1:1127;
   KRaft: ``applyDelta`` -> ``maybeAddLogDirFetchers``, @3.5.2:1558-1585, @3.7.1:2248-2274, called for the
@@ -46,7 +46,8 @@ Kafka source (apache/kafka, at the tags named):
 A partition whose topic the cluster metadata no longer has (KRaft: renamed ``-stray`` at start from 3.7,
 ``isStray`` in LogManager.loadLog@3.7.1:358; renamed ``-delete`` and deleted on 3.0-3.6) is
 ``kafka_ops.broker.strays``' (from this host's copy of the metadata log): only the dirs already so named are
-handled here.
+handled here; a ``-future`` dir of such a partition never moves (the broker neither leads nor follows it):
+``strays.future_moves`` drops it from this module's list.
 """
 
 from __future__ import annotations
@@ -92,6 +93,18 @@ def no_retention(h: HostFacts, pf: PartitionFacts) -> str | None:
         return "a -delete dir is not a live log: the kafka-delete-logs task removes it whole, retention never runs on it"
     if k == "stray" and versions.since("stray_dirs", h.kafka_version) is not False:
         return "a -stray dir is loaded as a stray log (LogManager.addStrayLog): no retention, never deleted by the broker"
+    if k == "future" and versions.since("future_retention_with_current", h.kafka_version) is not False:
+        tp = (pf.part.topic, pf.part.partition)
+        if not any(
+            name.kind == "log" and (name.topic, name.partition) == tp
+            for ldf in h.log_dirs
+            for _, name in ldf.scan.partition_names
+        ):
+            return (
+                "a -future dir without its current dir on this host: from 2.1 retention runs on a future log only "
+                "beside its current log (LogManager.cleanupLogs asks futureLogs.get for each deletable current "
+                "log, KAFKA-7322)"
+            )
     return None
 
 
@@ -117,7 +130,7 @@ class FutureMove:
     @property
     def lost(self) -> bool:
         """No current dir: the future log is truncated to 0 and replaces an empty current log."""
-        return self.current is None
+        return self.current is None and self.fate == REPLACES_CURRENT
 
 
 def future_moves(h: HostFacts) -> list[FutureMove]:

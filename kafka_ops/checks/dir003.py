@@ -50,7 +50,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 
-from kafka_ops.broker import leftovers, suffixed_dirs
+from kafka_ops.broker import leftovers, strays
 from kafka_ops.broker.startup import duplicate_partition_dirs
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
@@ -148,8 +148,8 @@ def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
             path=d.path,
             details={"name": name, "mount_point": at_mount_root},
         )
-    # -future dirs without their current dir: the resumed move empties them (suffixed_dirs.future_moves)
-    lost = {m.path: m for m in suffixed_dirs.future_moves(ctx.host) if m.lost and m.log_dir == ldf.path}
+    # -future dirs without their current dir: the resumed move empties them (suffixed_dirs; a stray's never moves)
+    lost = {m.path: m for m in strays.future_moves(ctx.host) if m.lost and m.log_dir == ldf.path}
     for m in lost.values():
         tp = f"{m.topic}-{m.partition}"
         yield run.finding(
@@ -166,8 +166,11 @@ def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         )
     # partition dirs with a suffix, from the names (no need to scan them)
     by_kind: dict[str, list[str]] = {}
+    judged = {
+        s.path for s in strays.find(ctx.host)
+    }  # a stray -future dir never moves: DIR006 says what happens
     for path, pname in ldf.scan.partition_names:
-        if path in lost:
+        if path in lost or path in judged:
             continue
         if pname.kind in _KIND_TEXT:
             by_kind.setdefault(pname.kind, []).append(path)

@@ -60,12 +60,13 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
                 "broker keep such dirs (renamed -stray) instead."
             )
         elif st.fate == strays.RENAMED_STRAY:
+            renamed = os.path.join(os.path.dirname(st.path), st.tp_name)
             what = (
-                f"{st.reason}. The data stays on disk in {os.path.dirname(st.path)}/{base}.<uuid>-stray, served to no "
-                "one, and uses disk space until removed."
+                f"{st.reason}. The data stays on disk in {renamed}.<uuid>-stray, served to no one, and uses disk "
+                "space until removed."
             )
             fix = (
-                f"After the start, find it with ls -d {q(st.path)}.*-stray. If the topic was deleted on purpose, "
+                f"After the start, find it with ls -d {q(renamed)}.*-stray. If the topic was deleted on purpose, "
                 "remove that dir; to keep its records, read them with kafka-dump-log.sh and produce them into a "
                 "live topic (the broker never loads a -stray dir as a partition again)."
             )

@@ -233,6 +233,55 @@ def partition_metadata_fields(line: str) -> list[str]:
     return parts
 
 
+_B64URL = {c: i for i, c in enumerate("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_")}
+
+
+def java_b64url_decode(text: str) -> bytes:
+    """``Base64.getUrlDecoder().decode(String)`` (java.util.Base64.Decoder.decode0, JDK 11-21): the string taken as
+    ISO-8859-1 bytes, '=' padding optional but exact when present; a ValueError where Java throws
+    IllegalArgumentException."""
+    bits, shift, out, i, n = 0, 18, bytearray(), 0, len(text)
+    while i < n:
+        c = text[i]
+        i += 1
+        v = _B64URL.get(c, -1)
+        if v < 0:
+            if c == "=":
+                if (shift == 6 and (i == n or text[i] != "=")) or shift == 18:
+                    raise ValueError("Input byte array has wrong 4-byte ending unit")
+                if shift == 6:
+                    i += 1
+                break
+            raise ValueError(f"Illegal base64 character {ord(c) if ord(c) < 256 else 63:x}")
+        bits |= v << shift
+        shift -= 6
+        if shift < 0:
+            out += bytes(((bits >> 16) & 0xFF, (bits >> 8) & 0xFF, bits & 0xFF))
+            bits, shift = 0, 18
+    if shift == 6:
+        out.append((bits >> 16) & 0xFF)
+    elif shift == 0:
+        out += bytes(((bits >> 16) & 0xFF, (bits >> 8) & 0xFF))
+    elif shift == 12:
+        raise ValueError("Last unit does not have enough valid bits")
+    if i < n:
+        raise ValueError(f"Input byte array has incorrect ending byte at {i}")
+    return bytes(out)
+
+
+def uuid_refused(text: str) -> str | None:
+    """Why ``Uuid.fromString`` throws IllegalArgumentException for ``text``, or None: longer than 24 characters, not
+    base64url as Java decodes it, or not 16 bytes decoded (Uuid.java@2.8.2:107-121, the same at @3.7.1 and in
+    4.x)."""
+    if len(text) > 24:
+        return "longer than 24 characters"
+    try:
+        raw = java_b64url_decode(text)
+    except ValueError as exc:
+        return f"not base64url ({exc})"
+    return None if len(raw) == 16 else f"{len(raw)} bytes decoded, not 16"
+
+
 def java_int(text: str) -> bool:
     """Whether Integer.parseInt takes ``text`` (its range aside)."""
     return _JAVA_INT.fullmatch(text) is not None
@@ -242,7 +291,8 @@ def read_partition_metadata(path: str) -> dict[str, str]:
     """``{"version", "topic_id"}`` as PartitionMetadataReadBuffer.read takes them (PartitionMetadataFile.scala
     @2.8.2:49-77, PartitionMetadataReadBuffer.java@3.7.1:40-76): the first two lines, each ``<any key>: <value>``
     split at a colon followed by whitespace into exactly two fields; lines after them are not read. A FormatError
-    where the broker's read fails (version 0 only: a newer version is refused up to 3.6)."""
+    where the broker's read fails (version 0 only: a newer version is refused up to 3.6; a topic id
+    ``Uuid.fromString`` refuses)."""
     lines = java_lines(_read_text(path))
 
     def fields(i: int) -> str:
@@ -257,6 +307,9 @@ def read_partition_metadata(path: str) -> dict[str, str]:
     if not java_int(version) or int(version) != 0:
         raise FormatError(path, f"expected version 0 on line 1: {lines[0]!r}")
     topic_id = fields(1)
+    refused = uuid_refused(topic_id)
+    if refused is not None:  # IllegalArgumentException, not an IOException (broker.failure_channel)
+        raise FormatError(path, f"a topic id Uuid.fromString refuses: {refused}")
     if topic_id == ZERO_TOPIC_ID:
         raise FormatError(path, "the zero topic id ('Invalid topic ID in partition metadata file')")
     return {"version": "0", "topic_id": topic_id}

@@ -169,6 +169,12 @@ _ROWS = (
         "another log dir and served them from offset 0 (seen in the lab with 3.5.2)",
     ),
     Behaviour(
+        "future_retention_with_current", (2, 1, 0), "KAFKA-7322",
+        "core/src/main/scala/kafka/log/LogManager.scala@2.1.0:877-916 (cleanupLogs: futureLogs.get per deletable "
+        "current log; @2.0.0:868-878 walked allLogs)",
+        "retention runs on a -future log only beside its current log; before, on every loaded future log",
+    ),
+    Behaviour(
         "stray_dirs", (3, 6, 1), "KAFKA-15605 (backported to 3.6.1)",
         "core/src/main/scala/kafka/log/LocalLog.scala@3.6.1 (StrayDirPattern; LogManager.loadLog: addStrayLog)",
         "<tp>.<uuid>-stray partition dirs are parsed and loaded as stray logs; before, the name's partition "

@@ -144,7 +144,9 @@ def _partition_metadata(h: SimulatedHost) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize(
-    "content", [ZEROS, b"version: 0\ntopic_id:", GARBAGE, b"\n", b"version: 7\ntopic_id: x"], ids=repr
+    "content",
+    [ZEROS, b"version: 0\ntopic_id:", GARBAGE, b"\n", b"version: -1\ntopic_id: q83vEjRWeJCrze8SNFZ4kA"],
+    ids=repr,
 )
 def test_a_damaged_partition_metadata_stops_the_broker_before_3_2_1_then_takes_the_dir_offline(
     tmp_path: Path, content: bytes
@@ -195,3 +197,36 @@ def test_a_partition_metadata_without_the_line_the_reader_wants_stops_every_rele
         [f] = dir005(report)
         assert f["severity"] == "critical" and "NullPointerException" in f["message"], version
         assert (report["next_start"]["broker"], report["next_start"]["check"]) == ("exits", "DIR005")
+
+
+@pytest.mark.parametrize(
+    "topic_id", ["q83vEj", "q83vEjRWeJCrze8SNFZ4k+", "q83vEjRWeJCrze8SNFZ4kAAAAAA", "q83vEjRWeJCrze8SNFZ4kA="]
+)
+def test_a_topic_id_uuid_fromstring_refuses_stops_every_release(tmp_path: Path, topic_id: str) -> None:
+    """A well-formed line whose id Uuid.fromString refuses (too short, not base64url, longer than 24, a wrong
+    padding): IllegalArgumentException, which neither the reader nor loadLogs catches: the broker exits on every
+    release that reads the file, 3.3+ included (not an IOException: no dir offline)."""
+    h = sim(tmp_path / "h")
+    _, path = _partition_metadata(h)
+    with open(path, "w") as f:
+        f.write(f"version: 0\ntopic_id: {topic_id}\n")
+    for version in ("2.8.2", "3.7.2", "4.1.0"):
+        report = audit(h, version)
+        [f] = dir005(report)
+        assert f["severity"] == "critical" and "IllegalArgumentException" in f["message"], version
+        assert (report["next_start"]["broker"], report["next_start"]["check"]) == ("exits", "DIR005")
+
+
+def test_a_newer_partition_metadata_version_is_read_from_3_7(tmp_path: Path) -> None:
+    """KAFKA-14484 (3.7.0): "version >= 0": a file of a newer version with a good id loads; before, an IOException
+    ("Unrecognized version"): offline (3.2.1+)."""
+    h = sim(tmp_path / "h")
+    two, path = _partition_metadata(h)
+    with open(path) as f:
+        tid = f.read().split("topic_id:")[1].strip()
+    with open(path, "w") as f:
+        f.write(f"version: 1\ntopic_id: {tid}\n")
+    report = audit(h, "3.7.2")
+    assert dir005(report) == [] and states(report)[two][0] == "online"
+    [f] = dir005(audit(h, "3.6.2"))
+    assert f["details"]["next_start"] == "offline"

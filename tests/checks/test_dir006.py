@@ -401,3 +401,46 @@ def test_a_partition_reassigned_away_from_this_broker_is_a_stray(tmp_path: Path)
     write_metadata_log(meta_dir(h), [image])
     [st] = audit(h, "4.3.1")["next_start"]["strays"]
     assert st["path"] == part and "assigned to node(s) 3" in st["why"]
+
+
+def test_a_future_dir_of_a_deleted_topic_is_a_stray_and_never_moves(tmp_path: Path) -> None:
+    """An interrupted intra-broker move of a topic deleted since: its future log is in allLogs, so the stray rules
+    judge it (3.0-3.6 delete it, 3.7.0 keeps it as a future log, 3.7.1+ rename it <tp>.<uuid>-stray); its move
+    never resumes, so DIR003's "the move empties it" (no current dir) is not said."""
+    h = sim(tmp_path / "h")
+    write_metadata_log(meta_dir(h), [image_of(h)])
+    future = plant_stray(h) + ".7e2a9c4b1d0f4e6a9b3c5d7e8f1a2b3c-future"
+    os.rename(future.rsplit(".", 1)[0], future)
+
+    def dir003(report: dict[str, Any]) -> list[dict[str, Any]]:
+        return [f for f in report["findings"] if f["check"] == "DIR003" and f["path"] == future]
+
+    old = audit(h, "3.6.2")
+    [f] = dir006(old)
+    assert (f["severity"], f["path"], f["topic"], f["partition"]) == ("critical", future, "gone", 0)
+    assert "gone-0.<uuid>-delete" in f["message"]
+    assert [s["fate"] for s in old["next_start"]["strays"]] == ["deleted"]
+    assert old["next_start"]["future_dirs"] == [] and dir003(old) == []
+    new = audit(h, "3.7.2")
+    [f] = dir006(new)
+    assert f["severity"] == "warning" and f"{os.path.dirname(future)}/gone-0.<uuid>-stray" in f["message"]
+    assert "-future.<uuid>" not in f["message"] and "-future" not in f["remediation"]
+    assert new["next_start"]["future_dirs"] == [] and dir003(new) == []
+    # 3.7.0 moves aside the current log only: the future log stays, and nothing is lost
+    kept = audit(h, "3.7.0")
+    [st] = kept["next_start"]["strays"]
+    assert st["fate"] == "kept" and "isFuture = false" in st["reason"]
+    [fd] = kept["next_start"]["future_dirs"]
+    assert (fd["path"], fd["fate"], fd["records_lost"]) == (future, "kept", False)
+    assert dir003(kept) == [] and not [s for s in kept["next_start"]["segments"] if "/gone-0." in s["log"]]
+    # the same dir as the future log of a live partition whose current dir is gone: the move empties it (DIR003)
+    live = os.path.join(os.path.dirname(future), "orders-1.7e2a9c4b1d0f4e6a9b3c5d7e8f1a2b3c-future")
+    shutil.rmtree(future)
+    os.rename(h.partitions["orders-1"], live)
+    report = audit(h, "3.7.2")
+    assert report["next_start"]["strays"] == []
+    [fd] = report["next_start"]["future_dirs"]
+    assert (fd["path"], fd["records_lost"]) == (live, True)
+    assert [f["severity"] for f in report["findings"] if f["check"] == "DIR003" and f["path"] == live] == [
+        "critical"
+    ]

@@ -18,6 +18,10 @@
   3.0 only;
 * ``stray_partition``: a copy of ``CONTROL``'s partition dir as ``strayed-0`` with a fresh topic id (a topic the
   metadata does not have): KRaft 3.7+ renames it ``-stray`` and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it;
+* ``root_files``: regular files in ``data-1``'s root that are no checkpoint (a backup, one named like a partition,
+  one like a -delete dir): LogManager lists sub-directories only, the broker starts and ignores them;
+* ``stray_dir``: a copy of ``CONTROL``'s partition dir as ``<tp>.<uuid>-stray`` (what 3.7+ leaves of a stray):
+  3.6.1+ load it as a stray log and keep it, before the name does not parse and the broker exits;
 * ``index_swap``: ``<first>.index.swap``, ``.timeindex.swap`` (half the entries of the segment's own) and an empty
   ``.txnindex.swap`` in ``CONTROL``, no ``.log.swap`` (a swap interrupted after its ``.log`` was renamed in): up to
   2.8 the loader deletes that segment's indexes and keeps the swaps (rebuilt from 2.3, created empty before), from
@@ -29,6 +33,9 @@
 * ``future_dir``, ``future_dir_alone``: an interrupted intra-broker move, a copy of ``CONTROL``'s partition dir as
   ``<tp>.<uuid>-future`` in the other log dir, with the original dir kept or removed (suffixed_dirs);
 * ``future_dir_renamed``: ``future_dir_alone`` after DIR003's fix, the ``-future`` dir renamed to the partition's name;
+* ``stray_future_dir`` (KRaft): ``stray_partition``'s copy as ``strayed-0.<uuid>-future`` in the other log dir (an
+  interrupted move of a topic deleted since): judged as a stray (3.3-3.6 deleted, 3.7.1+ renamed
+  ``strayed-0.<uuid>-stray``), never moved (broker.strays);
 * ``offline-<fault>``: one ownership/permission fault in a target in ``data-1`` (not the metadata dir): does
   the broker take one of its two log dirs offline, or die?
 * ``offline_then_repaired``: the start after one that had data-1 offline, once the file is readable again;
@@ -147,6 +154,8 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
     },
     # another topic id than the metadata's for a live topic (KRaft: a stray by its id, broker.strays)
     "partition_metadata_other_id": lambda ds, b: D.other_topic_id(partition_dir(ds, b, offline_target(ds))),
+    # a well-formed line whose id Uuid.fromString refuses (IllegalArgumentException): the exit on every release
+    "partition_metadata_short_id": lambda ds, b: D.short_topic_id(partition_dir(ds, b, offline_target(ds))),
     # none at all (KRaft 3.7.1+: a log without a topic id is a stray)
     "partition_metadata_missing": lambda ds, b: D.missing_partition_metadata(
         partition_dir(ds, b, offline_target(ds))
@@ -364,6 +373,26 @@ def plant_future_dir(ds: Dataset, *, keep_source: bool) -> Callable[[LabBroker],
     return plant
 
 
+def plant_stray_future(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
+    """``stray_partition``'s copy of ``CONTROL`` (a fresh topic id) as ``strayed-0.<uuid>-future`` in the other log
+    dir: the destination of a move of a topic deleted since."""
+
+    def plant(b: LabBroker) -> list[F.Fault]:
+        import shutil
+
+        src = partition_dir(ds, b, CONTROL)
+        other = next(d for d in b.log_dirs if d.name != ds.placement[f"{CONTROL}-0"])
+        fault = F.stray_partition(src)
+        (copy,) = fault.paths
+        target = other / f"{copy.name}.{D.FUTURE_DIR_UUID}-future"
+        shutil.move(str(copy), str(target))
+        fault.name, fault.paths = "stray_future_dir", [target]
+        fault.detail["partition_dir"] = str(target)
+        return [fault]
+
+    return plant
+
+
 def plant_future_renamed(ds: Dataset) -> Callable[[LabBroker], list[F.Fault]]:
     """``future_dir_alone`` after DIR003's fix: the ``-future`` dir renamed ``<tp>`` in its log dir (the partition
     now in the other log dir than before, as a finished move leaves it)."""
@@ -416,6 +445,7 @@ CI_REPRESENTATIVES = {
     "checkpoint-partition_metadata_empty": ("3.7.2",),
     "checkpoint-partition_metadata_other_id": ("3.5.2", "4.3.1"),
     "checkpoint-partition_metadata_missing": ("3.7.2",),
+    "checkpoint-partition_metadata_short_id": ("4.3.1",),
     # CorruptSnapshotException, the same code from 1.1 to 4.x: one damage per release family
     "checkpoint-producer_snapshot_garbage": ("2.2.1",),
     "checkpoint-producer_snapshot_zero_filled": ("4.3.1",),
@@ -443,6 +473,12 @@ CI_REPRESENTATIVES = {
     "future_dir": ("2.8.2",),
     "future_dir_alone": ("3.7.2",),
     "future_dir_renamed": ("3.7.2",),
+    # regular files in a log dir's root: ignored by every release (LogManager lists sub-directories only)
+    "root_files": ("2.8.2", "4.3.1"),
+    # a -stray dir: the exit before 3.6.1 (ZooKeeper and KRaft alike), kept from 3.6.1
+    "stray_dir": ("3.5.2", "3.7.2"),
+    # a -future dir of a topic the metadata does not have: deleted (3.3-3.6), renamed -stray (3.7.1+)
+    "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
 }
@@ -456,6 +492,12 @@ ONLY_SCENARIOS = {
     # 3.7.0 for KAFKA-16814 only: a partition dir without partition.metadata halts its start after loading
     # (3.7.1+ renames it -stray: 3.7.2 runs every scenario)
     "3.7.0": ("no_fault", "checkpoint-partition_metadata_missing"),
+    # 3.6 for the strays: a -stray dir is the exit on 3.6.0 and a stray log kept on 3.6.2 (KAFKA-15605 backported
+    # to 3.6.1); strays by topic id, by replica set and of a -future dir deleted, as on 3.5
+    **{
+        v: ("no_fault", "stray_dir", "stray_partition", "reassigned_away", "stray_future_dir")
+        for v in ("3.6.0", "3.6.2")
+    },
 }
 
 
@@ -471,11 +513,9 @@ SINCE: dict[str, tuple[int, int, int]] = {
     # the trial's offset query timed out, 2026-11-27), which the plan cannot know from the files
     "checkpoint-partition_metadata_other_id": (3, 3, 0),
     "checkpoint-partition_metadata_missing": (3, 3, 0),
-    "reassigned_away": (
-        3,
-        3,
-        0,
-    ),  # the lab's KRaft (ZooKeeper mode: the controller's StopReplica, not the disk)
+    # the lab's KRaft (ZooKeeper mode: the controller's StopReplica, not the disk)
+    "reassigned_away": (3, 3, 0),
+    "stray_future_dir": (3, 3, 0),
 }
 
 
@@ -568,6 +608,8 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         # a partition dir of a topic the metadata does not have (a copy of CONTROL's with a fresh topic id): KRaft
         # 3.7+ renames it -stray and keeps it, 3.0-3.6 delete it, ZooKeeper mode keeps it (broker.strays)
         Trial("stray_partition", ds.saved, lambda b: [F.stray_partition(partition_dir(ds, b, CONTROL))]),
+        Trial("root_files", ds.saved, lambda b: [F.root_files(b.log_dirs[1])]),
+        Trial("stray_dir", ds.saved, lambda b: [F.stray_dir(partition_dir(ds, b, CONTROL))]),
         Trial("index_swap", ds.saved, lambda b: [D.index_swap_leftover(partition_dir(ds, b, CONTROL))]),
         Trial("reassigned_away", ds.saved, plant_reassigned_away),
         # the move resumes after the start, within a second or two but not always before the lab's usual watch
@@ -578,6 +620,7 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
         ],
         # DIR003's fix for future_dir_alone: the -future dir renamed to the partition's name before the start
         Trial("future_dir_renamed", ds.saved, plant_future_renamed(ds), acked=ds.acked),
+        Trial("stray_future_dir", ds.saved, plant_stray_future(ds)),
         Trial(
             "unparseable_swap",
             ds.saved,

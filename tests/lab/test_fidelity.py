@@ -47,11 +47,14 @@ SCENARIOS = (
         "unparseable_leftover",
         "unparseable_swap",
         "stray_partition",
+        "stray_dir",
+        "root_files",
         "index_swap",
         "reassigned_away",
         "future_dir",
         "future_dir_alone",
         "future_dir_renamed",
+        "stray_future_dir",
         "sigkill",
         "seed003_retention",
         "recovery_threads",
@@ -250,6 +253,21 @@ def test_a_partition_of_a_topic_the_metadata_does_not_have_is_renamed_stray_or_d
     assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
 
 
+def test_a_stray_dir_stops_the_start_before_3_6_1_and_is_kept_after(trials: dict[str, TrialResult]) -> None:
+    """A ``<tp>.<uuid>-stray`` dir (what 3.7+ leaves of a stray log): the plan said what the broker did: before
+    3.6.1 ``parseTopicPartitionName`` takes '<uuid>-stray' for the partition number and the broker exits (DIR003
+    critical); from 3.6.1 (KAFKA-15605) it is loaded as a stray log and kept as it is."""
+    r = agreed(trials, "stray_dir")
+    [planted] = r.faults[0].paths
+    dir003 = [f for f in r.findings if f["check"] == "DIR003" and f["severity"] == "critical"]
+    if parse(r.version) >= (3, 6, 1):
+        assert r.predicted["broker"] == r.next_start["broker"] == "starts" and dir003 == []
+        assert re.search(r"Loaded stray log: \S+-stray", r.log), "LogManager.addStrayLog's own line"
+    else:
+        assert r.predicted["broker"] == r.next_start["broker"] == "exits" and r.broker_exit not in (None, 0)
+        assert [f["path"] for f in dir003] == [str(planted)]
+
+
 def test_index_swaps_are_renamed_in_from_3_0_and_cost_the_segment_its_indexes_before(
     trials: dict[str, TrialResult],
 ) -> None:
@@ -334,6 +352,30 @@ def test_a_future_dir_renamed_to_its_partition_is_loaded_and_served_whole(
     assert r.predicted["broker"] == r.next_start["broker"] == "starts"
     assert r.predicted["future_dirs"] == [] and not [f for f in r.findings if f["severity"] == "critical"]
     assert r.lost is not None and not any(r.lost.values()), r.lost
+
+
+def test_a_future_dir_of_a_topic_the_metadata_does_not_have_is_a_stray_never_moved(
+    trials: dict[str, TrialResult],
+) -> None:
+    """A ``-future`` dir of a topic the metadata does not have (a move of a topic deleted since): the plan (DIR006,
+    not DIR003's move) said what the broker did: 3.3-3.6 renamed it -delete and deleted it, 3.7.1+ renamed it
+    ``strayed-0.<uuid>-stray``; its move never resumed, and no live partition was touched."""
+    r = agreed(trials, "stray_future_dir")
+    [planted] = r.faults[0].paths
+    [st] = r.predicted["strays"]
+    [seen] = r.next_start["strays"]
+    assert st["path"] == seen["path"] == str(planted)
+    assert r.predicted["future_dirs"] == r.next_start["future_dirs"] == []
+    assert not [f for f in r.findings if f["check"] == "DIR003" and f["path"] == str(planted)]
+    [f] = [f for f in r.findings if f["check"] == "DIR006"]
+    if at_least(r.version, (3, 7)):  # 3.7.0 does not run this trial (ONLY_SCENARIOS)
+        assert st["fate"] == seen["fate"] == "renamed_stray" and f["severity"] == "warning"
+        assert os.path.basename(seen["renamed_to"]).startswith("strayed-0.") and seen["renamed_to"].endswith(
+            "-stray"
+        )
+    else:
+        assert st["fate"] == seen["fate"] == "deleted" and f["severity"] == "critical"
+    assert not [p for p in r.observation.changes if os.path.dirname(p) == r.faults[0].detail["source"]]
 
 
 _LOADED_IN = re.compile(r"Completed load of \w*Log\(dir=([^,)]+).*? in (\d+)\s*ms")
