@@ -306,6 +306,9 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
     return part
 
 
+_new, _init_tail = object.__new__, IndexTail.__init__
+
+
 def read_segment_tails(seg: Segment) -> None:
     """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads).
 
@@ -315,7 +318,8 @@ def read_segment_tails(seg: Segment) -> None:
     index, timeindex = seg.index, seg.timeindex
     if index is not None:
         if index.size < OFFSET_ENTRY:
-            seg.offset_tail = IndexTail(index.path, "offset", index.size, OFFSET_ENTRY, None, None, 0)
+            seg.offset_tail = tail = _new(IndexTail)  # as scan_partition makes a FileInfo
+            _init_tail(tail, index.path, "offset", index.size, OFFSET_ENTRY, None, None, 0)
         else:
             try:
                 seg.offset_tail = read_index_tail(index.path, "offset", seg.base_offset, index.size)
@@ -323,7 +327,8 @@ def read_segment_tails(seg: Segment) -> None:
                 seg.errors.append(exc)
     if timeindex is not None:
         if timeindex.size < TIME_ENTRY:
-            seg.time_tail = IndexTail(timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None, 0)
+            seg.time_tail = tail = _new(IndexTail)
+            _init_tail(tail, timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None, 0)
         else:
             try:
                 seg.time_tail = read_index_tail(timeindex.path, "time", seg.base_offset, timeindex.size)
