@@ -70,7 +70,7 @@ def duplicate_partition_dirs(h: HostFacts) -> Iterator[tuple[PartitionName, str,
 
 
 def is_metadata_log(pf: PartitionFacts) -> bool:
-    return pf.part.topic == METADATA_TOPIC
+    return pf.part.name.topic == METADATA_TOPIC  # Partition.topic without its property call (~8 per partition)
 
 
 def recover_log_floor(pf: PartitionFacts) -> int | None:
