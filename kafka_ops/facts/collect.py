@@ -398,8 +398,10 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionN
     )  # fmt: skip
     for seg in part.segments:
         read_segment_tails(seg)
-        pf.errors.extend(seg.errors)
-    pf.errors.extend(part.errors)
+        if seg.errors:
+            pf.errors.extend(seg.errors)
+    if part.errors:
+        pf.errors.extend(part.errors)
     who = h.identity
     if who is not None:  # ACLs only matter to the permission checks, which need the broker user
         pf.acls.update(partition_acls(who, part))
