@@ -479,6 +479,11 @@ class TopicConfig:
         return {"topic": self.topic, "values": self.values, "sources": self.sources}
 
 
+# server_value's answers by (property, value as written): check_value and canonical are pure functions of them,
+# and the audit asks a few properties per partition (log.retention.check.interval.ms, ...), ~1.4 µs a parse
+_SERVER_VALUES: dict[tuple[str, str], str | None] = {}
+
+
 @slotted
 class Configs:
     server: dict[str, str] = field(default_factory=dict)
@@ -493,8 +498,14 @@ class Configs:
         spec = SERVER_CONFIG.get(prop)
         if raw is None or spec is None:
             return raw
-        value, bad = check_value(prop, raw, spec)
-        return None if bad else canonical(value)
+        try:
+            return _SERVER_VALUES[(prop, raw)]
+        except KeyError:
+            if len(_SERVER_VALUES) >= 4096:  # a process that audits many hosts (the fleet job): kept bounded
+                _SERVER_VALUES.clear()
+            value, bad = check_value(prop, raw, spec)
+            out = _SERVER_VALUES[(prop, raw)] = None if bad else canonical(value)
+            return out
 
     def broker_default(self, key: str) -> tuple[str, str]:
         for prop in _SYNONYMS.get(key, []):
