@@ -6,7 +6,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import pytest
+
 from kafka_ops.audit import run_audit
+from kafka_ops.engine.errors import FormatError
+from kafka_ops.engine.snapshot import ProducerEntry, encode_snapshot, read_snapshot
 from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import HostSpec, SimulatedHost, TopicSpec, simulate_host
 
@@ -100,3 +104,24 @@ def test_a_snapshot_too_large_to_be_one_is_not_read(tmp_path: Path) -> None:
     with open(latest, "r+b") as f:
         f.truncate(MAX_SNAPSHOT_BYTES)  # at the bound: read, and found corrupt
     assert [c["path"] for c in audit(h)["next_start"]["producer_snapshots"]] == [older, latest]  # by path
+
+
+def test_the_audit_judges_a_snapshot_as_the_full_reader_does(tmp_path: Path) -> None:
+    """The audit asks only whether a snapshot reads (read_snapshot without its entries): the same verdict as the
+    full read, for a good snapshot of three producers and for an entry count past the end of the file."""
+    h = sim(tmp_path / "h")
+    *_, latest = snapshots(h)
+    with open(latest, "wb") as f:  # three producers (the simulator's snapshots hold none)
+        f.write(encode_snapshot([ProducerEntry(p, 0, 9, 390 + p, 9, NOW_MS, -1, -1) for p in (1, 2, 3)]))
+    assert audit(h)["next_start"]["producer_snapshots"] == []
+    full, head = read_snapshot(latest), read_snapshot(latest, entries=False)
+    assert len(full.entries) == 3 and not head.entries
+    assert full.crc_valid and (head.version, head.crc, head.crc_valid) == (full.version, full.crc, True)
+    with open(latest, "r+b") as f:
+        f.seek(6)
+        f.write((len(full.entries) + 1).to_bytes(4, "big"))  # one entry more than the file holds
+    for entries in (True, False):
+        with pytest.raises(FormatError, match="claims"):
+            read_snapshot(latest, entries=entries)
+    [c] = audit(h)["next_start"]["producer_snapshots"]
+    assert c["path"] == latest and "claims" in c["error"]

@@ -184,10 +184,11 @@ def run_audit(
             if pf.part.segments:
                 fc = for_check(ctx, pf)
                 gone = dir_forecast.add(fc)  # fc.deletions(), asked once
-                deleted += sum(s.size for s in gone)
-                deletions = {
-                    s.base: (s.delete_at, s.reason) for s in gone if s.delete_at is not None and s.reason
-                }
+                if gone:  # most partitions lose no segment within the horizon: no generator, no comprehension
+                    deleted += sum(s.size for s in gone)
+                    deletions = {
+                        s.base: (s.delete_at, s.reason) for s in gone if s.delete_at is not None and s.reason
+                    }
             plan.add_partition(ctx, pf, deletions)
             found = pf.findings or {}  # made by the worker, for the partition-alone checks
             for cid, run in partition_runs:  # most yield nothing: no generator wrapped around each

@@ -25,23 +25,23 @@ def _arrival_rate(pf: PartitionFacts, now: int, horizon: int) -> tuple[float, in
     if not segs:
         return 0.0, HOUR_MS
     first_ts = pf.first_timestamps.get(segs[0].base_offset)
-    spans: list[tuple[int, int, int]] = []  # (start, end, bytes)
-    prev_end: int | None = None
-    for s in segs:
-        end = min(now, s.log.mtime_ms)  # type: ignore[union-attr]
-        if prev_end is not None:
-            end = max(end, prev_end)
-            start = prev_end
-        else:
-            start = first_ts if first_ts is not None and 0 <= first_ts <= end else end
-        spans.append((start, end, s.log.size))  # type: ignore[union-attr]
-        prev_end = end
-    window = min(horizon, max(HOUR_MS, now - spans[0][0]))
+    # each segment's span (start, end]: from the previous segment's end (the oldest: from its first batch's
+    # timestamp) to its own mtime, never before the previous end; one pass once the window is known (the
+    # oldest span's start sets it), the same sums in the same order as two
+    end = min(now, segs[0].log.mtime_ms)  # type: ignore[union-attr]
+    start = first_ts if first_ts is not None and 0 <= first_ts <= end else end
+    window = min(horizon, max(HOUR_MS, now - start))
     lo = now - window
     arrived = 0.0
-    for start, end, size in spans:
+    prev_end: int | None = None
+    for s in segs:
+        if prev_end is not None:
+            end = max(min(now, s.log.mtime_ms), prev_end)  # type: ignore[union-attr]
+            start = prev_end
+        prev_end = end
         if end < lo:
             continue
+        size = s.log.size  # type: ignore[union-attr]
         if end == start:
             arrived += size
         else:

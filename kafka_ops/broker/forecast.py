@@ -424,13 +424,15 @@ def _explain_kept(fc: PartitionForecast, n_deleted: int) -> None:
     else:
         why = "not deletable"  # pragma: no cover - plan() deletes every segment with a known timestamp
     first.note = why
-    for s in kept[1:]:
-        s.note = (
+    if len(kept) > 1:  # the later ones share one note, made once
+        note = (
             why
             if not fc.schedule.runs or not cfg.deletes or cfg.retention_ms < 0
             else f"after segment {first.base}, which is never deleted: deletion stops at the first segment "
             "that cannot go (UnifiedLog.deletableSegments)"
         )
+        for s in kept[1:]:
+            s.note = note
 
 
 # ----------------------------------------------------------------------------------------------- projection
@@ -868,7 +870,8 @@ class HostForecast:
                 else:
                     for i, b in enumerate(after):
                         acc[i] += b - (before[i] if before else 0.0)
-        self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + sum(s.size for s in gone)
+        freed = sum(s.size for s in gone) if gone else 0  # most partitions lose nothing: no generator made
+        self.log_dir_deleted[fc.log_dir] = self.log_dir_deleted.get(fc.log_dir, 0) + freed
         return gone
 
     def merge(self, o: HostForecast, deletions: bool = True) -> None:

@@ -20,8 +20,6 @@ Standard library only.
 
 from __future__ import annotations
 
-import os
-
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError, FormatError
 from kafka_ops.engine.snapshot import read_snapshot
@@ -63,10 +61,11 @@ def _snapshot_files(pf: PartitionFacts) -> list[tuple[int, str, int]]:
         f for f in pf.part.other_files if f.path.endswith(".snapshot")
     ]
     for f in files:
-        name = os.path.basename(f.path)[: -len(".snapshot")]
+        path = f.path
+        name = path[path.rfind("/") + 1 : -len(".snapshot")]  # os.path.basename(path) without ".snapshot"
         if f.is_dir or not (name.isascii() and name.isdigit()):
             continue
-        out.append((int(name), f.path, f.size))
+        out.append((int(name), path, f.size))
     return sorted(set(out), reverse=True)
 
 
@@ -75,7 +74,7 @@ def _corrupt(path: str, size: int) -> str | None:
     if size > MAX_SNAPSHOT_BYTES:
         return None
     try:
-        snap = read_snapshot(path)
+        snap = read_snapshot(path, entries=False)  # whether it reads, not what it holds
     except FormatError as e:
         return e.reason
     except EngineError:

@@ -18,9 +18,13 @@ end offset (a leader in sync: the case in which deletions happen).
 
 from __future__ import annotations
 
+from operator import attrgetter
+
 from kafka_ops.engine.compat import slotted
 
 CHECK_INTERVAL_MS = 300_000
+# plan()'s sort key, a SegView's base offset, read in C: the audit makes a plan per partition at least
+_BASE = attrgetter("base")
 
 
 @slotted
@@ -71,7 +75,7 @@ def plan(
     """Every segment that retention deletes, in order, with the check that deletes it."""
     # the audit asks this several times per partition (forecast, projection, DIR004): the walk below is
     # deletableSegments' with its bound (the next segment's base, or the log end) and the empty-last rule inline
-    segs = sorted(segments, key=_base)
+    segs = sorted(segments, key=_BASE)
     out: list[Deletion] = []
     n = len(segs)
     if not n:
@@ -121,7 +125,3 @@ def plan(
             out.append(Deletion(s.base, horizon_t, "retention_ms", s.size, ts, s.source))
             i += 1
     return out
-
-
-def _base(s: SegView) -> int:
-    return s.base

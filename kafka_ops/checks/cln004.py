@@ -44,8 +44,10 @@ def _num(
     "disks filled",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
+    if not pf.config.compacted:
+        return
     segs = [s for s in pf.part.segments if s.log is not None]
-    if not pf.config.compacted or len(segs) < 2:
+    if len(segs) < 2:
         return
     h = ctx.host
     server = h.configs.server

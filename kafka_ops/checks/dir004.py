@@ -108,9 +108,15 @@ def _learn(ctx: Context, pf: PartitionFacts, acc: _Acc) -> None:
         acc.rate += rate
         acc.index_rate += index_rate
         if cfg.deletes and cfg.retention_ms >= 0:
+            delay = cfg.int("file.delete.delay.ms")
+            # a time deletion comes no earlier than timestamp + retention.ms + 1: when no segment's can be freed
+            # within the horizon, the plan has nothing to say here (most partitions: skip it, and make no views)
+            latest = now + horizon - delay - cfg.retention_ms - 1
+            due = False  # a segment whose timestamp is at or before latest (decided as the segments are stamped)
             stamped: list[tuple[int, int, int | None, str]] = []  # (base, size, timestamp, source)
+            will_recover = pf.will_recover
             for s in segs:
-                if s.base_offset in pf.will_recover:
+                if will_recover and s.base_offset in will_recover:
                     rec = pf.recovery.get(s.base_offset)
                     ts = rec.max_timestamp if rec is not None and rec.max_timestamp >= 0 else s.log.mtime_ms  # type: ignore[union-attr]
                     src = TS_LOG
@@ -121,11 +127,9 @@ def _learn(ctx: Context, pf: PartitionFacts, acc: _Acc) -> None:
                     elif running and s.active and src == TS_ZERO_PADDING:
                         ts = s.log.mtime_ms  # type: ignore[union-attr]  # a running broker's preallocated index
                 stamped.append((s.base_offset, s.log.size, ts, src))  # type: ignore[union-attr]
-            delay = cfg.int("file.delete.delay.ms")
-            # a time deletion comes no earlier than timestamp + retention.ms + 1: when no segment's can be freed
-            # within the horizon, the plan has nothing to say here (most partitions: skip it, and make no views)
-            latest = now + horizon - delay - cfg.retention_ms - 1
-            if any(ts is not None and ts <= latest for _, _, ts, _ in stamped):
+                if ts is not None and ts <= latest:
+                    due = True
+            if due:
                 interval_ms = ctx.host.configs.server_int(
                     "log.retention.check.interval.ms", CHECK_INTERVAL_MS
                 )

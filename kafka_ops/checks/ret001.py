@@ -29,10 +29,10 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         return
     # the one model of what the broker compares and when it deletes (kafka_ops.broker.forecast / retention.plan)
     fc = for_check(ctx, pf)
-    by_base = {s.base_offset: s for s in pf.part.segments}
     suspects = {s.base: s for s in fc.segments if s.source in SUSPECT and s.delete_at is not None}
     if not suspects:
         return
+    by_base = {s.base_offset: s for s in pf.part.segments}
     real = {base: real_timestamp(by_base[base]) for base in suspects}
     expected = fc.replan(real)  # the same plan had the broker used the records' own timestamps
     for base, sf in suspects.items():

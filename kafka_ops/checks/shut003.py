@@ -168,6 +168,8 @@ def _partition(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         return  # missing or unreadable: the log-dir finding says it for every partition
     state = _state(ctx, ldf)
     rp, leo = pf.recovery_point, pf.log_end_offset
+    if rp is not None and (leo is None or rp <= leo):
+        return  # the usual partition: its name and size are not made for it
     name = partition_name(pf)
     segs = pf.part.segments
     size = pf.part.size

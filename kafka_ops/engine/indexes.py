@@ -161,6 +161,9 @@ class IndexTail:
         return self.length % self.entry_size
 
 
+_new, _init_tail = object.__new__, IndexTail.__init__
+
+
 def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = None) -> IndexTail:
     """Read only the first and last slot of an index (the audit's hot path: two small reads)."""
     es = OFFSET_ENTRY if kind == "offset" else TIME_ENTRY
@@ -189,10 +192,14 @@ def read_index_tail(path: str, kind: str, base_offset: int, size: int | None = N
     if len(first_raw) < es or len(last_raw) < es:
         raise EngineError(path, "index shrank while it was read", None)
     a, b = st.unpack(first_raw)
-    c, d = st.unpack(last_raw)
+    c, d = st.unpack(last_raw) if n > 1 else (a, b)
+    # made on object.__new__ with the dataclass __init__ (no type.__call__): one or two per segment of the host
+    tail = _new(IndexTail)
     if kind == "offset":
-        return IndexTail(path, kind, length, es, (base_offset + a, b), (base_offset + c, d), n)
-    return IndexTail(path, kind, length, es, (a, base_offset + b), (c, base_offset + d), n)
+        _init_tail(tail, path, kind, length, es, (base_offset + a, b), (base_offset + c, d), n)
+    else:
+        _init_tail(tail, path, kind, length, es, (a, base_offset + b), (c, base_offset + d), n)
+    return tail
 
 
 def offset_sanity(

@@ -216,8 +216,12 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
     # The audit's hot path (one call per file of the host): FileInfo built inline, segment names split
     # without parse_segment_file unless the name has a leftover suffix or is not a segment file at all; a
     # segment's files share their digits, which are checked and converted once (by_digits).
+    # FileInfo and Segment made as records.BatchScanner makes a Batch: their dataclass __init__ called on
+    # object.__new__(cls), the same object without type.__call__'s overhead (~0.1 µs each, 20-odd per partition).
     seg_attr = _SEGMENT_ATTR
     by_digits: dict[str, Segment] = {}
+    new, init_file, init_segment = object.__new__, FileInfo.__init__, Segment.__init__
+    ifmt, ifdir = _S_IFMT, _S_IFDIR
     for e in entries:
         try:
             st = e.stat(follow_symlinks=False)
@@ -225,9 +229,10 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
             part.errors.append(os_error(e.path, exc))
             continue
         mode = st.st_mode
-        is_dir = (mode & _S_IFMT) == _S_IFDIR
-        fi = FileInfo(
-            e.path, st.st_size, st.st_mtime_ns // 1_000_000, mode & 0o7777, st.st_uid, st.st_gid, is_dir
+        is_dir = (mode & ifmt) == ifdir
+        fi = new(FileInfo)
+        init_file(
+            fi, e.path, st.st_size, st.st_mtime_ns // 1_000_000, mode & 0o7777, st.st_uid, st.st_gid, is_dir
         )
         if is_dir:
             part.other_files.append(fi)
@@ -242,7 +247,8 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
                 base = int(digits)
                 seg = segs.get(base)
                 if seg is None:
-                    seg = segs[base] = Segment(base, path)
+                    seg = segs[base] = new(Segment)
+                    init_segment(seg, base, path)
                 by_digits[digits] = seg
             if seg is not None:
                 setattr(seg, attr, fi)
@@ -300,6 +306,9 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
     return part
 
 
+_new, _init_tail = object.__new__, IndexTail.__init__
+
+
 def read_segment_tails(seg: Segment) -> None:
     """Fill ``offset_tail``/``time_tail`` from the first and last slot of each index (two small reads).
 
@@ -309,7 +318,8 @@ def read_segment_tails(seg: Segment) -> None:
     index, timeindex = seg.index, seg.timeindex
     if index is not None:
         if index.size < OFFSET_ENTRY:
-            seg.offset_tail = IndexTail(index.path, "offset", index.size, OFFSET_ENTRY, None, None, 0)
+            seg.offset_tail = tail = _new(IndexTail)  # as scan_partition makes a FileInfo
+            _init_tail(tail, index.path, "offset", index.size, OFFSET_ENTRY, None, None, 0)
         else:
             try:
                 seg.offset_tail = read_index_tail(index.path, "offset", seg.base_offset, index.size)
@@ -317,7 +327,8 @@ def read_segment_tails(seg: Segment) -> None:
                 seg.errors.append(exc)
     if timeindex is not None:
         if timeindex.size < TIME_ENTRY:
-            seg.time_tail = IndexTail(timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None, 0)
+            seg.time_tail = tail = _new(IndexTail)
+            _init_tail(tail, timeindex.path, "time", timeindex.size, TIME_ENTRY, None, None, 0)
         else:
             try:
                 seg.time_tail = read_index_tail(timeindex.path, "time", seg.base_offset, timeindex.size)

@@ -49,7 +49,11 @@ class ProducerSnapshot:
     entries: list[ProducerEntry]
 
 
-def read_snapshot(path: str) -> ProducerSnapshot:
+def read_snapshot(path: str, entries: bool = True) -> ProducerSnapshot:
+    """The snapshot's header, CRC check and entries; FormatError for what the broker's readSnapshot cannot parse
+    (shorter than the header, an unknown version, more entries claimed than held). ``entries=False``: the same
+    checks without decoding the entries (``entries`` left empty), for a caller that only asks whether the broker
+    can read it (the audit, once per partition: a busy topic's snapshot holds an entry per producer)."""
     data = read_bytes(path)
     if len(data) < _HEAD.size:
         raise FormatError(path, f"producer snapshot is {len(data)} bytes, shorter than its 10-byte header", 0)
@@ -61,8 +65,10 @@ def read_snapshot(path: str) -> ProducerSnapshot:
         raise FormatError(
             path, f"snapshot claims {count} entries but holds {(len(data) - _HEAD.size) // ENTRY_SIZE}", 6
         )
-    entries = [ProducerEntry(*_ENTRY.unpack_from(data, _HEAD.size + i * ENTRY_SIZE)) for i in range(count)]
-    return ProducerSnapshot(path, version, crc, crc_valid, entries)
+    if not entries:
+        return ProducerSnapshot(path, version, crc, crc_valid, [])
+    decoded = [ProducerEntry(*_ENTRY.unpack_from(data, _HEAD.size + i * ENTRY_SIZE)) for i in range(count)]
+    return ProducerSnapshot(path, version, crc, crc_valid, decoded)
 
 
 def encode_snapshot(entries: list[ProducerEntry]) -> bytes:

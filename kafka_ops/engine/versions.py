@@ -339,12 +339,22 @@ BUGS: dict[str, Bug] = {
 }  # fmt: skip
 
 
+_AFFECTED: dict[tuple[str, Version], bool] = {}  # affected()'s answers: CLN002 asks two per partition
+
+
 def affected(ticket: str, version: Version | None) -> bool | None:
     """Whether ``version`` has the bug; None when the version is unknown."""
     if version is None:
         return None
-    v = norm(version)
-    return any(lo <= v < hi for lo, hi in BUGS[ticket].ranges)
+    try:
+        return _AFFECTED[(ticket, version)]
+    except KeyError:
+        v = norm(version)
+        has = _AFFECTED[(ticket, version)] = any(lo <= v < hi for lo, hi in BUGS[ticket].ranges)
+        return has
+    except TypeError:  # a version given as a list
+        v = norm(version)
+        return any(lo <= v < hi for lo, hi in BUGS[ticket].ranges)
 
 
 # Class names in messages, rewritten for the version asked for: the model's texts name the current classes

@@ -56,21 +56,34 @@ class Access:
     via: str  # which rule decided: root, owner, acl_user, group, acl_group, other
 
 
+_ACCESSES: dict[tuple[bool, bool, bool, str], Access] = {}
+
+
+def _access(read: bool, write: bool, execute: bool, via: str) -> Access:
+    """One Access per answer, shared (it is frozen): an audit with a broker user decides ~50 accesses per
+    partition, and a frozen dataclass costs more to make than to look up."""
+    key = (read, write, execute, via)
+    made = _ACCESSES.get(key)
+    if made is None:
+        made = _ACCESSES[key] = Access(read, write, execute, via)
+    return made
+
+
 def decide(
     who: Identity, uid: int, gid: int, mode: int, acl: list[AclEntry] | None = None, is_dir: bool = False
 ) -> Access:
     if who.uid == 0:
         # CAP_DAC_OVERRIDE: read/write always; execute on a file only if some x bit is set; dirs always searchable
-        return Access(True, True, is_dir or bool(mode & 0o111), "root")
+        return _access(True, True, is_dir or bool(mode & 0o111), "root")
     if uid == who.uid:
         bits = (mode >> 6) & 7
-        return Access(bool(bits & R), bool(bits & W), bool(bits & X), "owner")
+        return _access(bool(bits & R), bool(bits & W), bool(bits & X), "owner")
     if acl:
         mask = next((p for t, p, _ in acl if t == ACL_MASK), 7)
         for tag, perm, ident in acl:
             if tag == ACL_USER and ident == who.uid:
                 p = perm & mask
-                return Access(bool(p & R), bool(p & W), bool(p & X), "acl_user")
+                return _access(bool(p & R), bool(p & W), bool(p & X), "acl_user")
         matched = False
         best = 0
         group_obj = next((p for t, p, _ in acl if t == ACL_GROUP_OBJ), (mode >> 3) & 7)
@@ -84,14 +97,14 @@ def decide(
         if matched:
             # the kernel grants if one matching entry grants the whole request; per-bit union is equivalent
             # for single-bit requests, which is how the checks ask
-            return Access(bool(best & R), bool(best & W), bool(best & X), "acl_group")
+            return _access(bool(best & R), bool(best & W), bool(best & X), "acl_group")
         other = next((p for t, p, _ in acl if t == ACL_OTHER), mode & 7)
-        return Access(bool(other & R), bool(other & W), bool(other & X), "other")
+        return _access(bool(other & R), bool(other & W), bool(other & X), "other")
     if gid in who.groups:
         bits = (mode >> 3) & 7
-        return Access(bool(bits & R), bool(bits & W), bool(bits & X), "group")
+        return _access(bool(bits & R), bool(bits & W), bool(bits & X), "group")
     bits = mode & 7
-    return Access(bool(bits & R), bool(bits & W), bool(bits & X), "other")
+    return _access(bool(bits & R), bool(bits & W), bool(bits & X), "other")
 
 
 def access_for(
@@ -103,7 +116,7 @@ def access_for(
     """The broker user's access to a path: the kernel's own answer when it was probed, else computed."""
     if probe and f.path in probe:
         v = probe[f.path]
-        return Access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else False, "probe")
+        return _access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else False, "probe")
     return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
 
 

@@ -15,7 +15,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from kafka_ops.engine import checkpoints as ckpt
-from kafka_ops.engine import versions
+from kafka_ops.engine import logdir, versions
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.layout import PartitionName
 from kafka_ops.engine.logdir import (
@@ -385,8 +385,8 @@ def topic_config(h: HostFacts, topic: str) -> TopicConfig:
 
 
 def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionName) -> PartitionFacts:
-    from kafka_ops.engine.logdir import read_segment_tails
-
+    # read from the module at each call (bench_audit_stages wraps it), without an import statement per partition
+    read_segment_tails = logdir.read_segment_tails
     part = scan_partition(path, name, read_tails=False)
     key = (name.topic, name.partition)
     cps = ldf.scan.checkpoints
@@ -398,8 +398,10 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionN
     )  # fmt: skip
     for seg in part.segments:
         read_segment_tails(seg)
-        pf.errors.extend(seg.errors)
-    pf.errors.extend(part.errors)
+        if seg.errors:
+            pf.errors.extend(seg.errors)
+    if part.errors:
+        pf.errors.extend(part.errors)
     who = h.identity
     if who is not None:  # ACLs only matter to the permission checks, which need the broker user
         pf.acls.update(partition_acls(who, part))
