@@ -458,12 +458,15 @@ def visible_aborted(acked: Acked, read: ReadBack) -> dict[TopicPartition, list[i
     return {tp: offs for tp, offs in out.items() if offs}
 
 
-def offsets(bootstrap: str, partitions: Iterable[TopicPartition]) -> dict[TopicPartition, tuple[int, int]]:
-    """(log start offset, log end offset) per partition, as the broker reports them now."""
+def offsets(
+    bootstrap: str, partitions: Iterable[TopicPartition], wait_s: float = 45
+) -> dict[TopicPartition, tuple[int, int]]:
+    """(log start offset, log end offset) per partition, as the broker reports them now; a partition without a
+    leader is asked again for up to ``wait_s`` (then KeyError)."""
     parts = list(partitions)
     consumer = KafkaConsumer(bootstrap_servers=bootstrap, enable_auto_commit=False, group_id=None, **_CLIENT)
     try:
-        deadline = time.monotonic() + 45
+        deadline = time.monotonic() + wait_s
         while True:
             try:
                 starts = consumer.beginning_offsets(parts)
