@@ -290,9 +290,16 @@ def plant_seed003(b: LabBroker) -> list[F.Fault]:
     So is LogManager's retention check: the lab runs it every second (from 1 s after the start on 3.9+, whose
     initial delay is configurable), and on a loaded machine, where producing sizeret takes more than a second, it
     deleted sizeret's oldest segments down to retention.bytes during this plant, so that the start under test had
-    nothing left to delete by size (the plan agreed; seen in full CI runs on 3.9.1 and 4.3.1 only)."""
-    interval = b.properties()["log.retention.check.interval.ms"]
+    nothing left to delete by size (the plan agreed; seen in full CI runs on 3.9.1 and 4.3.1 only). A long interval
+    alone did not do (a full run of 4.3.1 on 2026-11-27 loaded sizeret-0 with logStartOffset 180): from 3.9 the
+    first check comes log.initial.task.delay.ms after the start, which the lab sets to 1 s, so the plant delays
+    that first check by an hour too."""
+    props = b.properties()
+    interval = props["log.retention.check.interval.ms"]
+    delay = props.get("log.initial.task.delay.ms")
     b.set_properties(log__cleaner__enable="false", log__retention__check__interval__ms=3_600_000)
+    if delay is not None:
+        b.set_properties(log__initial__task__delay__ms=3_600_000)
     b.start()
     create_topics(
         b.bootstrap,
@@ -304,6 +311,8 @@ def plant_seed003(b: LabBroker) -> list[F.Fault]:
     produce(b.bootstrap, "sizeret", 400, seed=602, flush_every=10)
     b.stop()
     b.set_properties(log__cleaner__enable="true", log__retention__check__interval__ms=interval)
+    if delay is not None:
+        b.set_properties(log__initial__task__delay__ms=delay)
     dirs = [d / f"{t}-0" for t in SEED003_CONFIGS for d in b.log_dirs if (d / f"{t}-0").is_dir()]
     # each compactdel segment's oldest and newest batch timestamp (MaxTimestamp of its first and last batch)
     (cd,) = [d for d in dirs if d.name == "compactdel-0"]
