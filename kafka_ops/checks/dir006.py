@@ -48,6 +48,7 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         if st.log_dir != ldf.path:
             continue
         base = os.path.basename(st.path)
+        renamed = os.path.join(os.path.dirname(st.path), st.tp_name)  # <tp>.<uuid>-stray, a -future dir's too
         if st.fate == strays.DELETED:
             what = (
                 f"{st.reason}. Its records are LOST unless the metadata is wrong and the topic comes back: "
@@ -60,7 +61,6 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
                 "broker keep such dirs (renamed -stray) instead."
             )
         elif st.fate == strays.RENAMED_STRAY:
-            renamed = os.path.join(os.path.dirname(st.path), st.tp_name)
             what = (
                 f"{st.reason}. The data stays on disk in {renamed}.<uuid>-stray, served to no one, and uses disk "
                 "space until removed."
@@ -100,7 +100,7 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
             elif st.fate == strays.RENAMED_STRAY:
                 fix = (
                     f"After the start, check the partition is in sync on its replicas, then remove "
-                    f"{q(st.path)}.*-stray (the broker never deletes it and never loads it again)."
+                    f"{q(renamed)}.*-stray (the broker never deletes it and never loads it again)."
                 )
         if st.live and st.fate in (strays.RENAMED_STRAY, strays.DELETED, strays.DEPENDS):
             severity = "critical"  # the live partition's records moved aside, the partition served empty

@@ -444,3 +444,20 @@ def test_a_future_dir_of_a_deleted_topic_is_a_stray_and_never_moves(tmp_path: Pa
     assert [f["severity"] for f in report["findings"] if f["check"] == "DIR003" and f["path"] == live] == [
         "critical"
     ]
+
+
+def test_a_future_dir_of_a_partition_reassigned_away_names_its_stray_rename(tmp_path: Path) -> None:
+    """A -future dir of a partition reassigned away (3.7.1+: renamed <tp>.<uuid>-stray, not <dir>.<uuid>-stray):
+    the fix names the dir the broker leaves, the partition's name with -stray, never the -future name."""
+    h = sim(tmp_path / "h")
+    tid = topic_id_of(h.partitions["orders-0"])
+    write_metadata_log(meta_dir(h), [image_of(h), [partition_change_record(tid, 1, [2])]])
+    part = h.partitions["orders-1"]
+    future = part + ".7e2a9c4b1d0f4e6a9b3c5d7e8f1a2b3c-future"
+    os.rename(part, future)
+    report = audit(h, "3.7.2")
+    [st] = report["next_start"]["strays"]
+    assert (st["path"], st["fate"]) == (future, "renamed_stray")
+    [f] = dir006(report)
+    assert f["severity"] == "warning" and f"{part}.*-stray" in f["remediation"], f["remediation"]
+    assert "-future" not in f["remediation"]
