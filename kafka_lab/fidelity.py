@@ -118,13 +118,7 @@ def _compare_futures(predicted: dict[str, Any], observed: dict[str, Any]) -> lis
     """Each ``-future`` dir's fate: its move completed (renamed in place of the current dir) or kept."""
     pred = {os.path.normpath(f["path"]): f for f in predicted.get("future_dirs", [])}
     obs = {os.path.normpath(f["path"]): f for f in observed.get("future_dirs", [])}
-    out = []
-    for path in sorted(set(pred) | set(obs)):
-        p, o = pred.get(path, {}).get("fate", "not listed"), obs.get(path, {}).get("fate", "not listed")
-        if p != o:
-            why = pred.get(path, {}).get("reason") or "not listed"
-            out.append(f"{os.path.basename(path)}: future dir predicted {p}, broker: {o} ({why})")
-    return out
+    return _fate_differences(pred, obs, "future dir", "not listed", "not listed")
 
 
 def _compare_strays(predicted: dict[str, Any], observed: dict[str, Any]) -> list[str]:
@@ -136,12 +130,20 @@ def _compare_strays(predicted: dict[str, Any], observed: dict[str, Any]) -> list
         if s["fate"] in ("renamed_stray", "deleted")
     }
     obs = {os.path.normpath(s["path"]): s for s in observed.get("strays", [])}
+    return _fate_differences(pred, obs, "stray fate", "kept", "the plan keeps it")
+
+
+def _fate_differences(
+    pred: dict[str, dict[str, Any]], obs: dict[str, dict[str, Any]], what: str, absent: str, absent_why: str
+) -> list[str]:
+    """Each path whose ``fate`` the plan and the broker give differently (``absent``: a path a side does not
+    list), with the plan's reason."""
     out = []
     for path in sorted(set(pred) | set(obs)):
-        p, o = pred.get(path, {}).get("fate", "kept"), obs.get(path, {}).get("fate", "kept")
+        p, o = pred.get(path, {}).get("fate", absent), obs.get(path, {}).get("fate", absent)
         if p != o:
-            why = pred.get(path, {}).get("reason") or "the plan keeps it"
-            out.append(f"{os.path.basename(path)}: stray fate predicted {p}, broker: {o} ({why})")
+            why = pred.get(path, {}).get("reason") or absent_why
+            out.append(f"{os.path.basename(path)}: {what} predicted {p}, broker: {o} ({why})")
     return out
 
 

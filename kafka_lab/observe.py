@@ -320,9 +320,10 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
     changes: dict[str, dict[str, list[Any]]] = {}
     # a partition dir renamed <dir>.<uuid>-stray or -delete: its segments are compared with their renamed files
     # (gone once the -delete dir is removed; the old path may hold a new, empty dir of the live partition by now)
-    renamed = {st["path"]: st["renamed_to"] for st in strays(before, after) if st["renamed_to"]}
-    # a -future dir renamed <tp> (its move completed): its segments are compared with their renamed files
     moved = future_dirs(before, after)
+    moved_away = strays(before, after, moved)
+    renamed = {st["path"]: st["renamed_to"] for st in moved_away if st["renamed_to"]}
+    # a -future dir renamed <tp> (its move completed): its segments are compared with their renamed files
     renamed |= {m["path"]: m["renamed_to"] for m in moved if m["renamed_to"]}
     # the current dir each completed move renamed -delete: its segments go with that dir
     replaced = {
@@ -401,7 +402,7 @@ def next_start(before: Snapshot, after: Snapshot, log: str, *, exit_code: int | 
         "log_dirs": dirs,
         "segments": segments,
         "leftovers": leftovers(before, after),
-        "strays": strays(before, after),
+        "strays": moved_away,
         "future_dirs": moved,
     }
     created = sorted(
@@ -434,7 +435,9 @@ def leftovers(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
     return out
 
 
-def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
+def strays(
+    before: Snapshot, after: Snapshot, moved: list[dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     """Every live partition dir (not the metadata log's) that the start moved away, and how: renamed
     ``<dir>.<uuid>-stray`` and kept (``renamed_stray``), renamed ``-delete`` (``deleted``: gone by now, or queued
     for the kafka-delete-logs task), or gone without either name left (``deleted`` too: the -delete dir was
@@ -442,7 +445,8 @@ def strays(before: Snapshot, after: Snapshot) -> list[dict[str, Any]]:
     place may be a new one: a stray whose topic name the metadata has, under another id, is renamed away and the
     broker creates the live partition's dir anew, empty, at the same path.)"""
     out = []
-    futures = {m["path"]: m for m in future_dirs(before, after)}
+    # ``moved``: future_dirs(before, after), when the caller has it
+    futures = {m["path"]: m for m in (future_dirs(before, after) if moved is None else moved)}
     by_move = {  # partitions whose -future dir replaced the current one: that rename -delete is the move's
         os.path.basename(m["renamed_to"]) for m in futures.values() if m["renamed_to"]
     }

@@ -94,12 +94,7 @@ def no_retention(h: HostFacts, pf: PartitionFacts) -> str | None:
     if k == "stray" and versions.since("stray_dirs", h.kafka_version) is not False:
         return "a -stray dir is loaded as a stray log (LogManager.addStrayLog): no retention, never deleted by the broker"
     if k == "future" and versions.since("future_retention_with_current", h.kafka_version) is not False:
-        tp = (pf.part.topic, pf.part.partition)
-        if not any(
-            name.kind == "log" and (name.topic, name.partition) == tp
-            for ldf in h.log_dirs
-            for _, name in ldf.scan.partition_names
-        ):
+        if (pf.part.topic, pf.part.partition) not in current_dirs(h):
             return (
                 "a -future dir without its current dir on this host: from 2.1 retention runs on a future log only "
                 "beside its current log (LogManager.cleanupLogs asks futureLogs.get for each deletable current "
@@ -133,20 +128,29 @@ class FutureMove:
         return self.current is None and self.fate == REPLACES_CURRENT
 
 
+def current_dirs(h: HostFacts) -> dict[tuple[str, int], str]:
+    """(topic, partition) -> the partition's current dir on this host (the first log dir's, as listed)."""
+    current: dict[tuple[str, int], str] = {}
+    for ldf in h.log_dirs:
+        for path, name in ldf.scan.partition_names:
+            if name.kind == "log":
+                current.setdefault((name.topic, name.partition), path)
+    return current
+
+
 def future_moves(h: HostFacts) -> list[FutureMove]:
     """Every ``-future`` partition dir of a stopped broker, with its fate at the next start (module doc)."""
     if h.broker_state == "running":
         return []
-    current: dict[tuple[str, int], str] = {}
-    futures: list[tuple[str, str, str, int]] = []
-    for ldf in h.log_dirs:
-        for path, name in ldf.scan.partition_names:
-            if name.topic == METADATA_TOPIC:
-                continue
-            if name.kind == "log":
-                current.setdefault((name.topic, name.partition), path)
-            elif name.kind == "future":
-                futures.append((path, ldf.path, name.topic, name.partition))
+    futures = [
+        (path, ldf.path, name.topic, name.partition)
+        for ldf in h.log_dirs
+        for path, name in ldf.scan.partition_names
+        if name.kind == "future" and name.topic != METADATA_TOPIC
+    ]
+    if not futures:
+        return []
+    current = current_dirs(h)
     out = []
     for path, log_dir, topic, partition in sorted(futures):
         cur = current.get((topic, partition))

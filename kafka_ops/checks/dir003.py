@@ -166,9 +166,8 @@ def _log_dir(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         )
     # partition dirs with a suffix, from the names (no need to scan them)
     by_kind: dict[str, list[str]] = {}
-    judged = {
-        s.path for s in strays.find(ctx.host)
-    }  # a stray -future dir never moves: DIR006 says what happens
+    # a stray -future dir never moves: DIR006 says what happens to it
+    judged = {s.path for s in strays.find(ctx.host)}
     for path, pname in ldf.scan.partition_names:
         if path in lost or path in judged:
             continue

@@ -123,11 +123,15 @@ def encode_leader_epoch_checkpoint(entries: list[tuple[int, int]]) -> str:
     return "\n".join(["0", str(len(entries))] + [f"{e} {s}" for e, s in entries]) + "\n"
 
 
+# the line ends of BufferedReader.readLine and of Properties' LineReader: \n, \r or \r\n (not \f, \v, \x1c...)
+_LINE_ENDS = re.compile(r"\r\n|\r|\n")
+
+
 def parse_properties(text: str) -> dict[str, str]:
     """Java ``Properties.load`` for the subset brokers write and operators edit (comments, =, :, escapes)."""
     props: dict[str, str] = {}
     logical = ""
-    for raw in _PROPERTY_LINE_ENDS.split(text):  # Properties' LineReader ends a line at \n or \r only
+    for raw in _LINE_ENDS.split(text):  # Properties' LineReader ends a line at \n or \r only, as readLine
         line = raw.strip() if not logical else raw.lstrip()
         if not logical and (not line or line[0] in "#!"):
             continue
@@ -161,9 +165,6 @@ def _split_property(line: str) -> tuple[str, str]:
     if rest[:1] in ("=", ":"):
         rest = rest[1:].lstrip(" \t")
     return "".join(key), rest.replace("\\\\", "\\")
-
-
-_PROPERTY_LINE_ENDS = re.compile(r"\r\n|\r|\n")
 
 
 def read_properties(path: str) -> dict[str, str]:
@@ -212,7 +213,6 @@ def read_meta_properties(path: str) -> MetaProperties:
 
 # PartitionMetadataReadBuffer's WhiteSpacesPattern (":\\s+", Java's ASCII \\s) and BufferedReader's line ends
 _PM_SPLIT = re.compile(r":[ \t\n\x0b\f\r]+")
-_LINE_ENDS = re.compile(r"\r\n|\r|\n")
 ZERO_TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAA"  # Uuid.ZERO_UUID
 
 
