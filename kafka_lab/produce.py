@@ -28,6 +28,7 @@ from kafka.errors import (
     KafkaError,
     KafkaTimeoutError,
     TopicAlreadyExistsError,
+    UnknownBrokerIdError,
 )
 
 from kafka_lab.jars import LabError
@@ -142,17 +143,32 @@ def create_topics(bootstrap: str, specs: Iterable[TopicSpec], timeout: float = 3
                 }
             }
             try:
-                client.create_topics(request, timeout_ms=int(timeout * 1000))
+                _create(client, request, timeout)
             except TopicAlreadyExistsError:
                 pass
             except InvalidConfigurationError as e:
                 if "segment.bytes" not in str(e) or "segment.bytes" not in configs:
                     raise
                 configs["internal.segment.bytes"] = configs.pop("segment.bytes")
-                client.create_topics(request, timeout_ms=int(timeout * 1000))
+                _create(client, request, timeout)
         client.wait_for_topics([s.name for s in specs], timeout_ms=int(timeout * 1000))
     finally:
         client.close()
+
+
+def _create(client: Any, request: dict[str, Any], timeout: float) -> None:
+    """CreateTopics to the controller; asked again while kafka-python knows the controller's id before its
+    address (a cluster just started: UnknownBrokerIdError for a broker its metadata does not list yet, seen in a
+    CI run's 3-broker cluster)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            client.create_topics(request, timeout_ms=int(timeout * 1000))
+            return
+        except UnknownBrokerIdError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(1)
 
 
 def await_topics(bootstrap: str, topics: Iterable[str], timeout: float = 30.0) -> set[str]:
