@@ -154,6 +154,90 @@ def quick_audit_ratio(root: str, partitions: int = 1000, per: int = 5, rounds: i
     return min(bare) / min(full)
 
 
+# ------------------------------------------------------------------------------------------------ floor
+def _children_cpu() -> float:
+    import resource
+
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
+def floor(dirs: list[str], rounds: int = 5, workers: int = 2) -> dict[str, dict[str, float]]:
+    """Where the audit's floor is: CPU time (user + system, best of ``rounds``, interleaved, one process) of the
+    bare loop and of the audit's own steps cut short, each a prefix of the next: ``scan`` (scan_partition without
+    the index tails: scandir, an lstat and a FileInfo per file), ``scan+tails`` (with them: what the bare loop
+    reads), ``gather`` (the facts: gather_partition, also the active and oldest ``.log``), ``run_audit w=1`` (the
+    forecast, the plan, the checks and the report on top). Then ``run_audit w=N``'s CPU in all (the parent and
+    its workers, whose pickling the single process does not do) and the parent's own: on an idle machine with N
+    CPUs its wall time is at least the larger of the parent's CPU and the total over N (``ideal ratio``).
+    CPU time, not wall time: other jobs on the machine take CPUs away from a step, not CPU time from it."""
+    from kafka_ops.engine.logdir import scan_partition
+    from kafka_ops.facts.collect import gather, gather_partition
+    from kafka_ops.facts.model import AuditOptions
+
+    opts = AuditOptions(log_dirs=dirs, now_ms=NOW, broker_state="stopped", kafka_version="3.7.0")
+    h = gather(opts)
+    parts = [(ldf, ldf.scan.partition_names) for ldf in h.log_dirs]
+    count = sum(len(names) for _, names in parts)
+
+    def scan(tails: bool) -> None:
+        for _, names in parts:
+            for path, name in names:
+                scan_partition(path, name, read_tails=tails)
+
+    def facts() -> None:
+        for ldf, names in parts:
+            for path, name in names:
+                gather_partition(h, ldf, path, name)
+
+    steps: list[tuple[str, Callable[[], object]]] = [
+        ("bare loop", lambda: bare_loop(dirs)),
+        ("scan", lambda: scan(False)),
+        ("scan+tails", lambda: scan(True)),
+        ("gather", facts),
+        ("run_audit w=1", lambda: audit(dirs, 1)),
+    ]
+    best = {name: float("inf") for name, _ in steps}
+    pool = {"total": float("inf"), "parent": float("inf")}
+    for _ in range(rounds):
+        for name, fn in steps:
+            t0 = time.process_time()
+            fn()
+            best[name] = min(best[name], time.process_time() - t0)
+        if workers > 1:
+            c0, t0 = _children_cpu(), time.process_time()
+            audit(dirs, workers)
+            parent, kids = time.process_time() - t0, _children_cpu() - c0
+            if parent + kids < pool["total"]:
+                pool = {"total": parent + kids, "parent": parent}
+    bare = best["bare loop"]
+    out = {
+        name: {"cpu_s": t, "us_per_partition": t / count * 1e6, "ratio": bare / t} for name, t in best.items()
+    }
+    if workers > 1:
+        ideal = max(pool["parent"], pool["total"] / workers)
+        out[f"run_audit w={workers}"] = {
+            "cpu_s": pool["total"], "parent_cpu_s": pool["parent"], "ideal_wall_s": ideal, "ideal_ratio": bare / ideal,
+            "overhead_vs_w1": pool["total"] / best["run_audit w=1"] - 1,
+        }  # fmt: skip
+    return out
+
+
+def print_floor(res: dict[str, dict[str, float]]) -> None:
+    print("floor (CPU time, one process, best of the rounds; ratio = bare loop / step):")
+    for name, v in res.items():
+        if "ratio" in v:
+            print(
+                f"  {name:<16} {v['cpu_s']:7.2f} s  {v['us_per_partition']:7.1f} us a partition  ratio {v['ratio']:.2f}"
+            )
+        else:
+            print(
+                f"  {name:<16} {v['cpu_s']:7.2f} s of CPU in all ({v['overhead_vs_w1']:+.0%} on w=1), the parent's "
+                f"{v['parent_cpu_s']:.2f} s: on an idle machine at best {v['ideal_wall_s']:.2f} s, ratio "
+                f"{v['ideal_ratio']:.2f}"
+            )
+
+
 # ------------------------------------------------------------------------------------------------ stages
 class StageClock:
     """Exclusive time per stage of wrapped functions (a stage's nested calls into another are not its own)."""
@@ -266,6 +350,7 @@ def main() -> None:
     ap.add_argument("--no-cli", action="store_true")
     ap.add_argument("--no-stages", action="store_true")
     ap.add_argument("--no-memory", action="store_true")
+    ap.add_argument("--no-floor", action="store_true")
     ap.add_argument("--json", default=None)
     args = ap.parse_args()
     import kafka_ops
@@ -285,6 +370,9 @@ def main() -> None:
     for name, v in res.items():
         extra = f", best ratio {v['best_ratio']:.2f} (goal >= 0.5)" if "best_ratio" in v else ""
         print(f"{name:<16} best {v['best_s']:.2f} s{extra}")
+    if not args.no_floor:
+        result["floor"] = fl = floor(dirs, max(args.rounds, 3), args.workers)
+        print_floor(fl)
     if not args.no_stages:
         stages = result["stages_s"] = stage_profile(dirs)
         print("stages (one process, exclusive seconds):")

@@ -126,3 +126,41 @@ def test_facts_a_worker_cannot_send_are_gathered_by_the_parent(
     monkeypatch.setattr(pool, "_pack", unpicklable)
     monkeypatch.setattr(pool, "CHUNK", 2)
     assert _audit(host, 2, broker_state="stopped") == one
+
+
+def test_a_chunk_is_unpickled_with_the_collector_off_and_it_is_left_as_it_was() -> None:
+    import gc
+    from multiprocessing import Pipe
+
+    _SEEN.clear()
+    r, w = Pipe(duplex=False)
+    try:
+        assert gc.isenabled()
+        w.send([_Probe(), 1])
+        assert pool._recv(r)[1] == 1 and _SEEN == [False] and gc.isenabled()
+        gc.disable()  # a caller that turned it off keeps it off
+        w.send([_Probe()])
+        pool._recv(r)
+        assert _SEEN == [False, False] and not gc.isenabled()
+        gc.enable()
+        w.close()
+        with pytest.raises(EOFError):  # the worker went away: the collector is back on all the same
+            pool._recv(r)
+        assert gc.isenabled()
+    finally:
+        gc.enable()
+        r.close()
+
+
+_SEEN: list[bool] = []  # whether the cyclic collector was on each time a _Probe was unpickled
+
+
+def _probe_seen() -> None:
+    import gc
+
+    _SEEN.append(gc.isenabled())
+
+
+class _Probe:
+    def __reduce__(self) -> tuple[Any, tuple[()]]:
+        return _probe_seen, ()

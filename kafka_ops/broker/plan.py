@@ -79,7 +79,7 @@ from kafka_ops.broker.startup import (
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.logdir import Segment
-from kafka_ops.facts.access import access_for
+from kafka_ops.facts.access import access_for, all_granted, partition_files
 from kafka_ops.facts.collect import partition_acls
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
@@ -230,7 +230,7 @@ def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | No
 
 def _partition_access_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
     who = _who(h)
-    if who is None:
+    if who is None or all_granted(who, pf):  # every question below is answered yes: most partitions
         return None
     part = pf.part
     if part.dir_info is not None:
@@ -244,9 +244,7 @@ def _partition_access_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, st
                 "dir goes offline",
                 "PERM001",
             )
-    files = (
-        [f for s in part.segments for f in s.files] + part.leftovers + part.other_files + part.orphan_indexes
-    )
+    files = partition_files(part)
     loader = versions.cite("loader", h.kafka_version)
     for f in files:
         if f.is_dir:

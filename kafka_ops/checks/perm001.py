@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.checks.names import group_name
 from kafka_ops.engine.shell import q
-from kafka_ops.facts.access import access_for, owner_text, path_facts
+from kafka_ops.facts.access import access_for, all_granted, owner_text, partition_files, path_facts
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
 from kafka_ops.facts.model import LogDirFacts, PartitionFacts
@@ -30,13 +30,10 @@ def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding
     topic: str | None
     partition: int | None
     if isinstance(subject, PartitionFacts):
+        if all_granted(who, subject):  # nothing below would be missing: most partitions
+            return
         part = subject.part
-        files = (
-            [f for s in part.segments for f in s.files]
-            + part.leftovers
-            + part.other_files
-            + part.orphan_indexes
-        )
+        files = partition_files(part)
         dirs = [part.dir_info] if part.dir_info else []
         acls, probe = subject.acls, subject.probe
         topic, partition, where = part.topic, part.partition, part.path

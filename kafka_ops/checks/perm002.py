@@ -31,6 +31,7 @@ from kafka_ops.facts.access import (
     access_for,
     decide,
     owner_text,
+    partition_files,
 )
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.identity import Identity
@@ -59,10 +60,7 @@ def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding
         part = subject.part
         paths: list[FileInfo | PathFacts] = [
             *([part.dir_info] if part.dir_info else []),
-            *(f for s in part.segments for f in s.files),
-            *part.leftovers,
-            *part.other_files,
-            *part.orphan_indexes,
+            *partition_files(part),
         ]
         acls, probe = subject.acls, subject.probe
         topic, partition, where = part.topic, part.partition, part.path

@@ -24,7 +24,8 @@ from kafka_ops.engine.compat import slotted
 from kafka_ops.facts.identity import Identity
 
 if TYPE_CHECKING:
-    from kafka_ops.engine.logdir import FileInfo
+    from kafka_ops.engine.logdir import FileInfo, Partition
+    from kafka_ops.facts.model import PartitionFacts
 
 R, W, X = 4, 2, 1
 ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -57,6 +58,7 @@ class Access:
 
 
 _ACCESSES: dict[tuple[bool, bool, bool, str], Access] = {}
+_MAX_DECIDED = 4096  # answers kept per identity (Identity.decided)
 
 
 def _access(read: bool, write: bool, execute: bool, via: str) -> Access:
@@ -117,7 +119,48 @@ def access_for(
     if probe and f.path in probe:
         v = probe[f.path]
         return _access(bool(v[0]), bool(v[1]), bool(v[2]) if len(v) > 2 else False, "probe")
-    return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
+    if acl:
+        return decide(who, f.uid, f.gid, f.mode, acl, f.is_dir)
+    # without an ACL the answer is the identity's and the file's (owner, group, mode, type) alone: kept per identity
+    key = (f.uid, f.gid, f.mode, f.is_dir)
+    decided = who.decided
+    a = decided.get(key)
+    if a is None:
+        a = decide(who, f.uid, f.gid, f.mode, None, f.is_dir)
+        if len(decided) < _MAX_DECIDED:  # bounded: each owner, group and mode a hostile user sets is a key
+            decided[key] = a
+    return a  # type: ignore[return-value]
+
+
+def partition_files(part: Partition) -> list[FileInfo]:
+    """Every file of a partition dir the loader meets: the segments' files, the leftovers, the other files and
+    the orphan indexes (the list the next-start plan's access pass and PERM001 both walk)."""
+    return (
+        [f for s in part.segments for f in s.files] + part.leftovers + part.other_files + part.orphan_indexes
+    )
+
+
+def all_granted(who: Identity, pf: PartitionFacts) -> bool:
+    """Whether ``who`` can list, enter, read and write the partition's dir and read and write each of its files,
+    as access_for decides: the answer for nearly every partition of a healthy host, asked once (kept in
+    ``pf.granted``) so that the plan's access pass and PERM001 look file by file only when it is False."""
+    if pf.granted is not None:
+        return pf.granted
+    acls, probe = pf.acls, pf.probe
+    ok = True
+    d = pf.part.dir_info
+    if d is not None:
+        a = access_for(who, d, acls.get(d.path) if acls else None, probe)
+        ok = a.read and a.write and a.execute
+    if ok:
+        for f in partition_files(pf.part):
+            if not f.is_dir:
+                a = access_for(who, f, acls.get(f.path) if acls else None, probe)
+                if not (a.read and a.write):
+                    ok = False
+                    break
+    pf.granted = ok
+    return ok
 
 
 def owner_text(f: FileInfo | PathFacts) -> str:

@@ -30,7 +30,7 @@ from kafka_ops.engine.logdir import (
     scan_partition,
 )
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.access import path_facts, read_acl
+from kafka_ops.facts.access import partition_files, path_facts, read_acl
 from kafka_ops.facts.config import (
     TopicConfig,
     parse_version,
@@ -354,12 +354,7 @@ def partition_acls(who: Identity, part: Partition) -> dict[str, list[tuple[int, 
     """The POSIX ACLs of a partition's dir and files that can change ``who``'s access (the audit's partition
     facts and the plan's stat-only pre-pass read them the same way: one rule for what the broker user can open)."""
     acls: dict[str, list[tuple[int, int, int]]] = {}
-    for fi in [
-        part.dir_info,
-        *(f for s in part.segments for f in s.files),
-        *part.leftovers,
-        *part.other_files,
-    ]:
+    for fi in [part.dir_info, *partition_files(part)]:
         # one getxattr per file, skipped where no ACL can change the decision (most hosts: every file)
         if fi is not None and _acl_matters(who, fi.uid):
             acl = read_acl(fi.path)

@@ -16,6 +16,11 @@ class Identity:
     uid: int
     gid: int
     groups: list[int] = field(default_factory=list)  # supplementary groups, primary included
+    # facts.access.access_for's answers by (owner uid, gid, mode, is dir) for files without an ACL or a probe:
+    # the audit asks ~50 per partition, most of them the same few (the broker user's own files)
+    decided: dict[tuple[int, int, int, bool], object] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     def to_dict(self) -> dict[str, object]:
         return {"user": self.user, "uid": self.uid, "gid": self.gid, "groups": self.groups}

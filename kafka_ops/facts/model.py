@@ -119,6 +119,8 @@ class PartitionFacts:
     arrival: tuple[int, int, float, int] | None = None
     # check id -> its findings, for the checks an audit worker ran where it gathered the facts (audit.py)
     findings: dict[str, list[Any]] | None = None
+    # facts.access.all_granted's answer for the host's broker user, once asked (None: not yet)
+    granted: bool | None = None
 
 
 @dataclass

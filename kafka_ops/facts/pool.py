@@ -220,7 +220,7 @@ class Pool:
         def receive(conns: list[Any]) -> None:
             for conn in conns:
                 w = by_conn[id(conn)]
-                out, err = conn.recv()
+                out, err = _recv(conn)
                 c = queues[w].popleft()
                 if out is None:  # the worker could not send this chunk's facts: gathered here instead
                     steal(c)
@@ -292,6 +292,22 @@ class Pool:
                 p.terminate()
                 p.join(timeout=5)
         self.procs = []
+
+
+def _recv(conn: Connection) -> Any:
+    """``conn.recv()`` with the cyclic garbage collector off: unpickling a chunk makes a few thousand containers,
+    and the young-generation collections they set off cost about twice the unpickling itself (measured: 2,000
+    partitions' facts loaded in 0.14 s of CPU without it, 0.38-0.64 s with it). Nothing unpickled is garbage yet:
+    every object is kept as part of the facts."""
+    import gc
+
+    if not gc.isenabled():
+        return conn.recv()
+    gc.disable()
+    try:
+        return conn.recv()
+    finally:
+        gc.enable()
 
 
 def _child(

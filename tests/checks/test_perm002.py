@@ -123,3 +123,23 @@ def test_perm002_no_false_alarm_on_a_healthy_host(tmp_path: Path, broker_users: 
     os.chmod(seg_file(part, ".log"), 0o600)
     findings = audit(h, u)
     assert [f for f in findings if f["check"] in ("PERM001", "PERM002")] == []
+
+
+def test_an_orphan_index_reached_through_its_acl_is_no_perm001(open_tmp: Path, broker_users: Users) -> None:  # noqa: F811
+    # an index without its .log (the loader deletes it) owned by another user, 0600, an ACL entry giving the broker
+    # user rw-: the kernel lets the broker read and delete it, so the dir stays online. The audit read the ACLs of
+    # every file but the orphan indexes, and took this one as unreadable (PERM001 critical, the dir offline).
+    u = broker_users
+    h = host(open_tmp / "h", u)
+    part = h.partitions["orders-1"]
+    orphan = os.path.join(part, f"{99999:020d}.index")
+    with open(orphan, "wb") as f:
+        f.write(b"\0" * 8)
+    os.chown(orphan, u.other.uid, u.other.gid)
+    os.chmod(orphan, 0o600)
+    set_acl(orphan, user=6, group=0, other=0, mask=6, named_users=[(u.broker.uid, 6)])
+    assert kernel_can(u.broker, [u.broker.gid, u.shared_gid], orphan, os.R_OK | os.W_OK)
+    findings = audit(h, u)
+    assert not [f for f in findings if f["check"] == "PERM001"]
+    fragile = [f for f in findings if f["check"] == "PERM002" and f["path"] == orphan]
+    assert len(fragile) == 1 and fragile[0]["details"]["via"] == ["acl_user"]
