@@ -62,7 +62,7 @@ from kafka_ops.engine.logdir import (
     Segment,
 )
 from kafka_ops.engine.pickling import by_constructor
-from kafka_ops.facts.access import access_for
+from kafka_ops.facts.access import access_for, all_granted
 from kafka_ops.facts.collect import gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
 from kafka_ops.facts.context import Context
@@ -175,7 +175,7 @@ def broker_timestamp(
         if next_start(HostContext(host), pf, seg).verdict == REBUILT:
             return real_timestamp(seg), TS_LOG
     who = host.identity
-    if who is not None and seg.timeindex is not None and source != TS_LOG:
+    if who is not None and seg.timeindex is not None and source != TS_LOG and not all_granted(who, pf):
         a = access_for(who, seg.timeindex, pf.acls.get(seg.timeindex.path), pf.probe)
         if not a.read:
             return 0, TS_UNREADABLE

@@ -352,21 +352,20 @@ def _control_runs(pf: PartitionFacts) -> None:
 
 def partition_acls(who: Identity, part: Partition) -> dict[str, list[tuple[int, int, int]]]:
     """The POSIX ACLs of a partition's dir and files that can change ``who``'s access (the audit's partition
-    facts and the plan's stat-only pre-pass read them the same way: one rule for what the broker user can open)."""
+    facts and the plan's stat-only pre-pass read them the same way: one rule for what the broker user can open).
+
+    An ACL cannot change the access of root, nor of the file's owner, whose access is the owner bits
+    (ACL_USER_OBJ) whatever the ACL says (facts.access.decide): one getxattr per other file (most hosts: none)."""
     acls: dict[str, list[tuple[int, int, int]]] = {}
+    uid = who.uid
+    if uid == 0:
+        return acls
     for fi in [part.dir_info, *partition_files(part)]:
-        # one getxattr per file, skipped where no ACL can change the decision (most hosts: every file)
-        if fi is not None and _acl_matters(who, fi.uid):
+        if fi is not None and fi.uid != uid:
             acl = read_acl(fi.path)
             if acl:
                 acls[fi.path] = acl
     return acls
-
-
-def _acl_matters(who: Identity, uid: int) -> bool:
-    """Whether an ACL can change the broker user's access to a file owned by ``uid``: not for root, nor for
-    the owner, whose access is the owner bits (ACL_USER_OBJ) whatever the ACL says (facts.access.decide)."""
-    return who.uid != 0 and uid != who.uid
 
 
 def topic_config(h: HostFacts, topic: str) -> TopicConfig:
