@@ -99,6 +99,17 @@ def main() -> None:
     width = max(len(w) for w, *_ in table)
     for what, value, goal, met in table:
         print(f"  {what:<{width}}  {value:6.2f}  goal {goal:<8} {'met' if met else 'NOT MET'}")
+    floor = stages.get("floor")
+    if floor:  # not goals: where the audit's time goes, in CPU time (bench_audit_stages.floor)
+        print("  where the floor is (CPU time, bare loop / step):")
+        for step, v in floor.items():
+            if "ratio" in v and step != "bare loop":
+                print(f"    {step:<16} {v['ratio']:5.2f}  ({v['us_per_partition']:.0f} us a partition)")
+            elif "ideal_ratio" in v:
+                print(
+                    f"    {step:<16} {v['ideal_ratio']:5.2f}  at best on an idle machine (its CPU in all "
+                    f"{v['overhead_vs_w1']:+.0%} on w=1's)"
+                )
     if args.json:
         with open(args.json, "w") as f:
             json.dump(
