@@ -21,8 +21,11 @@ validation and JSON, timed after the audit), and the CLI's fixed cost (an empty 
 cost about a microsecond a call, so the stages add up to a little more than the plain run_audit. And the CLI's
 own peak RSS with one process (VmHWM) at 1/4, 1/2 and all of the partitions.
 
+Then the floor (:func:`floor`, unless ``--no-floor``): the CPU time of the audit's steps cut short (the scan, the
+index tails, the facts, the whole audit) against the bare loop, and w=N's CPU in all.
+
 Usage: python benchmarks/bench_audit_stages.py [--shape 20000x5] [--rounds 3] [--workers 2] [--dir DIR]
-       [--no-cli] [--no-stages] [--no-memory] [--json PATH]
+       [--no-cli] [--no-stages] [--no-memory] [--no-floor] [--json PATH]
 """
 
 from __future__ import annotations
