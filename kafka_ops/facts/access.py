@@ -18,14 +18,13 @@ import os
 import stat as statmod
 import struct
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from kafka_ops.engine.compat import slotted
 from kafka_ops.facts.identity import Identity
 
 if TYPE_CHECKING:
     from kafka_ops.engine.logdir import FileInfo, Partition
-    from kafka_ops.facts.model import PartitionFacts
 
 R, W, X = 4, 2, 1
 ACL_USER_OBJ, ACL_USER, ACL_GROUP_OBJ, ACL_GROUP, ACL_MASK, ACL_OTHER = 0x01, 0x02, 0x04, 0x08, 0x10, 0x20
@@ -140,7 +139,16 @@ def partition_files(part: Partition) -> list[FileInfo]:
     )
 
 
-def all_granted(who: Identity, pf: PartitionFacts) -> bool:
+class PartitionAccess(Protocol):
+    """What all_granted reads of a partition's facts (facts.model.PartitionFacts, which imports this module)."""
+
+    part: Partition
+    acls: dict[str, list[tuple[int, int, int]]]
+    probe: dict[str, tuple[bool, bool, bool]]
+    granted: bool | None
+
+
+def all_granted(who: Identity, pf: PartitionAccess) -> bool:
     """Whether ``who`` can list, enter, read and write the partition's dir and read and write each of its files,
     as access_for decides: the answer for nearly every partition of a healthy host, asked once (kept in
     ``pf.granted``) so that the plan's access pass and PERM001 look file by file only when it is False."""
