@@ -17,12 +17,8 @@ NOW_MS = 1_790_000_000_000
 # `make test` runs tests/lab and tests/molecule side by side in two pytest-xdist workers: real brokers and systemd
 # containers wait on JVMs and boots more than they compute. Each folder is one unit of work (its session fixtures,
 # the lab's prepared datasets and the Molecule testbed, are made once, in one worker); any other test file is one
-# unit, but for the roles' runs on local hosts (test_roll_*.py, ~6 min), which join the lab's unit: the Molecule
-# unit (~37 min on a cold CI machine, its 3 + 3 broker scenario ~15-25) is the longer one, and a worker that took
-# them first made the pass ~6 min longer (2026-11-29: lab ~35 min on one worker, rolls + Molecule ~46 on the other).
-# A scheduler of our own: xdist 3.8's xdist_group marks do not reach its scheduler under pytest 9.
+# unit. A scheduler of our own: xdist 3.8's xdist_group marks do not reach its scheduler under pytest 9.
 HEAVY_GROUPS = ("lab", "molecule")
-WITH_THE_LAB = ("tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py")
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -31,11 +27,10 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
 
     class ByFolder(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:
-            path = nodeid.split("::")[0]
-            parts = path.split("/")
+            parts = nodeid.split("::")[0].split("/")
             if len(parts) > 2 and parts[0] == "tests" and parts[1] in HEAVY_GROUPS:
                 return parts[1]
-            return "lab" if path in WITH_THE_LAB else path
+            return nodeid.split("::")[0]
 
     return ByFolder(config, log)
 
