@@ -14,25 +14,58 @@ if not CORPUS.exists():  # CI clones next to shared/
     CORPUS = Path("/work/shared/corpus")
 
 NOW_MS = 1_790_000_000_000
-# `make test` runs tests/lab and tests/molecule side by side in two pytest-xdist workers: real brokers and systemd
-# containers wait on JVMs and boots more than they compute. Each folder is one unit of work (its session fixtures,
-# the lab's prepared datasets and the Molecule testbed, are made once, in one worker); any other test file is one
-# unit. A scheduler of our own: xdist 3.8's xdist_group marks do not reach its scheduler under pytest 9.
-HEAVY_GROUPS = ("lab", "molecule")
+# `make test` runs pytest in pytest-xdist workers, two on two cores, with a scheduler of our own (xdist 3.8's
+# xdist_group marks do not reach its scheduler under pytest 9). A unit of work is a test file, but for
+# - a folder whose tests share session fixtures made once per worker: tests/fleet (the SSH hosts in network
+#   namespaces, whose setup tears down any other's, and the Spark clusters), tests/lab (the prepared datasets) and
+#   tests/molecule (the testbed);
+# - the roles' runs on local hosts (tests/test_roll_*.py), which join the lab's unit and run before the lab: the
+#   heavy pass is then two units of about the same length, the roll tests and the lab in one worker, the Molecule
+#   scenarios in the other (alone on 2026-11-29: ~6 + ~28 min against ~31). Beside the 3 + 3 brokers scenario,
+#   at the end, the roll tests once failed one test (session 16).
+# Units go out in collection order (pytest_collection_modifyitems below): the longest first.
+UNIT_FOLDERS = ("fleet", "lab", "molecule")
+BEFORE_LAB = ("tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py")
+FIRST = ("tests/fleet", *BEFORE_LAB, "tests/lab", "tests/molecule")
+
+
+def unit_of(nodeid: str) -> str:
+    """The unit of work a test belongs to (one worker runs a unit's tests, in collection order)."""
+    path = nodeid.split("::")[0]
+    if path in BEFORE_LAB:
+        return "tests/lab"
+    parts = path.split("/")
+    if len(parts) > 2 and parts[0] == "tests" and parts[1] in UNIT_FOLDERS:
+        return "/".join(parts[:2])
+    return path
+
+
+def _rank(item: pytest.Item) -> int:
+    path = item.nodeid.split("::")[0]
+    return next((i for i, p in enumerate(FIRST) if path == p or path.startswith(p + "/")), len(FIRST))
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    # a stable sort: each file's tests stay together and in pytest's order (the lab's by release)
+    items.sort(key=_rank)
 
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config: pytest.Config, log: object) -> object:
     from xdist.scheduler import LoadScopeScheduling
 
-    class ByFolder(LoadScopeScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            parts = nodeid.split("::")[0].split("/")
-            if len(parts) > 2 and parts[0] == "tests" and parts[1] in HEAVY_GROUPS:
-                return parts[1]
-            return nodeid.split("::")[0]
+    class ByUnit(LoadScopeScheduling):
+        def schedule(self) -> None:
+            self.config.option.loadscopereorder = (
+                False  # units in collection order, not by their number of tests
+            )
+            super().schedule()
 
-    return ByFolder(config, log)
+        def _split_scope(self, nodeid: str) -> str:
+            return unit_of(nodeid)
+
+    return ByUnit(config, log)
 
 
 @pytest.fixture(scope="session")

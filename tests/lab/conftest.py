@@ -18,7 +18,7 @@ from kafka_lab.jars import LabError
 from kafka_lab.trial import TrialResult
 from kafka_lab.versions import selected
 from tests.lab.dataset import TIMINGS, Dataset, prepare
-from tests.lab.scenarios import ONLY_SCENARIOS, run_all
+from tests.lab.scenarios import CI_REPRESENTATIVES, ONLY_SCENARIOS, run_all, skipped_in_ci
 
 
 def _lab_skip_reason() -> str | None:
@@ -104,6 +104,8 @@ class Trials(dict[str, TrialResult]):
             pytest.skip(
                 f"{name}: the lab runs {', '.join(ONLY_SCENARIOS[self.version])} only on {self.version}"
             )
+        if name in CI_REPRESENTATIVES and skipped_in_ci(name, self.version):
+            pytest.skip(f"{name}: CI runs it on {', '.join(CI_REPRESENTATIVES[name]) or 'no release'} only")
         raise KeyError(name)
 
 
