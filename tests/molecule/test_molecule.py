@@ -12,6 +12,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -99,23 +100,11 @@ def test_molecule_scenario(role: str, scenario: str, testbed: dict[str, str]) ->
     # containers then take up to twice their time alone (brokers, 3 + 3 nodes: 895 s alone on 2026-11-27)
     limit = SLOW_SCENARIOS.get(scenario, 1200)
     cwd = REPO / "roles" / role
-    try:
-        r = subprocess.run(
-            [str(BIN / "molecule"), "test", "-s", scenario],
-            cwd=cwd, capture_output=True, text=True, env=testbed, timeout=limit,
-        )  # fmt: skip
-        rc, output = r.returncode, r.stdout + r.stderr
-    except subprocess.TimeoutExpired as exc:
-        rc, output = -1, _text(exc.stdout) + _text(exc.stderr) + f"\n(timed out after {limit} s)\n"
-        # the hosts of a killed run stay up (their brokers too, beside the next scenario): destroy them
-        subprocess.run(
-            [str(BIN / "molecule"), "destroy", "-s", scenario], cwd=cwd, capture_output=True, env=testbed, timeout=300
-        )  # fmt: skip
-    took = time.monotonic() - t0
-    subprocess.run(["podman", "volume", "prune", "-f"], capture_output=True, env=testbed)
     log = REPO / ".cache" / f"molecule-{role}{'' if scenario == 'default' else '-' + scenario}.log"
     log.parent.mkdir(exist_ok=True)
-    log.write_text(output)
+    rc, output = _molecule_test(scenario, cwd, testbed, limit, log)
+    took = time.monotonic() - t0
+    subprocess.run(["podman", "volume", "prune", "-f"], capture_output=True, env=testbed)
     with TIMES.open("a") as f:
         f.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {role} {scenario} rc={rc} {took:.0f}s\n")
     assert rc == 0, f"molecule test of {role} failed after {took:.0f}s (log: {log}):\n" + output[-6000:]
@@ -125,8 +114,40 @@ def test_molecule_scenario(role: str, scenario: str, testbed: dict[str, str]) ->
 SLOW_SCENARIOS = {"brokers": 2400}  # seconds; the others 1200
 
 
-def _text(out: str | bytes | None) -> str:
-    return out.decode(errors="replace") if isinstance(out, bytes) else (out or "")
+def _molecule_test(scenario: str, cwd: Path, env: dict[str, str], limit: int, log: Path) -> tuple[int, str]:
+    """`molecule test -s scenario`: its exit code (-1: killed at ``limit`` s) and its output, each line written to
+    ``log`` as it comes, after the time it came (a run killed at its limit shows where it was, and since when)."""
+    lines: list[str] = []
+    with log.open("w") as out:
+        proc = subprocess.Popen(
+            [str(BIN / "molecule"), "test", "-s", scenario],
+            cwd=cwd, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            text=True, errors="replace",
+        )  # fmt: skip
+
+        def pump() -> None:
+            assert proc.stdout is not None
+            for line in proc.stdout:
+                lines.append(f"{time.strftime('%H:%M:%S')} {line}")
+                out.write(lines[-1])
+                out.flush()
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        try:
+            rc = proc.wait(timeout=limit)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            rc = -1
+            # the hosts of a killed run stay up (their brokers too, beside the next scenario): destroy them
+            subprocess.run(
+                [str(BIN / "molecule"), "destroy", "-s", scenario], cwd=cwd, capture_output=True, env=env, timeout=300
+            )  # fmt: skip
+        reader.join(timeout=30)  # a killed run's children may hold the pipe open: do not wait for them
+        if rc == -1:
+            lines.append(f"\n(timed out after {limit} s)\n")
+            out.write(lines[-1])
+    return rc, "".join(lines)
 
 
 def test_ansible_lint_production() -> None:
