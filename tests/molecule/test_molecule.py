@@ -97,7 +97,7 @@ def test_molecule_scenario(role: str, scenario: str, testbed: dict[str, str]) ->
         _require_jars("3.9.1")
     t0 = time.monotonic()
     # `make test` runs these beside the broker lab (two xdist workers on two cores): the scenario's six JVMs in
-    # containers then take up to twice their time alone (brokers, 3 + 3 nodes: 895 s alone on 2026-11-27)
+    # containers then take up to three times their time alone (brokers, 3 + 3 nodes: 895 s alone on 2026-11-27)
     limit = SLOW_SCENARIOS.get(scenario, 1200)
     cwd = REPO / "roles" / role
     log = REPO / ".cache" / f"molecule-{role}{'' if scenario == 'default' else '-' + scenario}.log"
@@ -111,7 +111,9 @@ def test_molecule_scenario(role: str, scenario: str, testbed: dict[str, str]) ->
     assert "Molecule executed 1 scenario (1 successful)" in output
 
 
-SLOW_SCENARIOS = {"brokers": 2400}  # seconds; the others 1200
+# seconds; the others 1200. Beside the lab the brokers scenario took 1,529 s (2026-11-29, a fresh clone of 2c49c68),
+# and over 2,400 s in CI (stop 34): a slow pass is better than a red one
+SLOW_SCENARIOS = {"brokers": 3000}
 
 
 def _molecule_test(scenario: str, cwd: Path, env: dict[str, str], limit: int, log: Path) -> tuple[int, str]:
