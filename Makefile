@@ -29,8 +29,9 @@ lint: venv
 # pytest in three runs, each pass in two pytest-xdist workers (tests/conftest.py: one unit of work per file or
 # shared-fixture folder): (1) everything but the real brokers and containers; (2) ALONE by itself: it runs
 # processes with kafka.Kafka in their command line, which an audit in the other worker would name in its
-# broker-state reason; (3) the broker lab (after the roles' ansible-playbook runs on local hosts, test_roll_*) in
-# one worker and the Molecule scenarios in the other. The first two never run beside a lab or container broker.
+# broker-state reason; (3) the lab's trials (after the roles' ansible-playbook runs on local hosts, test_roll_*) in
+# one worker and the Molecule scenarios in the other, then the lab's other files in whichever is free. The first
+# two never run beside a lab or container broker.
 HEAVY = tests/lab tests/molecule tests/test_roll_ops.py tests/test_roll_order.py tests/test_roll_waits.py
 ALONE = tests/test_broker_state.py
 test: lint

@@ -84,8 +84,17 @@ def free_port() -> int:
     given one port for both its listeners), and outgoing connections take ports from that range meanwhile."""
     import random
 
+    low, high = _PORT_RANGE
+    # pytest-xdist workers (`make test`) each draw from a range of their own: two processes cannot hand out the
+    # same port between one's bind test and its broker's bind
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    count = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1") or 1)
+    if worker.startswith("gw") and worker[2:].isdigit() and count > 1:
+        width = (high - low) // count
+        low += int(worker[2:]) % count * width
+        high = low + width - 1
     for _ in range(1000):
-        port = random.randint(*_PORT_RANGE)
+        port = random.randint(low, high)
         if port in _GIVEN_PORTS:
             continue
         with socket.socket() as s:

@@ -17,32 +17,34 @@ NOW_MS = 1_790_000_000_000
 # `make test` runs pytest in pytest-xdist workers, two on two cores, with a scheduler of our own (xdist 3.8's
 # xdist_group marks do not reach its scheduler under pytest 9). A unit of work is a test file, but for
 # - a folder whose tests share session fixtures made once per worker: tests/fleet (the SSH hosts in network
-#   namespaces, whose setup tears down any other's, and the Spark clusters), tests/lab (the prepared datasets) and
-#   tests/molecule (the testbed);
-# - the roles' runs on local hosts (tests/test_roll_*.py), which join the lab's unit and run before the lab: the
-#   heavy pass is then two units of about the same length, the roll tests and the lab in one worker, the Molecule
-#   scenarios in the other (alone on 2026-11-29: ~6 + ~28 min against ~31). Beside the 3 + 3 brokers scenario,
-#   at the end, the roll tests once failed one test (session 16).
-# Units go out in collection order (pytest_collection_modifyitems below): the longest first.
-UNIT_FOLDERS = ("fleet", "lab", "molecule")
+#   namespaces, whose setup tears down any other's, and the Spark clusters) and tests/molecule (the testbed);
+# - the lab's trials (LAB_TRIALS: each release's prepared dataset and trials, session fixtures), one unit with the
+#   roles' runs on local hosts (tests/test_roll_*.py), which run first: beside the 3 + 3 brokers scenario, at the
+#   end, the roll tests once failed one test (session 16).
+# The heavy pass starts with the roll tests and the lab's trials in one worker and the Molecule scenarios in the
+# other (2026-11-29, alone: ~6 + ~25 min against ~30); the lab's other files (clusters, DumpLogSegments, seeds
+# 001 and 004: module fixtures of their own) go to whichever worker is free first. Units go out in collection order
+# (pytest_collection_modifyitems below), the longest first.
 BEFORE_LAB = ("tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py")
-FIRST = ("tests/fleet", *BEFORE_LAB, "tests/lab", "tests/molecule")
+LAB_TRIALS = tuple(
+    f"tests/lab/test_{n}.py" for n in ("broker_faults", "fidelity", "partition_faults", "smoke")
+)
+FOLDERS = ("tests/fleet", "tests/molecule")
+FIRST = ("tests/fleet", "tests/lab", "tests/molecule")
 
 
 def unit_of(nodeid: str) -> str:
     """The unit of work a test belongs to (one worker runs a unit's tests, in collection order)."""
     path = nodeid.split("::")[0]
-    if path in BEFORE_LAB:
+    if path in BEFORE_LAB or path in LAB_TRIALS:
         return "tests/lab"
-    parts = path.split("/")
-    if len(parts) > 2 and parts[0] == "tests" and parts[1] in UNIT_FOLDERS:
-        return "/".join(parts[:2])
-    return path
+    return next((f for f in FOLDERS if path.startswith(f + "/")), path)
 
 
-def _rank(item: pytest.Item) -> int:
-    path = item.nodeid.split("::")[0]
-    return next((i for i, p in enumerate(FIRST) if path == p or path.startswith(p + "/")), len(FIRST))
+def _rank(item: pytest.Item) -> tuple[int, bool]:
+    unit = unit_of(item.nodeid)
+    first = FIRST.index(unit) if unit in FIRST else len(FIRST)
+    return first, item.nodeid.split("::")[0] not in BEFORE_LAB
 
 
 @pytest.hookimpl(trylast=True)
