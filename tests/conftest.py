@@ -16,29 +16,30 @@ if not CORPUS.exists():  # CI clones next to shared/
 NOW_MS = 1_790_000_000_000
 # `make test` runs pytest in pytest-xdist workers, two on two cores, with a scheduler of our own (xdist 3.8's
 # xdist_group marks do not reach its scheduler under pytest 9). A unit of work is a test file, but for
-# - a folder whose tests share session fixtures made once per worker: tests/fleet (the SSH hosts in network
-#   namespaces, whose setup tears down any other's, and the Spark clusters) and tests/molecule (the testbed);
-# - the lab's trials (LAB_TRIALS: each release's prepared dataset and trials, session fixtures), one unit with the
-#   roles' runs on local hosts (tests/test_roll_*.py), which run first: beside the 3 + 3 brokers scenario, at the
-#   end, the roll tests once failed one test (session 16).
-# The heavy pass starts with the roll tests and the lab's trials in one worker and the Molecule scenarios in the
-# other (2026-11-29, alone: ~6 + ~25 min against ~30); the lab's other files (clusters, DumpLogSegments, seeds
-# 001 and 004: module fixtures of their own) go to whichever worker is free first. Units go out in collection order
-# (pytest_collection_modifyitems below), the longest first.
+# - "spark": tests/fleet and tests/qos, the Spark jobs (one Spark at a time: two side by side took 1.7x longer each)
+#   and the fleet's SSH hosts in network namespaces, whose setup tears down any other's;
+# - "molecule": tests/molecule (the testbed, made once);
+# - "lab": the lab's trials (LAB_TRIALS: each release's prepared dataset and trials, session fixtures) with the
+#   roles' runs on local hosts (tests/test_roll_*.py) first: beside the 3 + 3 brokers scenario, at the end, the roll
+#   tests once failed one test (session 16).
+# The first pass starts with "spark" in one worker (~8 min alone), the rest in the other. The heavy pass starts with
+# "lab" in one worker and "molecule" in the other (2026-11-29, alone: ~6 + ~25 min against ~30); the lab's other
+# files (clusters, DumpLogSegments, seeds 001 and 004: module fixtures of their own) go to whichever worker is free
+# first. Units go out in collection order (pytest_collection_modifyitems below), these three first.
 BEFORE_LAB = ("tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py")
 LAB_TRIALS = tuple(
     f"tests/lab/test_{n}.py" for n in ("broker_faults", "fidelity", "partition_faults", "smoke")
 )
-FOLDERS = ("tests/fleet", "tests/molecule")
-FIRST = ("tests/fleet", "tests/lab", "tests/molecule")
+FOLDERS = {"tests/fleet/": "spark", "tests/qos/": "spark", "tests/molecule/": "molecule"}
+FIRST = ("spark", "lab", "molecule")
 
 
 def unit_of(nodeid: str) -> str:
     """The unit of work a test belongs to (one worker runs a unit's tests, in collection order)."""
     path = nodeid.split("::")[0]
     if path in BEFORE_LAB or path in LAB_TRIALS:
-        return "tests/lab"
-    return next((f for f in FOLDERS if path.startswith(f + "/")), path)
+        return "lab"
+    return next((unit for prefix, unit in FOLDERS.items() if path.startswith(prefix)), path)
 
 
 def _rank(item: pytest.Item) -> tuple[int, bool]:
