@@ -12,7 +12,7 @@ DEMO_INPUTS = --server-properties $(DEMO)/etc/kafka/server.properties \
 # the broker user owns the simulated log dirs: as root a system user 'kafka' (created if missing), else you
 DEMO_USER := $(shell [ "$$(id -u)" = 0 ] && echo kafka || id -un)
 
-.PHONY: venv test lint lab demo bench clean
+.PHONY: venv test lint lab molecule demo bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PY) -m venv $(VENV)
@@ -47,6 +47,12 @@ test: lint
 lab: venv
 	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} bash .ci/setup-lab.sh
 	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} $(BIN)/python -m pytest -q -m lab tests/lab
+
+# every Molecule scenario, `make test`'s and the ones it leaves out (tests/molecule/test_molecule.py CI_LEFT_OUT)
+molecule: venv
+	bash .ci/setup-molecule.sh
+	bash .ci/setup-lab.sh
+	KAFKA_OPS_MOLECULE=all $(BIN)/python -m pytest -q tests/molecule
 
 # the demo needs the runtime only (no pyspark, playwright, molecule): a venv of its own, made once and reused
 $(DEMO_VENV)/.installed: pyproject.toml

@@ -31,6 +31,13 @@ SCENARIOS = [
     ("kafka_rolling_restart", "brokers"),
 ]
 TIMES = REPO / ".cache" / "molecule-times.txt"
+# `make test` (CI) leaves these out; `make molecule` (KAFKA_OPS_MOLECULE=all) runs every scenario
+CI_LEFT_OUT = {
+    ("kafka_rolling_restart", "default"): (
+        "the rolling restart on test doubles runs in `make molecule` only: CI's time goes to the same role's brokers"
+        " scenario on real Kafka (2026-11-29: beside the lab it took 618 s, the brokers scenario 1,393 s alone)"
+    ),
+}
 
 
 def _missing() -> str | None:
@@ -93,6 +100,8 @@ def testbed() -> dict[str, str]:
 @pytest.mark.slow
 @pytest.mark.parametrize(("role", "scenario"), SCENARIOS, ids=[f"{r}-{s}" for r, s in SCENARIOS])
 def test_molecule_scenario(role: str, scenario: str, testbed: dict[str, str]) -> None:
+    if (role, scenario) in CI_LEFT_OUT and os.environ.get("KAFKA_OPS_MOLECULE") != "all":
+        pytest.skip(CI_LEFT_OUT[(role, scenario)])
     if scenario == "brokers":
         _require_jars("3.9.1")
     t0 = time.monotonic()
