@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -14,18 +15,17 @@ if not CORPUS.exists():  # CI clones next to shared/
     CORPUS = Path("/work/shared/corpus")
 
 NOW_MS = 1_790_000_000_000
-# `make test` runs pytest in pytest-xdist workers, two on two cores, with a scheduler of our own (xdist 3.8's
+# `make test`'s heavy pass runs in two pytest-xdist workers on two cores, with a scheduler of our own (xdist 3.8's
 # xdist_group marks do not reach its scheduler under pytest 9). A unit of work is a test file, but for
-# - "spark": tests/fleet and tests/qos, the Spark jobs (one Spark at a time: two side by side took 1.7x longer each)
-#   and the fleet's SSH hosts in network namespaces, whose setup tears down any other's;
-# - "molecule": tests/molecule (the testbed, made once);
 # - "lab": the lab's trials (LAB_TRIALS: each release's prepared dataset and trials, session fixtures) with the
 #   roles' runs on local hosts (tests/test_roll_*.py) first: beside the 3 + 3 brokers scenario, at the end, the roll
-#   tests once failed one test (session 16).
-# The first pass starts with "spark" in one worker (~8 min alone), the rest in the other. The heavy pass starts with
-# "lab" in one worker and "molecule" in the other (2026-11-29, alone: ~6 + ~25 min against ~30); the lab's other
-# files (clusters, DumpLogSegments, seeds 001 and 004: module fixtures of their own) go to whichever worker is free
-# first. Units go out in collection order (pytest_collection_modifyitems below), these three first.
+#   tests once failed one test (session 16);
+# - "molecule": tests/molecule (the testbed, made once);
+# - "spark": tests/fleet and tests/qos, for a run of them in workers (one Spark at a time: two side by side took 1.7x
+#   longer each; the fleet's SSH hosts in network namespaces, whose setup tears down any other's).
+# The heavy pass starts with "lab" in one worker and "molecule" in the other (2026-11-29, alone: ~6 + ~25 min against
+# ~30); the lab's other files (clusters, DumpLogSegments, seeds 001 and 004: module fixtures of their own) go to
+# whichever worker is free first. Units go out in collection order (pytest_collection_modifyitems below).
 BEFORE_LAB = ("tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py")
 LAB_TRIALS = tuple(
     f"tests/lab/test_{n}.py" for n in ("broker_faults", "fidelity", "partition_faults", "smoke")
@@ -49,9 +49,11 @@ def _rank(item: pytest.Item) -> tuple[int, bool]:
 
 
 @pytest.hookimpl(trylast=True)
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    # a stable sort: each file's tests stay together and in pytest's order (the lab's by release)
-    items.sort(key=_rank)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # under pytest-xdist only (its controller and workers): a stable sort, each file's tests together and in
+    # pytest's order (the lab's by release); a run in one process keeps pytest's order
+    if getattr(config.option, "numprocesses", None) or os.environ.get("PYTEST_XDIST_WORKER"):
+        items.sort(key=_rank)
 
 
 @pytest.hookimpl(optionalhook=True)
