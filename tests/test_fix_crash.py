@@ -175,7 +175,10 @@ def test_undo_killed_anywhere_is_finished_by_the_next_undo(fast_fs: Path) -> Non
 def small_fs(tmp_path: Path):  # type: ignore[no-untyped-def]
     mnt = tmp_path / "small"
     mnt.mkdir()
-    r = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k", "tmpfs", str(mnt)], capture_output=True)
+    # mode 0700: a journal dir must be root's alone (a tmpfs root is 1777 by default, and is refused as one)
+    r = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", str(mnt)], capture_output=True
+    )
     if r.returncode != 0:
         pytest.skip(f"cannot mount a tmpfs here: {r.stderr.decode().strip()}")
     yield mnt

@@ -28,6 +28,7 @@ import hashlib
 import itertools
 import json
 import os
+import secrets
 import shlex
 import shutil
 import stat as statmod
@@ -38,6 +39,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_ops.engine.compat import slotted
+from kafka_ops.remediate.safepath import FixError, check_dir, dir_ids, open_dir, others_can_write
+from kafka_ops.remediate.safepath import q as _q
 
 JOURNAL_DIRS = ("/var/lib/kafka-ops/journal", os.path.expanduser("~/.local/state/kafka-ops/journal"))
 JOURNAL_VERSION = 2
@@ -48,19 +51,6 @@ _DIR_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_DIRECTORY | os.O_CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC | os.O_NOCTTY
 BATCH_RECORDS = 5000  # intents made durable with one fsync, before the batch's changes
 BATCH_SECONDS = 1.0
-
-
-def _q(path: str) -> str:
-    """A path as a shell word on one printable line: shlex.quote, or bash's $'...' with \\xNN escapes for a name
-    with control characters (a newline) or bytes that are not UTF-8 (the broker user chooses the names)."""
-    if path.isprintable():
-        return shlex.quote(path)
-    raw = os.fsencode(path)
-    return (
-        "$'"
-        + "".join(chr(c) if 0x20 <= c < 0x7F and c not in (0x27, 0x5C) else f"\\x{c:02x}" for c in raw)
-        + "'"
-    )
 
 
 @slotted
@@ -98,6 +88,7 @@ class Plan:
     actions: list[Action] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     refused: str | None = None
+    log_dirs: list[str] = field(default_factory=list)  # where a journal must never be (checked at apply)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -106,10 +97,6 @@ class Plan:
             "notes": self.notes,
             "refused": self.refused,
         }
-
-
-class FixError(Exception):
-    pass
 
 
 # ------------------------------------------------------------------ modes
@@ -182,17 +169,11 @@ class _Tree:
     """Directories under a root opened component by component (O_NOFOLLOW|O_DIRECTORY), the last chain kept
     open so that a walk-ordered sequence of paths opens each directory once."""
 
-    def __init__(self, root: str, dev_ino: tuple[int, int] | None = None, create: bool = False) -> None:
+    def __init__(self, root: str, create: bool = False) -> None:
+        # by handle from /, a link refused where the broker user could have made it (safepath); a dir we create
+        # things in (the quarantine) must be root's alone
+        self.fd, self.resolved = open_dir(root, write=create, create=create)
         self.root = root
-        if create:
-            os.makedirs(root, mode=0o700, exist_ok=True)
-        self.fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)  # the root is root's config
-        st = os.fstat(self.fd)
-        if dev_ino is not None and (st.st_dev, st.st_ino) != tuple(dev_ino):
-            os.close(self.fd)
-            raise FixError(
-                f"{root}: not the directory the fix planned on (replaced since): nothing done there"
-            )
         self.create = create
         self.chain: list[tuple[str, int]] = []
 
@@ -225,15 +206,27 @@ class _Tree:
         return self.chain[-1][1] if self.chain else self.fd
 
 
+class _Refused:
+    """A log dir that open_dir refuses now (a link since the plan): every change in it is skipped."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+
+    def close(self) -> None:
+        pass
+
+
 def _split(rel: str) -> tuple[str, str]:
     head, _, tail = rel.rpartition("/")
     return head, tail
 
 
 def _open_checked(
-    tree: _Tree, rel: str, kind: str, dev: int | None, ino: int | None
+    tree: _Tree | _Refused, rel: str, kind: str, dev: int | None, ino: int | None
 ) -> tuple[int, str | None]:
     """(fd, None), or (-1, why it was skipped). Never follows a link, never opens a FIFO, socket or device."""
+    if isinstance(tree, _Refused):
+        return -1, f"its log dir: {tree.why}, skipped"
     if rel == "":
         fd = os.dup(tree.fd)
     else:
@@ -280,48 +273,102 @@ def _open_checked(
 # ------------------------------------------------------------------ ownership
 
 
-def _walk(top: str) -> Iterator[tuple[str, os.stat_result | None, str]]:
-    """(path relative to top, lstat, kind) for top and everything under it, by directory handles, links not
-    followed; kind "d", "f" or what else it is ("link", "fifo", "socket", "device"), stat None when it vanished."""
-    root_fd = os.open(top, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    stack: list[tuple[int, str]] = [(root_fd, "")]
+MAX_DEPTH = 16  # Kafka's log dirs are two levels deep (log dir, partition dir); deeper trees are not walked
+
+
+def _walk(root_fd: int) -> Iterator[tuple[str, os.stat_result | None, str]]:
+    """(path relative to the root, lstat, kind) for the opened root and everything under it, by directory
+    handles, links not followed; kind "d", "f" or what else it is ("link", "fifo", "socket", "device", and
+    "replaced" or "deep" for a dir swapped while walked or more than MAX_DEPTH levels down), stat None when
+    it vanished. Open fds stay bounded by the depth whatever the number of dirs: a dir's subdirs are remembered
+    by name and dev/ino, and each is opened in its turn relative to its parent's fd (O_NOFOLLOW) and must be
+    the dir that was listed."""
     yield "", os.fstat(root_fd), "d"
-    while stack:
-        fd, rel = stack.pop()
-        try:
-            with os.scandir(fd) as it:
-                entries = sorted(it, key=lambda e: e.name)
-            subdirs = []
-            for e in entries:
-                erel = f"{rel}/{e.name}" if rel else e.name
-                try:
-                    st = e.stat(follow_symlinks=False)
-                except FileNotFoundError:
-                    continue  # e.g. a checkpoint .tmp that a running broker renamed meanwhile
-                m = st.st_mode
-                if statmod.S_ISDIR(m):
-                    subdirs.append((e.name, erel))
-                    continue
-                kind = (
-                    "f" if statmod.S_ISREG(m) else "link" if statmod.S_ISLNK(m)
-                    else "fifo" if statmod.S_ISFIFO(m) else "socket" if statmod.S_ISSOCK(m) else "device"
-                )  # fmt: skip
-                yield erel, st, kind
-            for name, erel in reversed(subdirs):
-                try:
-                    sub = os.open(name, _DIR_FLAGS, dir_fd=fd)
-                except FileNotFoundError:
-                    continue
-                except OSError as exc:
-                    if exc.errno in (errno.ELOOP, errno.ENOTDIR):
-                        yield erel, None, "link"
+    frames: list[tuple[int, str, list[tuple[str, int, int]]]] = []  # the open chain: (fd, rel, subdirs to do)
+    fd: int | None = os.dup(root_fd)
+    rel = ""
+    try:
+        while True:
+            if fd is not None:
+                subdirs: list[tuple[str, int, int]] = []
+                frames.append((fd, rel, subdirs))
+                fd = None
+                with os.scandir(frames[-1][0]) as it:
+                    entries = sorted(it, key=lambda e: e.name)
+                for e in entries:
+                    erel = f"{rel}/{e.name}" if rel else e.name
+                    try:
+                        st = e.stat(follow_symlinks=False)
+                    except FileNotFoundError:
+                        continue  # e.g. a checkpoint .tmp that a running broker renamed meanwhile
+                    m = st.st_mode
+                    if statmod.S_ISDIR(m):
+                        subdirs.append((e.name, st.st_dev, st.st_ino))
                         continue
-                    raise
-                yield erel, os.fstat(sub), "d"
-                stack.append((sub, erel))
-        finally:
+                    kind = (
+                        "f" if statmod.S_ISREG(m) else "link" if statmod.S_ISLNK(m)
+                        else "fifo" if statmod.S_ISFIFO(m) else "socket" if statmod.S_ISSOCK(m) else "device"
+                    )  # fmt: skip
+                    yield erel, st, kind
+                del entries
+                subdirs.reverse()  # popped from the end: depth first, in name order
+            if not frames:
+                return
+            pfd, prel, todo = frames[-1]
+            if not todo:
+                os.close(pfd)
+                frames.pop()
+                continue
+            name, dev, ino = todo.pop()
+            erel = f"{prel}/{name}" if prel else name
+            if len(frames) >= MAX_DEPTH:
+                yield erel, None, "deep"
+                continue
+            try:
+                fd = os.open(name, _DIR_FLAGS, dir_fd=pfd)
+            except FileNotFoundError:
+                continue
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    yield erel, None, "link"
+                    continue
+                raise
+            st = os.fstat(fd)
+            if (st.st_dev, st.st_ino) != (dev, ino):
+                os.close(fd)
+                fd = None
+                yield erel, None, "replaced"
+                continue
+            rel = erel
+            yield erel, st, "d"
+    finally:
+        if fd is not None:
             os.close(fd)
-        # depth first, in name order: the subdirs pushed reversed come off the stack first
+        for f, _rel, _todo in frames:
+            os.close(f)
+
+
+_LEFT = {
+    "replaced": "replaced by another dir while walked, left alone",
+    "deep": f"more than {MAX_DEPTH} levels deep (no Kafka log dir is), not walked, left alone",
+}
+
+
+def open_log_dir(path: str) -> tuple[int, str]:
+    """A log dir opened as safepath says (a link refused where the broker user could have made it, as the log
+    dir itself in a parent the broker user owns); (fd, the path it resolved to)."""
+    return open_dir(path, what="log dir")
+
+
+def resolve_log_dirs(paths: list[str]) -> list[str]:
+    """What each log dir resolves to, opened by handle; FixError (one line) for a link the broker user could have
+    made. Checked before anything is changed."""
+    out = []
+    for p in paths:
+        fd, resolved = open_log_dir(p)
+        os.close(fd)
+        out.append(resolved)
+    return out
 
 
 def ownership_changes(
@@ -336,36 +383,56 @@ def ownership_changes(
     new_mode = parse_mode(mode)
     say = note or (lambda _m: None)
     for top in log_dirs:
-        if not os.path.isdir(top):
-            say(f"{top}: not a directory, skipped")
+        try:
+            top_fd, root = open_log_dir(top)
+        except FixError as exc:
+            if exc.why.endswith(("no such directory", "not a directory")):
+                say(f"{_q(top)}: {exc.why}, skipped")
+                continue
+            raise
+        try:
+            yield from _own_tree(top_fd, root, uid, gid, new_mode, say)
+        finally:
+            os.close(top_fd)
+
+
+def _own_tree(
+    top_fd: int,
+    root: str,
+    uid: int,
+    gid: int,
+    new_mode: Callable[[int, bool], int],
+    say: Callable[[str], None],
+) -> Iterator[list[Action]]:
+    for rel, st, kind in _walk(top_fd):
+        path = f"{root}/{rel}" if rel else root
+        if kind in _LEFT:
+            say(f"{_q(path)}: {_LEFT[kind]}")
             continue
-        root = os.path.abspath(top)
-        for rel, st, kind in _walk(root):
-            path = f"{root}/{rel}" if rel else root
-            if kind not in ("f", "d"):
-                say(f"{_q(path)}: a {kind}, not followed and left alone")
-                continue
-            assert st is not None
-            if kind == "f" and st.st_nlink > 1:
-                say(f"{_q(path)}: {st.st_nlink} hard links (it may be another user's file), skipped")
-                continue
-            ident = (root, rel, st.st_dev, st.st_ino, kind)
-            out = []
-            if (st.st_uid, st.st_gid) != (uid, gid):
-                out.append(Action("chown", path, (st.st_uid, st.st_gid), (uid, gid), ident=ident))
-            cur = statmod.S_IMODE(st.st_mode)
-            want = new_mode(cur, kind == "d") & ~SUID_SGID
-            if want != cur:
-                out.append(Action("chmod", path, cur, want, ident=ident))
-            if out:
-                yield out
+        if kind not in ("f", "d"):
+            say(f"{_q(path)}: a {kind}, not followed and left alone")
+            continue
+        assert st is not None
+        if kind == "f" and st.st_nlink > 1:
+            say(f"{_q(path)}: {st.st_nlink} hard links (it may be another user's file), skipped")
+            continue
+        ident = (root, rel, st.st_dev, st.st_ino, kind)
+        out = []
+        if (st.st_uid, st.st_gid) != (uid, gid):
+            out.append(Action("chown", path, (st.st_uid, st.st_gid), (uid, gid), ident=ident))
+        cur = statmod.S_IMODE(st.st_mode)
+        want = new_mode(cur, kind == "d") & ~SUID_SGID
+        if want != cur:
+            out.append(Action("chmod", path, cur, want, ident=ident))
+        if out:
+            yield out
 
 
 def plan_ownership(log_dirs: list[str], uid: int, gid: int, mode: str = DEFAULT_MODE) -> Plan:
     """chown every file and dir under the log dirs to the broker user and give them ``mode`` (a chmod mode;
     default owner rw on files, rwx on dirs), setuid/setgid stripped. Links, FIFOs, sockets, devices and files
     with more than one hard link are left alone, with a note."""
-    plan = Plan("ownership")
+    plan = Plan("ownership", log_dirs=list(log_dirs))
     for group in ownership_changes(log_dirs, uid, gid, mode, plan.notes.append):
         plan.actions.extend(group)
     return plan
@@ -400,7 +467,9 @@ def apply_ownership_streaming(
             yield g
 
     try:
-        j = _Journal.create(journal_dir or default_journal_dir(), "ownership", {"host": os.uname().nodename})
+        j = _Journal.create(
+            journal_dir or default_journal_dir(log_dirs), "ownership", {"host": os.uname().nodename}, log_dirs
+        )
     except JournalFull as exc:
         raise JournalFull(f"the journal's disk is full ({exc}): nothing was changed") from exc
     try:
@@ -458,14 +527,15 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
     call ``recoverSegment``, which rebuilds all three from the records (LogSegment.recover). Moving only the
     ``.timeindex`` would make the broker create it empty and use the ``.log``'s mtime instead (LogSegment.sanityCheck).
     """
-    plan = Plan("indexes")
+    plan = Plan("indexes", log_dirs=list(log_dirs))
     q = os.path.abspath(quarantine)
     roots = [os.path.abspath(d) for d in log_dirs]
-    for d in roots:
-        if q == d or q.startswith(d.rstrip("/") + "/"):
-            # a directory in a log dir that is not topic-partition stops the broker (LocalLog.parseTopicPartitionName)
-            plan.refused = f"quarantine {q} is inside log dir {d}: the broker would refuse to start; choose another --quarantine"
-            return plan
+    # a directory in a log dir that is not topic-partition stops the broker (LocalLog.parseTopicPartitionName);
+    # one the broker user can write is its own to fill: the rule of every dir a fix writes in (safepath)
+    refused = check_dir(q, dir_ids(roots), "--quarantine")
+    if refused:
+        plan.refused = refused
+        return plan
     seen = set()
     trees: dict[str, _Tree] = {}
     try:
@@ -476,11 +546,16 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
                 plan.notes.append(f"{_q(part_dir)}: not in a log dir, skipped")
                 continue
             if root not in trees:
-                trees[root] = _Tree(root)
+                try:
+                    trees[root] = _Tree(root)
+                except FixError as exc:
+                    plan.refused = str(exc)
+                    return plan
             rel_dir = part_dir[len(root.rstrip("/")) + 1 :]
+            resolved = trees[root].resolved
             for suffix in (".index", ".timeindex", ".txnindex"):
                 name = f"{base:020d}{suffix}"
-                src = f"{part_dir}/{name}"
+                src = f"{resolved}/{rel_dir}/{name}"
                 if src in seen:
                     continue
                 seen.add(src)
@@ -499,11 +574,11 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
                 if st.st_nlink > 1:
                     plan.notes.append(f"{_q(src)}: {st.st_nlink} hard links, left alone")
                     continue
-                dst = os.path.join(q, os.path.basename(root), rel_dir, name)
+                dst = os.path.join(q, os.path.basename(resolved), rel_dir, name)
                 plan.actions.append(
                     Action(
                         "move", src, None, dst, "the broker rebuilds it from the .log at start",
-                        ident=(root, f"{rel_dir}/{name}", st.st_dev, st.st_ino, "f"),
+                        ident=(resolved, f"{rel_dir}/{name}", st.st_dev, st.st_ino, "f"),
                     )
                 )  # fmt: skip
     finally:
@@ -515,15 +590,28 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
 # ------------------------------------------------------------------ the journal
 
 
-def default_journal_dir() -> str:
+def default_journal_dir(log_dirs: list[str] | None = None) -> str:
+    """The first of JOURNAL_DIRS that can hold journals (made when missing), as journal_dir() checks it."""
+    whys = []
     for d in JOURNAL_DIRS:
         try:
-            os.makedirs(d, exist_ok=True)
-            if os.access(d, os.W_OK):
-                return d
-        except OSError:
+            fd, resolved = open_dir(
+                d, write=True, create=True, avoid=dir_ids(log_dirs or []), what="journal dir"
+            )
+        except (FixError, OSError) as exc:
+            whys.append(str(exc))
             continue
-    raise FixError("no writable journal dir: give --journal-dir")
+        os.close(fd)
+        return resolved
+    raise FixError(f"no journal dir can be used ({'; '.join(whys)}): give --journal-dir")
+
+
+def journal_dir_problem(path: str, log_dirs: list[str] | None = None) -> str | None:
+    """Why ``path`` may not hold undo journals (None: it may): the rule of every dir a fix writes in (safepath):
+    it and every dir on the way writable by root alone, and outside every log dir (a second `fix ownership`
+    would chown a journal there). Undo trusts what a journal says, so the broker user must not be able to
+    plant one, or rename the dir away and put its own in its place."""
+    return check_dir(path, dir_ids(log_dirs or []), "--journal-dir")
 
 
 _ENCODE = json.JSONEncoder(
@@ -547,32 +635,47 @@ class _Journal:
         self.header_len = 0
 
     @classmethod
-    def create(cls, jdir: str, fix: str, header: dict[str, Any]) -> _Journal:
-        os.makedirs(jdir, exist_ok=True)
+    def create(
+        cls, jdir: str, fix: str, header: dict[str, Any], log_dirs: list[str] | None = None
+    ) -> _Journal:
+        dfd, resolved = open_dir(
+            jdir, write=True, create=True, avoid=dir_ids(log_dirs or []), what="--journal-dir"
+        )
+        try:
+            return cls._create_in(dfd, resolved, fix, header)
+        finally:
+            os.close(dfd)
+
+    @classmethod
+    def _create_in(cls, dfd: int, jdir: str, fix: str, header: dict[str, Any]) -> _Journal:
         stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
-        path = os.path.join(jdir, f"{stamp}-{fix}.jsonl")
+        # an unpredictable name, made with O_EXCL|O_NOFOLLOW in a dir only root can write: nobody can have put a
+        # file or link there first
+        name = f"{stamp}-{fix}-{secrets.token_hex(6)}.jsonl"
+        path = os.path.join(jdir, name)
         # the header is written under a temporary name and renamed: a journal always starts with its header
-        tmp = path + ".new"
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC, 0o600)
+        tmp = f".{name}.{secrets.token_hex(6)}.new"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_NOFOLLOW | os.O_CLOEXEC
+        fd = os.open(tmp, flags, 0o600, dir_fd=dfd)
         j = cls(path, fd)
         j.add({"kafka_ops_journal": JOURNAL_VERSION, "fix": fix, "created": stamp, **header})
         try:
             j.sync()
         except JournalFull:
             os.close(fd)
-            os.unlink(tmp)
+            os.unlink(tmp, dir_fd=dfd)
             raise
-        if os.path.lexists(path):
-            os.close(fd)
-            os.unlink(tmp)
-            raise FixError(f"{path}: exists already")
-        os.rename(tmp, path)
-        j.header_len = j.durable
-        dfd = os.open(jdir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:
-            os.fsync(dfd)  # the journal's name is durable too
-        finally:
-            os.close(dfd)
+            os.stat(name, dir_fd=dfd, follow_symlinks=False)
+        except FileNotFoundError:
+            pass
+        else:
+            os.close(fd)
+            os.unlink(tmp, dir_fd=dfd)
+            raise FixError(f"{path}: exists already")
+        os.rename(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+        j.header_len = j.durable
+        os.fsync(dfd)  # the journal's name is durable too
         return j
 
     def add(self, rec: dict[str, Any]) -> None:
@@ -631,9 +734,11 @@ def apply(
         raise FixError(plan.refused)
     if not plan.actions:
         return None
-    jdir = journal_dir or default_journal_dir()
+    jdir = journal_dir or default_journal_dir(plan.log_dirs)
     try:
-        j = _Journal.create(jdir, plan.fix, {"host": os.uname().nodename, "planned": len(plan.actions)})
+        j = _Journal.create(
+            jdir, plan.fix, {"host": os.uname().nodename, "planned": len(plan.actions)}, plan.log_dirs
+        )
     except JournalFull as exc:
         raise JournalFull(f"the journal's disk is full ({exc}): nothing was changed") from exc
     skip = on_skip or (lambda _msg: None)
@@ -675,7 +780,7 @@ def _apply_ownership(
     progress: Callable[[int, int], None],
     total: int | None,
 ) -> None:
-    trees: dict[str, _Tree] = {}
+    trees: dict[str, _Tree | _Refused] = {}
     made = seen = 0
     n = 0
     progress(0, total or 0)
@@ -707,7 +812,10 @@ def _apply_ownership(
             for n_, rec in batch:
                 root = rec["root"]
                 if root not in trees:
-                    trees[root] = _Tree(root)
+                    try:
+                        trees[root] = _Tree(root)
+                    except FixError as exc:
+                        trees[root] = _Refused(exc.why)
                 fd, why = _open_checked(trees[root], rec["rel"], rec["type"], rec["dev"], rec["ino"])
                 if fd < 0:
                     j.add({"skipped": n_, "why": why})
@@ -786,8 +894,15 @@ def _move(
 ) -> str | None:
     """Move the file src_rel (which must be dev/ino) to dst_rel, by names relative to opened directories; never
     replaces what is at dst_rel. None when moved, else why not. Across filesystems: copied, then unlinked."""
-    src_t = _Tree(src_root)
-    dst_t = _Tree(dst_root, create=create)
+    try:
+        src_t = _Tree(src_root)
+    except FixError as exc:
+        return f"{exc}, skipped"
+    try:
+        dst_t = _Tree(dst_root, create=create)
+    except FixError as exc:
+        src_t.close()
+        return f"{exc}, skipped"
     try:
         fd, why = _open_checked(src_t, src_rel, "f", dev, ino)
         if fd < 0:
@@ -854,10 +969,47 @@ class UndoLines(list[str]):
     problems = 0
 
 
-def _read_journal(path: str) -> tuple[dict[str, Any], list[dict[str, Any]], bool, int | None]:
+def open_journal(path: str) -> tuple[int, int, str]:
+    """(its dir's fd, the journal opened read/append, the path it resolved to) of a journal undo may trust: undo
+    does as root what a journal says (chown back to any uid, chmod, write a file's content), so a journal the
+    broker user could have written or planted is refused, in one line: its dir or a dir on the way writable by
+    another user than root, or the file owned by another user, group/other-writable, a link or hard-linked."""
+    head, name = os.path.split(os.path.abspath(path))
+    try:
+        dfd, resolved = open_dir(head, write=True)
+    except FixError as exc:
+        raise FixError(f"{_q(path)}: not undone: its dir {exc.why}") from None
+    try:
+        try:
+            fd = os.open(
+                name, os.O_RDWR | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dfd
+            )
+        except FileNotFoundError:
+            raise FixError(f"{_q(path)}: no such file") from None
+        except OSError as exc:
+            why = "a symlink" if exc.errno == errno.ELOOP else exc.strerror
+            raise FixError(f"{_q(path)}: not undone: {why}") from None
+        st = os.fstat(fd)
+        why = (
+            "not a regular file" if not statmod.S_ISREG(st.st_mode)
+            else others_can_write(st) or (f"{st.st_nlink} hard links" if st.st_nlink > 1 else None)
+        )  # fmt: skip
+        if why:
+            os.close(fd)
+            raise FixError(
+                f"{_q(path)}: not undone: the journal is {why}, so the broker user could have written it; "
+                "read it and put back by hand what it lists"
+            )
+    except BaseException:
+        os.close(dfd)
+        raise
+    return dfd, fd, os.path.join(resolved, name)
+
+
+def _read_journal(path: str, fd: int) -> tuple[dict[str, Any], list[dict[str, Any]], bool, int | None]:
     """(header, records, old whole-JSON format, where a torn last line starts: None when there is none)."""
     try:
-        with open(path, encoding="utf-8") as f:
+        with open(os.dup(fd), encoding="utf-8") as f:
             text = f.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise FixError(f"{path}: not a readable kafka-ops journal ({exc})") from exc
@@ -888,9 +1040,22 @@ def _read_journal(path: str) -> tuple[dict[str, Any], list[dict[str, Any]], bool
 def undo(journal_path: str) -> UndoLines:
     """Reverse a journal's changes, last first, each only if the fix made it and the file is still the one the
     fix changed. Can be run again (after a kill, or to finish what was left)."""
-    header, recs, old, torn_at = _read_journal(journal_path)
+    dfd, jfd, journal_path = open_journal(journal_path)
+    try:
+        return _undo(dfd, jfd, journal_path)
+    finally:
+        os.close(dfd)
+
+
+def _undo(dfd: int, jfd: int, journal_path: str) -> UndoLines:
+    try:
+        header, recs, old, torn_at = _read_journal(journal_path, jfd)
+    except BaseException:
+        os.close(jfd)
+        raise
     out = UndoLines()
     if old:
+        os.close(jfd)  # rewritten whole at the end, under a new name
         if header.get("undone"):
             return out
         intents = _old_intents(recs)
@@ -898,15 +1063,12 @@ def undo(journal_path: str) -> UndoLines:
         done: dict[int, dict[str, Any]] = {}
     else:
         if any("undo_complete" in r for r in recs):
+            os.close(jfd)
             return out
         intents = [r for r in recs if "n" in r and "op" in r]
         undone = {r["undone"] for r in recs if "undone" in r}
         done = {r["done"]: r for r in recs if "done" in r}
-    j = (
-        None
-        if old
-        else _Journal(journal_path, os.open(journal_path, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC))
-    )
+    j = None if old else _Journal(journal_path, jfd)
     if j is not None and torn_at is not None:
         # undo appends its records: the torn line goes first (as a log's recovery truncates a torn tail), or it
         # would sit mid-file and make the journal unreadable to the next undo
@@ -941,18 +1103,19 @@ def undo(journal_path: str) -> UndoLines:
             j = _sync_or_stop(j, out)
         elif old:
             header["undone"] = dt.datetime.now(dt.timezone.utc).isoformat()
-            tmp = journal_path + ".tmp"
+            tmp = f".{os.path.basename(journal_path)}.{secrets.token_hex(6)}.tmp"
             try:
-                with open(tmp, "w", encoding="utf-8") as f:
+                flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC
+                with open(os.open(tmp, flags, 0o600, dir_fd=dfd), "w", encoding="utf-8") as f:
                     json.dump(header, f, indent=2)
                     f.flush()
                     os.fsync(f.fileno())
-                os.replace(tmp, journal_path)
+                os.replace(tmp, os.path.basename(journal_path), src_dir_fd=dfd, dst_dir_fd=dfd)
             except (
                 OSError
             ) as exc:  # everything is undone; only the mark is missing (a next undo finds nothing)
                 with contextlib.suppress(OSError):
-                    os.unlink(tmp)
+                    os.unlink(tmp, dir_fd=dfd)
                 out.append(f"note: {journal_path}: could not mark it undone ({exc.strerror})")
     finally:
         for t in trees.values():
@@ -1004,8 +1167,12 @@ def _undo_one(rec: dict[str, Any], trees: dict[str, _Tree], done: dict[str, Any]
         try:
             if root not in trees:
                 trees[root] = _Tree(root)
-        except FileNotFoundError:
-            return f"left {path}: its log dir is gone"
+        except FixError as exc:
+            return (
+                f"left {path}: its log dir is gone"
+                if exc.why.endswith("no such directory")
+                else f"left {path}: {exc}"
+            )
         kind = rec["type"]
         if kind == "any":  # a version-1 journal does not say: whatever is there, but no link
             try:
@@ -1074,8 +1241,8 @@ def _undo_move(rec: dict[str, Any], done: dict[str, Any] | None) -> str | None:
     path, dst = _q(rec["path"]), _q(rec["dst"])
     try:
         src_t = _Tree(rec["root"])
-    except FileNotFoundError:
-        return f"left {dst}: the log dir {_q(rec['root'])} is gone"
+    except FixError as exc:
+        return f"left {dst}: {exc}"
     try:
         head, name = _split(rec["rel"])
         try:
@@ -1096,8 +1263,8 @@ def _undo_move(rec: dict[str, Any], done: dict[str, Any] | None) -> str | None:
         src_t.close()
     try:
         q = _Tree(rec["dst_root"])
-    except FileNotFoundError:
-        return f"left {path}: the quarantine {_q(rec['dst_root'])} is gone"
+    except FixError as exc:
+        return f"left {path}: the quarantine: {exc}"
     try:
         head, name = _split(rec["dst_rel"])
         try:
@@ -1118,7 +1285,7 @@ def _drop_quarantined_link(rec: dict[str, Any]) -> None:
     """A move killed between link and unlink leaves the file under both names: drop the quarantine's."""
     try:
         q = _Tree(rec["dst_root"])
-    except OSError:
+    except (OSError, FixError):
         return
     try:
         head, name = _split(rec["dst_rel"])
