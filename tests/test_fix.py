@@ -192,7 +192,7 @@ def test_fix_ownership_gives_the_mode_asked_for_and_refuses_a_bad_one(tmp_path, 
     assert os.lstat(part).st_mode & 0o777 == 0o755
 
 
-def test_fix_journals_lists_states_and_undo_last_undoes_the_newest(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+def test_fix_journals_lists_states_and_undo_last_undoes_the_newest_still_applied(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
     pw = pwd.getpwnam(broker_user)
     host = _unreadable_timeindex_host(tmp_path, pw)
     bad = host.planted["unreadable_timeindex"][0]
@@ -228,8 +228,11 @@ def test_fix_journals_lists_states_and_undo_last_undoes_the_newest(tmp_path, bro
         for j in json.loads(run("fix", "journals", "--journal-dir", str(jdir), "-f", "json").stdout)
     }
     assert states == {str(killed): "partial", str(applied): "undone"}
+    # the next --last goes on to the newest fix still applied (here the killed one), then there is none left
     again = run("fix", "undo", "--last", "--journal-dir", str(jdir))
-    assert again.returncode == 0 and "already undone" in again.stdout  # never walks back to an older fix
+    assert again.returncode == 0 and f"undoing {killed}" in again.stdout, again.stdout + again.stderr
+    last = run("fix", "undo", "--last", "--journal-dir", str(jdir))
+    assert last.returncode == 0 and "undone already; nothing to do" in last.stdout
     both = run("fix", "undo", str(applied), "--last")
     assert both.returncode == 2 and "give a JOURNAL or --last" in both.stderr
     empty = run("fix", "undo", "--last", "--journal-dir", str(tmp_path / "h"))

@@ -135,5 +135,8 @@ INPUTS = (
     "log_dir", "server_properties", "broker_user", "kafka_version", "topic_configs", "systemd_unit",
     "broker_state", "now", "horizon", "broker_log", "probe_as_user", "deep", "expect_mount",
 )  # fmt: skip
+# What every `kafka-ops fix` command reads: the audit's inputs, so that a fix sees the host as the audit that
+# asked for it saw it (`fix indexes --systemd-unit`, `fix systemd --broker-state`...)
+FIX_INPUTS = INPUTS
 # The gate: what fails it and what is acknowledged
 GATE = ("fail_on", "waive", "waive_file")

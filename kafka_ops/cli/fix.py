@@ -13,18 +13,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.cli.audit import (
-    BrokerState,
-    BrokerUserOpt,
-    KafkaVersionOpt,
-    LogDirOpt,
-    NowOpt,
-    ServerPropsOpt,
-    StateOpt,
-    TopicConfigsOpt,
-    UnitOpt,
-    build_options,
-)
+from kafka_ops.audit.cmdoptions import FIX_INPUTS
+from kafka_ops.cli.audit import GIVEN, Given, build_options, with_options
 from kafka_ops.cli.framework import Command, Group, OutputFormat, app, fail, show_notes
 
 fix_app = typer.Typer(
@@ -99,6 +89,16 @@ def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
     typer.echo(f"done. Undo with: kafka-ops fix undo {shlex.quote(str(journal))}")
 
 
+def _check_journal_dir(journal_dir: Path | None, log_dirs: list[str], apply: bool) -> None:
+    """--journal-dir refused in one line before anything is changed, by the rule of every dir a fix writes in."""
+    from kafka_ops.remediate.fixes import journal_dir_problem
+
+    if apply and journal_dir is not None:
+        problem = journal_dir_problem(str(journal_dir), log_dirs)
+        if problem:
+            fail(problem)
+
+
 def _gather(**kw: Any) -> Any:
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.facts.collect import gather
@@ -111,11 +111,9 @@ def _gather(**kw: Any) -> Any:
 
 
 @fix_app.command("ownership", cls=Command)
+@with_options("inputs", FIX_INPUTS)
 def ownership(
-    log_dir: LogDirOpt = None,
-    server_properties: ServerPropsOpt = None,
-    broker_user: BrokerUserOpt = None,
-    systemd_unit: UnitOpt = None,
+    inputs: Given = GIVEN,
     group: Annotated[
         str | None,
         typer.Option(
@@ -147,12 +145,7 @@ def ownership(
     except ValueError as exc:
         fail(f"--mode: {exc}")
 
-    h, _ = _gather(
-        log_dir=log_dir,
-        server_properties=server_properties,
-        broker_user=broker_user,
-        systemd_unit=systemd_unit,
-    )
+    h, _ = _gather(**inputs)
     if h.identity is None:
         fail(h.skipped_inputs.get("broker_user", "the broker user is unknown: give --broker-user"))
     gid = h.identity.gid
@@ -164,6 +157,14 @@ def ownership(
     dirs = [d.path for d in h.log_dirs]
     if not dirs:
         fail("no log dirs: give --log-dir or --server-properties")
+    from kafka_ops.remediate.fixes import FixError, resolve_log_dirs
+
+    try:
+        # by handle from /: a log dir that is a link the broker user could have made is refused, before anything
+        dirs = resolve_log_dirs(dirs)
+    except FixError as exc:
+        fail(str(exc))
+    _check_journal_dir(journal_dir, dirs, apply)
     if h.broker_state == "running":
         typer.echo(
             "note: the broker is running; checkpoint .tmp files may come and go while this runs (cp-ansible #903)"
@@ -238,10 +239,9 @@ def _apply_ownership_streaming(
 
 
 @fix_app.command("systemd", cls=Command)
+@with_options("inputs", FIX_INPUTS)
 def systemd(
-    log_dir: LogDirOpt = None,
-    server_properties: ServerPropsOpt = None,
-    systemd_unit: UnitOpt = None,
+    inputs: Given = GIVEN,
     timeout_stop_sec: Annotated[
         str | None,
         typer.Option(
@@ -259,11 +259,20 @@ def systemd(
     no_reload: Annotated[
         bool, typer.Option("--no-reload", help="Do not run systemctl daemon-reload.")
     ] = False,
+    all_settings: Annotated[
+        bool,
+        typer.Option(
+            "--all-settings",
+            help="Also write what an info finding suggests (e.g. an empty ExecStop= the audit calls harmless "
+            "here); by default only what a finding at warning or above asks for.",
+        ),
+    ] = False,
     apply: ApplyOpt = False,
     journal_dir: JournalOpt = None,
 ) -> None:
     """Write a drop-in for the broker unit: the stop timeout a clean shutdown needs (SYSD001), SIGTERM as the
-    stop signal (SYSD002), LimitNOFILE (SYSD003); then systemctl daemon-reload."""
+    stop signal (SYSD002), LimitNOFILE (SYSD003), as far as a finding at warning or above asks for them (all
+    with --all-settings); then systemctl daemon-reload."""
     from kafka_ops.audit import run_audit
     from kafka_ops.audit.options import OptionError, parse_seconds
     from kafka_ops.engine.errors import EngineError
@@ -277,7 +286,7 @@ def systemd(
             fail(str(exc))
         if stop_s < 1:
             fail(f"--timeout-stop-sec: must be at least 1s, not {timeout_stop_sec!r}")
-    opts = build_options(log_dir=log_dir, server_properties=server_properties, systemd_unit=systemd_unit)
+    opts = build_options(**inputs)
     try:
         report = run_audit(opts)
     except EngineError as exc:
@@ -286,8 +295,16 @@ def systemd(
     if not unit:
         fail("no systemd unit found: give --systemd-unit")
     settings: dict[str, str] = {}
+    left: list[str] = []
     for f in report["findings"]:
         d = f.get("details") or {}
+        if (
+            f["check"] in ("SYSD001", "SYSD002", "SYSD003")
+            and f.get("severity") == "info"
+            and not all_settings
+        ):
+            left.append(f["check"])  # the audit says it does no harm here: not written unless asked
+            continue
         if f["check"] == "SYSD001" and d.get("recommended_timeout_s"):
             settings["TimeoutStopSec"] = f"{int(d['recommended_timeout_s'])}s"
         if f["check"] == "SYSD002":
@@ -299,15 +316,24 @@ def systemd(
         settings["TimeoutStopSec"] = f"{stop_s}s"
     if limit_nofile is not None:
         settings["LimitNOFILE"] = str(limit_nofile)
+    for check in sorted(set(left)):
+        typer.echo(
+            f"note: {check}: an info finding (no harm here), not written; --all-settings writes it too"
+        )
     if not settings:
         typer.echo(
-            "fix systemd: the unit already stops the broker cleanly (no SYSD001-SYSD003 finding); nothing to change."
+            "fix systemd: the unit already stops the broker cleanly (no SYSD001-SYSD003 finding at warning or "
+            "above); nothing to change."
         )
         return
-    _print_and_apply(plan_systemd_dropin(str(unit), settings, reload=not no_reload), apply, journal_dir)
+    _check_journal_dir(journal_dir, [d["path"] for d in report["log_dirs"]], apply)
+    plan = plan_systemd_dropin(str(unit), settings, reload=not no_reload)
+    plan.log_dirs = [d["path"] for d in report["log_dirs"]]
+    _print_and_apply(plan, apply, journal_dir)
 
 
 @fix_app.command("indexes", cls=Command)
+@with_options("inputs", FIX_INPUTS)
 def indexes(
     quarantine: Annotated[
         Path,
@@ -317,12 +343,7 @@ def indexes(
             help="Folder outside every log dir that receives the bad index files.",
         ),
     ] = Path("/var/lib/kafka-ops/quarantine"),
-    log_dir: LogDirOpt = None,
-    server_properties: ServerPropsOpt = None,
-    topic_configs: TopicConfigsOpt = None,
-    kafka_version: KafkaVersionOpt = None,
-    broker_state: StateOpt = BrokerState.auto,
-    now: NowOpt = None,
+    inputs: Given = GIVEN,
     apply: ApplyOpt = False,
     journal_dir: JournalOpt = None,
 ) -> None:
@@ -334,10 +355,7 @@ def indexes(
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.remediate.fixes import plan_quarantine_indexes
 
-    opts = build_options(
-        log_dir=log_dir, server_properties=server_properties, topic_configs=topic_configs,
-        kafka_version=kafka_version, broker_state=broker_state.value, now=now,
-    )  # fmt: skip
+    opts = build_options(**inputs)
     try:
         report = run_audit(opts)
     except EngineError as exc:
@@ -352,7 +370,10 @@ def indexes(
             part_dir = os.path.dirname(p) if os.path.basename(p)[:1].isdigit() else p
             segments.append((part_dir, int(f["segment"])))
     stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-    plan = plan_quarantine_indexes(segments, str(quarantine / stamp), [d["path"] for d in report["log_dirs"]])
+    log_dirs = [d["path"] for d in report["log_dirs"]]
+    plan = plan_quarantine_indexes(segments, str(quarantine / stamp), log_dirs)
+    if not plan.refused:
+        _check_journal_dir(journal_dir, log_dirs, apply)
     _print_and_apply(plan, apply, journal_dir)
 
 
@@ -513,7 +534,8 @@ def undo(
     last: Annotated[
         bool,
         typer.Option(
-            "--last", help="Undo the newest journal (see `fix journals`); --journal-dir says where."
+            "--last",
+            help="Undo the newest journal not undone yet (see `fix journals`); --journal-dir says where.",
         ),
     ] = False,
     journal_dir: Annotated[
@@ -533,9 +555,26 @@ def undo(
         found = find_journals(journal_dir)
         if not found:
             fail(f"no fix journals in {journal_dir or ' or '.join(str(d) for d in _journal_dirs(None))}")
-        newest = found[-1]
+        # the newest that is not undone yet: a second --last goes on to the fix before it
+        pending = [s for s in found if s["state"] != "undone"]
+        if not pending:
+            where = journal_dir or " or ".join(str(d) for d in _journal_dirs(None))
+            typer.echo(f"every fix journal in {where} is undone already; nothing to do.")
+            return
+        newest = pending[-1]
         journal = Path(newest["path"])
         typer.echo(f"undoing {shlex.quote(str(journal))} (fix {newest['fix']}, {_when(newest['created'])})")
+    from kafka_ops.remediate.fixes import open_journal
+
+    if not journal.is_file():
+        fail(str(journal_problem(journal)))
+    try:
+        # undo does as root what the journal says: one the broker user could have written is refused first
+        dfd, jfd, _resolved = open_journal(str(journal))
+        os.close(jfd)
+        os.close(dfd)
+    except FixError as exc:
+        fail(str(exc))
     problem = journal_problem(journal)
     if problem:
         fail(problem)

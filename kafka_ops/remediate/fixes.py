@@ -494,16 +494,38 @@ def plan_systemd_dropin(
     """A drop-in ``<unit>.d/kafka-ops.conf`` with the given [Service] settings, then daemon-reload."""
     plan = Plan("systemd")
     unit = os.path.basename(unit_path)
-    dropin_dir = os.path.join(os.path.dirname(os.path.abspath(unit_path)), f"{unit}.d")
+    # the unit's dir (and the drop-in dir, when there is one) opened by handle and root's alone: a drop-in is run
+    # by systemd as root, so one in a dir the broker user can write is refused
+    try:
+        ufd, unit_dir = open_dir(
+            os.path.dirname(os.path.abspath(unit_path)), write=True, what="the unit's dir"
+        )
+    except FixError as exc:
+        plan.refused = str(exc)
+        return plan
+    dropin_dir = os.path.join(unit_dir, f"{unit}.d")
     path = os.path.join(dropin_dir, name)
     content = (
         "# written by kafka-ops fix systemd: see `kafka-ops audit` (SYSD001-SYSD003)\n[Service]\n"
         + "".join(f"{k}={v}\n" for k, v in settings.items())
     )
-    before = None
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            before = f.read()
+    before: str | None = None
+    try:
+        if os.path.lexists(dropin_dir):
+            dfd, _resolved = open_dir(dropin_dir, write=True, what="the drop-in dir")
+            try:
+                cur = _read_file(dfd, name)
+            finally:
+                os.close(dfd)
+            if cur is False:
+                plan.refused = f"{_q(path)}: not a regular file: not replacing it"
+                return plan
+            before = cur  # type: ignore[assignment]
+    except FixError as exc:
+        plan.refused = str(exc)
+        return plan
+    finally:
+        os.close(ufd)
     if before != content:
         plan.actions.append(Action("write", path, before, content))
         if reload and shutil.which("systemctl"):
@@ -852,8 +874,9 @@ def _apply_each(actions: list[Action], j: _Journal, skip: Callable[[str], None])
                        dst_root=a.after[: -len(dst_rel) - 1], dst_rel=dst_rel)  # fmt: skip
         elif a.op == "write":
             rec.update(
-                before=a.before, after=a.after, after_sha256=hashlib.sha256(a.after.encode()).hexdigest()
-            )
+                before=a.before, after=a.after, after_sha256=hashlib.sha256(a.after.encode()).hexdigest(),
+                made_dir=not os.path.isdir(os.path.dirname(a.path)),  # undo removes the drop-in dir it made
+            )  # fmt: skip
         elif a.op == "run":
             rec["argv"] = a.after
         j.add(rec)
@@ -869,14 +892,12 @@ def _apply_each(actions: list[Action], j: _Journal, skip: Callable[[str], None])
                 skip(f"{_q(a.path)}: {why}")
                 continue
         elif a.op == "write":
-            os.makedirs(os.path.dirname(a.path), exist_ok=True)
-            tmp = a.path + ".kafka-ops.tmp"
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(a.after)
-                f.flush()
-                os.fsync(f.fileno())
-            os.chmod(tmp, 0o644)
-            os.replace(tmp, a.path)
+            # the drop-in dir 0755 as systemd's own; it and the unit's dir root's alone (safepath), else refused
+            dfd, _resolved = open_dir(os.path.dirname(a.path), write=True, create=True, mode=0o755)
+            try:
+                _write_file(dfd, os.path.basename(a.path), a.after)
+            finally:
+                os.close(dfd)
         elif a.op == "run":
             r = subprocess.run(a.after, capture_output=True, text=True)
             j.add({"done": n, "returncode": r.returncode})
@@ -1210,31 +1231,93 @@ def _undo_one(rec: dict[str, Any], trees: dict[str, _Tree], done: dict[str, Any]
     if op == "move":
         return _undo_move(rec, done)
     if op == "write":
-        p = rec["path"]
-        cur = None
-        if os.path.exists(p):
-            with open(p, encoding="utf-8") as f:
-                cur = f.read()
-        if cur == rec["before"]:
-            return None
-        if (
-            cur is not None
-            and rec.get("after_sha256")
-            and hashlib.sha256(cur.encode()).hexdigest() != rec["after_sha256"]
-        ):
-            return f"left {path}: changed since the fix, not overwriting it"
-        if rec["before"] is None:
-            os.remove(p)
-            return f"rm {path}"
-        with open(p, "w", encoding="utf-8") as f:
-            f.write(rec["before"])
-        return f"restore {path}"
+        return _undo_write(rec)
     if op == "run":
         if rec.get("argv") == ["systemctl", "daemon-reload"] and shutil.which("systemctl"):
             subprocess.run(rec["argv"], capture_output=True)
             return "systemctl daemon-reload"
         return None
     return f"left {path}: unknown change {op!r}"
+
+
+def _undo_write(rec: dict[str, Any]) -> str | None:
+    """A written file (the systemd drop-in) back as it was, by handle in its dir; the dir removed when the fix
+    made it and it is empty now."""
+    p, path = rec["path"], _q(rec["path"])
+    head, name = os.path.split(p)
+    try:
+        dfd, _resolved = open_dir(head, write=True)
+    except FixError as exc:
+        if exc.why.endswith("no such directory"):
+            return None if rec["before"] is None else f"left {path}: its dir is gone"
+        return f"left {path}: {exc}"
+    try:
+        cur = _read_file(dfd, name)
+        if cur is False:
+            return f"left {path}: not a regular file now, not touching it"
+        if cur != rec["before"]:
+            if (
+                cur is not None
+                and rec.get("after_sha256")
+                and hashlib.sha256(cur.encode()).hexdigest() != rec["after_sha256"]
+            ):
+                return f"left {path}: changed since the fix, not overwriting it"
+            if rec["before"] is not None:
+                _write_file(dfd, name, rec["before"])
+                return f"restore {path}"
+            os.unlink(name, dir_fd=dfd)
+            did = [f"rm {path}"]
+        else:
+            did = []
+    finally:
+        os.close(dfd)
+    if rec.get("made_dir"):
+        try:
+            pfd, _resolved = open_dir(os.path.dirname(head), write=True)
+        except FixError:
+            return "; ".join(did) or None
+        try:
+            os.rmdir(os.path.basename(head), dir_fd=pfd)
+            did.append(f"rmdir {_q(head)}")
+        except OSError:
+            pass  # not empty: something else is in it now, or already gone
+        finally:
+            os.close(pfd)
+    return "; ".join(did) or None
+
+
+def _read_file(dfd: int, name: str) -> str | bool | None:
+    """The text of ``name`` in the opened dir; None when there is none, False when it is not a regular file."""
+    try:
+        fd = os.open(name, _FILE_FLAGS, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return False
+        raise
+    with open(fd, encoding="utf-8", errors="replace") as f:
+        if not statmod.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return False
+        return f.read()
+
+
+def _write_file(dfd: int, name: str, text: str) -> None:
+    """``name`` in the opened dir replaced whole: an unpredictable temp made O_EXCL|O_NOFOLLOW, fsync'ed, renamed."""
+    tmp = f".{name}.{secrets.token_hex(6)}.tmp"
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dfd)
+    try:
+        with open(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fchmod(f.fileno(), 0o644)
+            os.fsync(f.fileno())
+        os.replace(tmp, name, src_dir_fd=dfd, dst_dir_fd=dfd)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp, dir_fd=dfd)
+        raise
+    os.fsync(dfd)
 
 
 def _undo_move(rec: dict[str, Any], done: dict[str, Any] | None) -> str | None:
