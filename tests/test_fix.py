@@ -192,7 +192,7 @@ def test_fix_ownership_gives_the_mode_asked_for_and_refuses_a_bad_one(tmp_path, 
     assert os.lstat(part).st_mode & 0o777 == 0o755
 
 
-def test_fix_journals_lists_states_and_undo_last_undoes_the_newest_still_applied(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
+def test_fix_journals_list_states_undo_last_takes_the_newest_applied(tmp_path, broker_user) -> None:  # type: ignore[no-untyped-def]
     pw = pwd.getpwnam(broker_user)
     host = _unreadable_timeindex_host(tmp_path, pw)
     bad = host.planted["unreadable_timeindex"][0]

@@ -30,7 +30,8 @@ JournalOpt = Annotated[
     typer.Option(
         "--journal-dir",
         metavar="DIR",
-        help="Where the undo journal goes (default /var/lib/kafka-ops/journal).",
+        help="Where the undo journal goes (default /var/lib/kafka-ops/journal): it and every dir on the way "
+        "must be writable by root alone, and outside every log dir, else refused.",
     ),
 ]
 INDEX_CHECKS = ("IDX001", "IDX002", "IDX003", "IDX004", "RET001")
@@ -340,7 +341,8 @@ def indexes(
         typer.Option(
             "--quarantine",
             metavar="DIR",
-            help="Folder outside every log dir that receives the bad index files.",
+            help="Folder outside every log dir that receives the bad index files (it and every dir on the way "
+            "writable by root alone).",
         ),
     ] = Path("/var/lib/kafka-ops/quarantine"),
     inputs: Given = GIVEN,
@@ -543,7 +545,8 @@ def undo(
         typer.Option("--journal-dir", metavar="DIR", help="With --last: the journal dir (default as `fix`)."),
     ] = None,
 ) -> None:
-    """Put back everything a fix changed, last change first."""
+    """Put back everything a fix changed, last change first. A journal the broker user could have written (its
+    file or a dir on the way not root's alone) is refused."""
     from kafka_ops.remediate.fixes import FixError
     from kafka_ops.remediate.fixes import undo as do_undo
 
