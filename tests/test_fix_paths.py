@@ -286,3 +286,17 @@ def test_fix_systemd_writes_only_what_a_warning_asks_for_unless_all_settings(tmp
     assert "SYSD002: an info finding" in r.stdout
     r = run(*args, "--all-settings")
     assert r.returncode == 0 and "ExecStop=" in r.stdout and "would apply" in r.stdout, r.stdout
+
+
+def test_undo_of_indexes_removes_the_quarantine_dirs_the_fix_made(tmp_path: Path) -> None:
+    host = simulate_host(
+        str(tmp_path / "h"), HostSpec(now_ms=NOW_MS, failures=Failures(untrimmed_timeindex=True))
+    )
+    q = tmp_path / "q"
+    args = ["fix", "indexes", "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
+            "--broker-state", "stopped", "--now", str(NOW_MS), "--quarantine", str(q)]  # fmt: skip
+    r = run(*args, "--apply", "--journal-dir", str(tmp_path / "j"))
+    assert r.returncode == 0 and any(p.is_file() for p in q.rglob("*")), r.stdout + r.stderr
+    u = run("fix", "undo", "--last", "--journal-dir", str(tmp_path / "j"))
+    assert u.returncode == 0, u.stdout + u.stderr
+    assert list(q.iterdir()) == []  # <quarantine>/<time>/<log dir>/<partition>: made by the fix, gone with it

@@ -92,12 +92,17 @@ def _print_and_apply(plan: Any, apply: bool, journal_dir: Path | None) -> None:
 
 def _check_journal_dir(journal_dir: Path | None, log_dirs: list[str], apply: bool) -> None:
     """--journal-dir refused in one line before anything is changed, by the rule of every dir a fix writes in."""
-    from kafka_ops.remediate.fixes import journal_dir_problem
+    from kafka_ops.remediate.fixes import FixError, default_journal_dir, journal_dir_problem
 
     if apply and journal_dir is not None:
         problem = journal_dir_problem(str(journal_dir), log_dirs)
         if problem:
             fail(problem)
+    elif apply:
+        try:
+            default_journal_dir(log_dirs)
+        except FixError as exc:
+            fail(str(exc))
 
 
 def _gather(**kw: Any) -> Any:

@@ -1361,7 +1361,32 @@ def _undo_move(rec: dict[str, Any], done: dict[str, Any] | None) -> str | None:
     why = _move(rec["dst_root"], rec["dst_rel"], rec["root"], rec["rel"], st.st_dev, st.st_ino, create=False)
     if why:
         return f"left {dst}: {why}"
+    _drop_empty_quarantine_dirs(rec["dst_root"], rec["dst_rel"])
     return f"mv {dst} {path}"
+
+
+def _drop_empty_quarantine_dirs(dst_root: str, dst_rel: str) -> None:
+    """The dirs the fix made in the quarantine (<quarantine>/<time>/<log dir>/<partition>), removed by undo once
+    empty, deepest first, by handle (rmdir removes only an empty dir)."""
+    head = _split(dst_rel)[0]
+    rels = []
+    rel = f"{os.path.basename(dst_root)}/{head}" if head else os.path.basename(dst_root)
+    while rel:
+        rels.append(rel)
+        rel = _split(rel)[0]
+    try:
+        t = _Tree(os.path.dirname(dst_root))
+    except FixError:
+        return
+    try:
+        for rel in rels:
+            h, name = _split(rel)
+            try:
+                os.rmdir(name, dir_fd=t.dir_fd(h))
+            except OSError:
+                return  # not empty (another file still there): the dirs above it stay too
+    finally:
+        t.close()
 
 
 def _drop_quarantined_link(rec: dict[str, Any]) -> None:
