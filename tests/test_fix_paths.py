@@ -70,6 +70,27 @@ def test_a_log_dir_swapped_for_a_link_to_roots_dir_is_refused(
     assert plan.refused and "is a symlink" in plan.refused and not plan.actions
 
 
+def test_the_shipped_collector_refuses_a_log_dir_link_in_one_line(
+    tmp_path: Path, hostile: pwd.struct_passwd
+) -> None:
+    """The kafka_datadirs role's door to the ownership fix: the same refusal, no traceback."""
+    from kafka_ops.collector import ship
+
+    _binary, ddir = decoys(tmp_path)
+    before = snapshot(tmp_path / "decoy")
+    parent = broker_parent(tmp_path, hostile)
+    os.symlink(ddir, parent / "data")
+    r = subprocess.run(
+        [sys.executable, "-I", "-S", "-", "ownership", "--log-dir", str(parent / "data"), "--broker-user",
+         hostile.pw_name, "--apply", "--journal-dir", str(tmp_path / "j")],
+        input=ship.build(), capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert r.returncode == 2, r.stdout
+    (line,) = r.stderr.splitlines()
+    assert line.startswith("kafka-ops-collector: ownership: log dir ") and "is a symlink" in line
+    assert snapshot(tmp_path / "decoy") == before
+
+
 def test_a_link_root_made_is_followed_and_what_it_led_to_is_printed(
     tmp_path: Path, hostile: pwd.struct_passwd
 ) -> None:

@@ -208,7 +208,10 @@ def _ownership(
     dirs = [d.path for d in h.log_dirs]
     if not dirs:
         return fail("no log dirs: give --log-dir or --server-properties")
-    plan = plan_ownership(dirs, h.identity.uid, gid, mode)
+    try:
+        plan = plan_ownership(dirs, h.identity.uid, gid, mode)
+    except FixError as exc:  # a log dir that is a link the broker user could have made: refused, one line
+        return fail(f"ownership: {exc}")
     journal = None
     skipped: list[str] = []
     if apply:
