@@ -577,6 +577,18 @@ def test_the_rescue_keeps_the_logs_tail_with_its_control_characters_escaped(tmp_
     assert kept.read_text().splitlines()[-1] == "ERROR the last line \\e]52;c;cm0gLXJmIC8K\\x07 ends"
 
 
+def test_a_check_run_keeps_no_tail_on_the_controller(tmp_path: Path) -> None:
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    (tmp_path / "reports").mkdir()
+    hook = tmp_path / "deploy.yml"
+    hook.write_text("- name: Fail the deploy\n  ansible.builtin.fail: {msg: the deploy failed}\n")
+    r = lab.run("--check", "-e", f"kafka_rolling_restart_deploy_tasks={hook}")
+    out = _out(r)
+    assert r.returncode != 0
+    assert "The last 50 lines of its log: not kept (--check writes nothing) (last line: " in out, out[-3000:]
+    assert list((tmp_path / "reports").rglob("*")) == []
+
+
 def test_the_collector_runs_isolated_from_python_variables_and_the_user_site(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
