@@ -222,7 +222,7 @@ def fleet_audit(
             metavar="DURATION",
             parser=seconds_parser(1),
             help="Wall-clock time one SSH host's audit may take, from its connection (a collector still running "
-            "then is that host's FLEET005): seconds or a duration (default 30m).",
+            "then is that host's FLEET005): seconds (1800) or a duration (30m).",
         ),
     ] = 1800.0,
     tasks: Annotated[
