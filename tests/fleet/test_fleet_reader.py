@@ -147,3 +147,20 @@ def test_over_ssh_a_stopped_collector_is_the_hosts_fleet005_within_its_timeout(s
     got = list(stream_collector(t, big, [], str(ssh_lab.known_hosts), 5.0))
     assert [o["kind"] for o in got] == ["partition", "report"] and len(got[0]["x"]) == 32 << 20
     assert time.monotonic() - t0 < 60
+
+
+def test_the_fleet_tasks_host_timeout_makes_a_stopped_collector_its_fleet005(ssh_lab: Any) -> None:
+    """audit_remote, as a Spark task runs it, with the --host-timeout the CLI puts in the job's settings."""
+    import json
+
+    from kafka_ops.fleet.task import audit_remote
+
+    t = Target("h3", address=ssh_lab.addresses["h3"], user="root", key_file=str(ssh_lab.key))
+    stop = "import os, signal\nos.kill(os.getpid(), signal.SIGSTOP)\n"
+    s = {"now_ms": 0, "known_hosts": str(ssh_lab.known_hosts), "connect_timeout": 5, "host_timeout": 3}
+    t0 = time.monotonic()
+    records = list(audit_remote(t, s, stop))
+    assert time.monotonic() - t0 < 15
+    findings = [json.loads(r[2]) for r in records if r[0] == "finding"]
+    assert [f["check"] for f in findings] == ["FLEET005"]
+    assert "h3: the collector did not finish within the host timeout" in findings[0]["message"]
