@@ -230,3 +230,109 @@ def test_the_roll_reads_any_errors_fatal_through_the_collections_action_plugin(
     assert refused is not fatal, out[-4000:]
     if fatal:
         assert "Read what the play says about failures" in out and r.returncode == 0, out[-4000:]
+
+
+def test_a_check_run_prints_each_finding_once_compactly_and_writes_no_report(
+    installed: Installed, inventory: Path
+) -> None:
+    reports = installed.tmp / "check-reports"
+    r = _run(installed, "-i", str(inventory), "kafka_ops.kafka.preflight", "--check",
+             "-e", "kafka_ops_hosts=brokers_under_test", "-e", f"kafka_ops_report_dir={reports}")  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 2, out[-4000:]
+    assert not reports.exists()  # --check writes nothing, the reports neither
+    lines = [x for x in out.splitlines() if x.strip().startswith('"RET001 critical ')]
+    assert lines, out[-4000:]
+    first = lines[0]
+    # each finding once: its check and path are on one line of the whole output
+    path = first.split()[2].rstrip(":")
+    assert sum("RET001" in x and path in x for x in out.splitlines()) == 1, [
+        x for x in out.splitlines() if path in x
+    ]
+    assert all(len(x.strip()) <= 300 for x in lines), max(lines, key=len)
+    assert "FIX:" not in out
+    (fatal,) = [x for x in out.splitlines() if x.startswith("fatal: [broken-1]")]
+    assert len(fatal) < 400, fatal
+    assert "kafka-ops preflight failed on broken-1:" in fatal and "RET001" in fatal
+    assert "--check: no report written" in fatal
+
+
+def test_ansible_lint_production_passes_inside_the_installed_collection(installed: Installed) -> None:
+    """As Galaxy's importer lints it: in the collection installed from its tarball, where only the collection's own
+    names resolve (a playbook naming a role by its short name: "the role 'kafka_preflight' was not found")."""
+    lint = BIN / "ansible-lint"
+    if not lint.exists():
+        pytest.skip("ansible-lint is not installed")
+    root = installed.collections / "ansible_collections" / "kafka_ops" / "kafka"
+    env = _env(installed.tmp, installed.collections) | {"HOME": str(installed.tmp / "lint-home")}
+    r = subprocess.run(
+        [str(lint), "--profile", "production", "--offline", "--nocolor"],
+        cwd=root, capture_output=True, text=True, env=env, timeout=600,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 0, out[-4000:]
+    assert "Profile 'production' was required, and it passed." in out, out[-4000:]
+    for p in PLAYBOOKS:
+        doc = yaml.safe_load((root / "playbooks" / p).read_text())
+        names = [x.get("role") for x in doc[0].get("roles", [])] + [
+            t["ansible.builtin.include_role"]["name"]
+            for t in doc[0].get("tasks", [])
+            if "ansible.builtin.include_role" in t
+        ]
+        assert names and all(n.startswith("kafka_ops.kafka.") for n in names), (p, names)
+
+
+LOWEST_ANSIBLE_CORE = "ansible-core>=2.18,<2.19"  # meta/runtime.yml's requires_ansible: the lowest supported
+
+
+@pytest.fixture(scope="module")
+def lowest_ansible(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bin/ of the lowest supported ansible-core: KAFKA_OPS_ANSIBLE_218 (a bin/ folder), else installed by pip
+    into a venv of this test's (pip's cache makes it quick after the first time); skipped when pip cannot get it."""
+    given = os.environ.get("KAFKA_OPS_ANSIBLE_218")
+    if given:
+        return Path(given)
+    venv = tmp_path_factory.mktemp("ansible-core-218") / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, capture_output=True, timeout=120)
+    r = subprocess.run(
+        [str(venv / "bin" / "pip"), "install", "-q", LOWEST_ANSIBLE_CORE],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    if r.returncode != 0:
+        pytest.skip(
+            f"pip could not install {LOWEST_ANSIBLE_CORE}: {(r.stderr.strip().splitlines() or ['?'])[-1]}"
+        )
+    return venv / "bin"
+
+
+def test_the_playbooks_parse_with_the_lowest_ansible_core(
+    installed: Installed, inventory: Path, lowest_ansible: Path
+) -> None:
+    """The other end of the supported range (the tests run 2.19): every playbook parses by FQCN from the installed
+    collection, and the preflight runs there (--check: it reads only) with the same verdicts as on 2.19."""
+    playbook = lowest_ansible / "ansible-playbook"
+    version = subprocess.run([str(playbook), "--version"], capture_output=True, text=True, timeout=60).stdout
+    assert version.startswith("ansible-playbook [core 2.18."), version
+    env = _env(installed.tmp, installed.collections) | {
+        "PATH": f"{lowest_ansible}{os.pathsep}{os.environ['PATH']}"
+    }
+    cwd = installed.tmp / "operator-218"
+    cwd.mkdir(exist_ok=True)
+    for p in PLAYBOOKS:
+        r = subprocess.run(
+            [str(playbook), "-i", str(inventory), "--syntax-check", f"kafka_ops.kafka.{p.removesuffix('.yml')}"],
+            cwd=cwd, capture_output=True, text=True, env=env, timeout=300,
+        )  # fmt: skip
+        assert r.returncode == 0, (p, r.stdout + r.stderr)
+    r = subprocess.run(
+        [str(playbook), "-i", str(inventory), "kafka_ops.kafka.preflight", "--check",
+         "-e", "kafka_ops_hosts=brokers_under_test", "-e", f"kafka_ops_report_dir={installed.tmp / 'reports-218'}"],
+        cwd=cwd, capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    out = r.stdout + r.stderr
+    assert r.returncode == 2, out[-4000:]
+    recap = {line.split()[0]: line for line in out.splitlines() if " : ok=" in line}
+    assert "failed=0" in recap["healthy-1"] and "failed=1" in recap["broken-1"], recap
+    assert "kafka-ops preflight failed on broken-1:" in out

@@ -190,6 +190,18 @@ def test_logs_modes_the_roll_uses_are_the_same_on_39(real_logs: Path) -> None:
     assert second["read_bytes"] == 0  # nothing appended since
 
 
+def test_tail_mode_of_the_rolls_rescue_is_the_same_on_39(real_logs: Path, tmp_path: Path) -> None:
+    (doc,) = _same("tail", "--broker-log", str(real_logs), "--lines", "50")
+    assert len(doc["lines"]) == 50
+    assert doc["lines"][-1] == real_logs.read_text(errors="replace").splitlines()[-1][:1000]
+    link = tmp_path / "link.log"
+    link.symlink_to(real_logs)
+    fifo = tmp_path / "fifo.log"
+    os.mkfifo(fifo)
+    for bad in (link, fifo):  # refused unread, the same line from both
+        assert _same("tail", "--broker-log", str(bad), codes=(2,)) == []  # exit 2, one line on stderr
+
+
 def test_quorum_mode_on_a_real_kraft_dir_is_the_same_on_39(tmp_path: Path) -> None:
     src = CORPUS / CORPUS_DIRS["kraft-3.7"]
     if not src.is_dir():

@@ -506,6 +506,111 @@ def test_a_tag_selection_that_would_leave_a_broker_stopped_is_refused(
     assert _ran(out) == []
 
 
+# --- the rescue's log tail: the broker user controls the log's path ----------------------------------------
+
+HOSTILE_LOG = {
+    # a root-only file's last line would be printed in the play's error and kept on the controller
+    "link to a root-only file": "ln -s {secret} {log}",
+    # a plain `tail` as root would wait for a writer forever
+    "FIFO": "mkfifo {log}",
+    # a plain `tail` would read without end, its memory growing
+    "link to /dev/zero": "ln -s /dev/zero {log}",
+    "character device": "mknod {log} c 1 5",
+    # a hard link to the root-only file: no link to refuse, the same inode
+    "hard link to a root-only file": "ln {secret} {log}",
+}
+
+
+@pytest.mark.parametrize("kind", list(HOSTILE_LOG))
+def test_the_rescue_never_reads_a_hostile_log_as_root(tmp_path: Path, kind: str) -> None:
+    """The deploy hook puts something hostile at kafka_broker_log (as the broker user could, between the checks
+    and the rescue) and fails: the rescue's tail refuses it unread, says why in one line, and the play ends."""
+    if kind == "character device" and os.geteuid() != 0:
+        pytest.skip("mknod needs root")
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    (tmp_path / "reports").mkdir()  # the preflight (stubbed here) makes it
+    secret = tmp_path / "root-only"
+    secret.write_text("line one\nSECRET-ROOT-ONLY-LINE\n")
+    secret.chmod(0o600)
+    log = tmp_path / "brk-1" / "server.log"
+    hook = tmp_path / "deploy.yml"
+    hook.write_text(
+        "- name: Put something hostile where the broker log was\n  ansible.builtin.command:\n"
+        f"    argv: [sh, -c, {json.dumps(f'rm -f {log} && ' + HOSTILE_LOG[kind].format(secret=secret, log=log))}]\n"
+        "- name: Fail the deploy\n  ansible.builtin.fail: {msg: the deploy failed}\n"
+    )
+    p = lab.run("-e", f"kafka_rolling_restart_deploy_tasks={hook}", popen=True)
+    assert isinstance(p, subprocess.Popen)
+    try:
+        out, _ = p.communicate(timeout=180)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.communicate()
+    assert p.returncode != 0, out[-3000:]
+    assert "SECRET-ROOT-ONLY-LINE" not in out
+    assert "brk-1 (node 1) IS STOPPED and the roll stopped with it" in out, out[-3000:]
+    why = {"FIFO": "a FIFO (named pipe), not a regular file: not read",
+           "character device": "a character device, not a regular file: not read",
+           "hard link to a root-only file": "a file with 2 hard links: not read"}.get(kind, "a symbolic link")  # fmt: skip
+    assert f"Its log could not be read: {log}: {why}" in out, out[-3000:]
+    kept = list((tmp_path / "reports").rglob("*server.log.tail"))
+    assert kept == [], kept
+
+
+def test_the_rescue_keeps_the_logs_tail_with_its_control_characters_escaped(tmp_path: Path) -> None:
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    (tmp_path / "reports").mkdir()  # the preflight (stubbed here) makes it
+    log = tmp_path / "brk-1" / "server.log"
+    hook = tmp_path / "deploy.yml"
+    hook.write_text(
+        "- name: The broker logs a line with a terminal escape\n  ansible.builtin.shell:\n"
+        f"    cmd: printf 'ERROR the last line \\033]52;c;cm0gLXJmIC8K\\007 ends\\n' >> {log}\n"
+        "- name: Fail the deploy\n  ansible.builtin.fail: {msg: the deploy failed}\n"
+    )
+    r = lab.run("-e", f"kafka_rolling_restart_deploy_tasks={hook}")
+    out = _out(r)
+    assert r.returncode != 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "(last line: ERROR the last line \\\\e]52;c;cm0gLXJmIC8K\\\\x07 ends)" in out, out[-3000:]
+    (kept,) = (tmp_path / "reports").rglob("*server.log.tail")
+    assert kept.read_text().splitlines()[-1] == "ERROR the last line \\e]52;c;cm0gLXJmIC8K\\x07 ends"
+
+
+def test_a_check_run_keeps_no_tail_on_the_controller(tmp_path: Path) -> None:
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    (tmp_path / "reports").mkdir()
+    hook = tmp_path / "deploy.yml"
+    hook.write_text("- name: Fail the deploy\n  ansible.builtin.fail: {msg: the deploy failed}\n")
+    r = lab.run("--check", "-e", f"kafka_rolling_restart_deploy_tasks={hook}")
+    out = _out(r)
+    assert r.returncode != 0
+    assert "The last 50 lines of its log: not kept (--check writes nothing) (last line: " in out, out[-3000:]
+    assert list((tmp_path / "reports").rglob("*")) == []
+
+
+def test_the_collector_runs_isolated_from_python_variables_and_the_user_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sitecustomize.py on PYTHONPATH (as the broker user's environment could give a `sudo -u` without env_reset)
+    is not run by the collector (`python3 -I -s -`): it would write the collector's output as it likes."""
+    lab = Lab(tmp_path, ["brk-1"], restart="stubbed")
+    evil = tmp_path / "evil"
+    evil.mkdir()
+    ran = tmp_path / "ran-in-the-collector"
+    (evil / "sitecustomize.py").write_text(
+        "import pathlib\n"
+        "if b'\\x00-\\x00' in pathlib.Path('/proc/self/cmdline').read_bytes():  # python3 - MODE: the collector\n"
+        f"    pathlib.Path({str(ran)!r}).write_text('ran')\n"
+    )
+    monkeypatch.setenv("PYTHONPATH", str(evil))
+    r = lab.run()
+    out = _out(r)
+    assert r.returncode == 0, out[-3000:]
+    assert _ran(out) == ALL_PHASES  # quorum.yml and logstate.yml ran the collector
+    assert not ran.exists()
+
+
 # --- ProxyJump: a broker only a bastion can reach (real sshd in network namespaces) ---------------------------
 
 

@@ -215,6 +215,16 @@ def fleet_audit(
             help="SSH timeout: seconds (10) or a duration (10s, 1m).",
         ),
     ] = 10.0,
+    host_timeout: Annotated[
+        float,
+        typer.Option(
+            "--host-timeout",
+            metavar="DURATION",
+            parser=seconds_parser(1),
+            help="Wall-clock time one SSH host's audit may take, from its connection (a collector still running "
+            "then is that host's FLEET005): seconds (1800) or a duration (30m).",
+        ),
+    ] = 1800.0,
     tasks: Annotated[
         int | None,
         typer.Option(
@@ -320,7 +330,7 @@ def fleet_audit(
         "horizon": inputs["horizon"], "broker_state": inputs["broker_state"], "fail_on": gate["fail_on"],
         "topic_configs": opts.topic_configs, "broker_log": opts.logs, "probe_as_user": inputs["probe_as_user"],
         "deep": inputs["deep"], "expect_mount": opts.expected_mounts, "known_hosts": kh,
-        "connect_timeout": connect_timeout, "targets_source": source, "ssh_threads": ssh_threads,
+        "connect_timeout": connect_timeout, "host_timeout": host_timeout, "targets_source": source, "ssh_threads": ssh_threads,
         "cluster": opts.cluster, "cluster_skip": opts.cluster_skip,
     }  # fmt: skip
     from kafka_ops.fleet.results import is_uri, local_or_uri

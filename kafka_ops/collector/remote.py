@@ -6,7 +6,9 @@ audit options as ``kafka-ops audit``, runs the same facts collector and checks, 
 then one ``report`` (so a caller sees progress and keeps the facts without waiting for the whole host);
 ``systemd`` the unit settings the SYSD checks recommend for this broker (stop timeout, stop signal,
 LimitNOFILE; kafka_ops.checks.unit_settings), found or not, with the report; ``logs`` what the ``--broker-log``
-files say (``kafka-ops logs``'s report) and where the latest start stands (brokerlogs.start_state).
+files say (``kafka-ops logs``'s report) and where the latest start stands (brokerlogs.start_state); ``tail`` the
+last ``--lines`` lines of one ``--broker-log`` (the rolling restart's rescue: a bounded read that refuses a link,
+a FIFO or a device, control characters escaped).
 Exit codes as the CLI's: 0, 1 when a finding is at or above ``--fail-on``, 2 on bad input (one line on stderr).
 """
 
@@ -50,7 +52,9 @@ def add_option(p: argparse.ArgumentParser, o: Option) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
-    p.add_argument("mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum"))
+    p.add_argument(
+        "mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum", "tail")
+    )
     # the audit's options, as `kafka-ops audit` takes them: one declaration (kafka_ops.audit.cmdoptions) for both
     for dest in (*INPUTS, *GATE):
         add_option(p, OPTIONS[dest])
@@ -84,6 +88,9 @@ def parser() -> argparse.ArgumentParser:
         metavar="SECONDS",
         help="logs --wait-start: the caller's clock when it made this call, returned as asked_at beside waited_s: "
         "the caller measures on its own clock what a call costs beyond its wait (SSH, the collector's start).",
+    )
+    p.add_argument(
+        "--lines", type=int, default=50, metavar="N", help=f"tail: how many lines (at most {TAIL_MAX_LINES})."
     )
     p.add_argument("--host", help="The name to report the host as (default: its hostname).")
     # ownership mode: `kafka-ops fix ownership`'s plan, applied (with its undo journal) only with --apply
@@ -121,6 +128,8 @@ def main(argv: list[str] | None = None) -> int:
         return _logs(a.broker_log, a.rotated, a.systemd_unit)
     if a.mode == "quorum":
         return _quorum(a.server_properties)
+    if a.mode == "tail":
+        return _tail(a.broker_log, a.lines)
     from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, unusable, waivers_from
     from kafka_ops.audit.options import audit_options
     from kafka_ops.engine.errors import EngineError
@@ -255,6 +264,55 @@ def _logs(paths: list[str], rotated: bool = False, unit: str | None = None) -> i
     if unit:
         doc["unit"] = _unit_state(unit)
     sys.stdout.write(json.dumps(doc, indent=2, default=str) + "\n")
+    return 0
+
+
+# the tail's bounds: what one read may cost whatever the broker user put at the log's path
+TAIL_MAX_LINES = 1000
+TAIL_MAX_BYTES = 256 * 1024
+TAIL_LINE_CHARS = 1000
+
+
+def _tail(paths: list[str], lines: int) -> int:
+    """The last ``lines`` lines of one broker log, as one JSON document ``{"file", "lines"}``: the rolling
+    restart's rescue, run as root on a path the broker user controls. So it is opened as every broker file is
+    (engine.fileio.open_regular: never through a symlink, never blocking, a FIFO, device or socket refused
+    unread), a file with more than one hard link is refused (it may be a root-only file linked into the log
+    dir), at most TAIL_MAX_BYTES are read from its end, each line is cut to TAIL_LINE_CHARS and its control
+    characters are written as visible escapes (engine.shell.printable): a log line cannot drive the terminal
+    that shows the play's error. Exit 2 with one line on stderr when the file is not read."""
+    import os
+
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.fileio import open_regular
+    from kafka_ops.engine.shell import printable
+
+    if len(paths) != 1:
+        print("kafka-ops-collector: tail needs one --broker-log FILE", file=sys.stderr)
+        return 2
+    path = paths[0]
+    want = max(0, min(lines, TAIL_MAX_LINES))
+    try:
+        with open_regular(path) as f:
+            st = os.fstat(f.fileno())
+            if st.st_nlink > 1:
+                raise EngineError(path, f"a file with {st.st_nlink} hard links: not read")
+            start = max(0, st.st_size - TAIL_MAX_BYTES)
+            f.seek(start)
+            data = f.read(TAIL_MAX_BYTES)  # bounded: what the file grew by since the fstat is not read
+    except EngineError as exc:
+        print(f"kafka-ops-collector: {printable(exc)}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"kafka-ops-collector: {printable(path)}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    got = data.split(b"\n")
+    if got and got[-1] == b"":
+        got.pop()
+    if start > 0 and got:
+        got.pop(0)  # begun mid-line
+    text = [printable(x.decode("utf-8", "replace").removesuffix("\r")[:TAIL_LINE_CHARS]) for x in got]
+    print(json.dumps({"file": path, "lines": text[-want:] if want else []}))
     return 0
 
 

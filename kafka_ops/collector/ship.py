@@ -2,7 +2,7 @@
 
 The script carries the stdlib part of kafka_ops (engine, facts, the broker model, checks, audit, broker logs:
 the very modules the CLI runs, never a copy kept by hand) compressed inside it, and imports them from memory. So it
-runs as ``python3 - audit ...`` with the script on stdin (the fleet job over SSH, ``sudo -u <broker user>``) or
+runs as ``python3 -I -s - audit ...`` with the script on stdin (the fleet job over SSH, ``sudo -u <broker user>``) or
 from a file (the Ansible role), writes nothing on the host, and needs nothing but python3 >= 3.9 there (RHEL 9 and Debian 11 ship 3.9).
 
 ``python -m kafka_ops.collector.ship [OUT]`` writes it (default: the copy the kafka_preflight role ships); the output is

@@ -139,6 +139,16 @@ def run_fleet(
     """Audit ``targets``; ``settings`` are the audit options' values (``now_ms`` set by the caller;
     ``ssh_threads``, ``known_hosts``). ``results``: a path or any URI Spark writes (``file://``, ``s3a://``...).
     ``ship``: send kafka-ops with the job (default: when the master is not local)."""
+    from kafka_ops.fleet.shipping import run_files
+
+    with run_files():  # the copies of the SSH credentials it ships are removed when the run ends, however
+        return _run_fleet(spark, targets, settings, name, results, leaders_file, progress, tasks, ship)
+
+
+def _run_fleet(
+    spark: Any, targets: list[Target], settings: dict[str, Any], name: str, results: str | None,
+    leaders_file: str | None, progress: bool, tasks: int | None, ship: bool | None,
+) -> FleetRun:  # fmt: skip
     from pyspark import StorageLevel
 
     from kafka_ops.checks import load_all

@@ -11,20 +11,23 @@
   paths are the driver's), a missing one is an error there, and each is sent with ``SparkContext.addFile`` under
   a name unique to its content; tasks open them with ``SparkFiles.get``.
 
-Spark refuses to register two different paths under one name, and serves a file from its path for the whole
-session: copies live in one private dir per driver process (mode 0700), removed at exit.
+Spark refuses to register two different paths under one name, and serves a file from its path while a task may
+fetch it: the copies live in one private dir per run (mode 0700, :func:`run_files`) under names unique to the run,
+and that dir is removed when the run ends, however it ends (an error, Ctrl-C): no copy of a key outlives the run.
 """
 
 from __future__ import annotations
 
-import atexit
+import contextlib
 import hashlib
 import io
 import os
 import shutil
 import sys
 import tempfile
+import uuid
 import zipfile
+from collections.abc import Iterator
 from dataclasses import replace
 from importlib import resources
 from importlib.abc import Traversable
@@ -38,15 +41,29 @@ HOW_TO_SHIP = (
     "env/bin/pip install 'kafka-ops[spark]' && venv-pack -o env.tar.gz`, or conda-pack) and run with "
     "`--conf spark.archives=env.tar.gz#env --executor-python ./env/bin/python` (see docs/fleet.md)"
 )
-_DIR: str | None = None
+_DIR: str | None = None  # the current run's private dir (run_files)
+_RUN = ""  # a name part unique to the current run: a later run's copy is never taken for this one's
 _ADDED: dict[str, set[str]] = {}  # application id -> names added to it
 
 
+@contextlib.contextmanager
+def run_files() -> Iterator[str]:
+    """The private dir (mode 0700) of one run's shipped files, removed when the run ends, on an error or a
+    KeyboardInterrupt too: the copies of the SSH key files and known_hosts live no longer than the run."""
+    global _DIR, _RUN
+    outer = (_DIR, _RUN)
+    d = tempfile.mkdtemp(prefix="kafka-ops-fleet-ship-")  # mkdtemp: mode 0700, an unpredictable name
+    _DIR, _RUN = d, uuid.uuid4().hex[:8]
+    try:
+        yield d
+    finally:
+        _DIR, _RUN = outer
+        shutil.rmtree(d, ignore_errors=True)
+
+
 def _private_dir() -> str:
-    global _DIR
     if _DIR is None:
-        _DIR = tempfile.mkdtemp(prefix="kafka-ops-fleet-ship-")  # mkdtemp: mode 0700
-        atexit.register(shutil.rmtree, _DIR, True)
+        raise RuntimeError("kafka-ops: files are shipped only inside shipping.run_files()")
     return _DIR
 
 
@@ -71,7 +88,7 @@ def package_zip() -> bytes:
 
 def _store(name: str, data: bytes, mode: int = 0o600) -> str:
     digest = hashlib.sha256(data).hexdigest()[:16]
-    path = os.path.join(_private_dir(), f"{digest}-{name}")
+    path = os.path.join(_private_dir(), f"{digest}-{_RUN}-{name}")
     if not os.path.exists(path):
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode)
         with os.fdopen(fd, "wb") as f:

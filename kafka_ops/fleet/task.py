@@ -169,7 +169,7 @@ def audit_remote(t: Target, s: dict[str, Any], script: str) -> Iterator[Record]:
     from dataclasses import replace
 
     from kafka_ops.fleet.shipping import executor_file
-    from kafka_ops.fleet.ssh import HostFailure, stream_collector
+    from kafka_ops.fleet.ssh import HOST_TIMEOUT, HostFailure, stream_collector
 
     start = time.monotonic()
     files = s.get("spark_files")  # credentials the driver sent with the job: their copies on this executor
@@ -183,6 +183,7 @@ def audit_remote(t: Target, s: dict[str, Any], script: str) -> Iterator[Record]:
             executor_file(kh, files),
             float(s.get("connect_timeout") or 10),
             known_hosts_shown=kh,
+            host_timeout=float(s.get("host_timeout") or HOST_TIMEOUT),
         ):
             if obj.get("kind") == "partition":
                 row = {k: v for k, v in obj.items() if k != "kind"}
