@@ -11,13 +11,15 @@ from kafka_ops.cli.framework import Command, app, fail
 
 
 def write_html(reports: list[dict], sources: list[str], output: Path) -> None:  # type: ignore[type-arg]
+    from kafka_ops.engine.outputs import OutputError, output_file
     from kafka_ops.render.report import render
 
     page = render(reports, sources)
-    try:
-        output.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
+    try:  # never through a link, in a dir no other user can change (kafka_ops.engine.outputs)
+        with output_file(str(output)) as f:
+            f.write(page)
+    except OutputError as exc:
+        fail(str(exc))
 
 
 @app.command(cls=Command)
@@ -37,8 +39,10 @@ def report(
     fixes, the retention forecast and each topic's size over time as charts, disk use and recovery per log dir,
     and for several hosts a host by check matrix.
     """
+    from kafka_ops.cli.audit import check_output
     from kafka_ops.render.report import ReportError, load_report
 
+    check_output(output)
     docs = []
     for path in reports:
         try:
