@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_ops.engine.shell import strip_terminal
 from kafka_ops.facts.logs import KAFKA_LINE, MAX_LINE, NOTHING_RECOGNISED, parse_line, read_lines
 
 Event = dict[str, Any]
@@ -741,7 +742,9 @@ class Tail:
         out = []
         for raw in done.split(b"\n")[: -1 if done.endswith(b"\n") else None]:
             self.line_no += 1
-            out.append((self.line_no, raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]))
+            out.append(
+                (self.line_no, strip_terminal(raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]))
+            )
         return out
 
     def _drain(self, f: Any, final: bool, max_chunks: int) -> list[tuple[int, str]]:
@@ -1067,7 +1070,9 @@ class StartWatch:
         # taken with stat knows no line number)
         for raw in block.split(b"\n"):
             self.line += 1
-            line = raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]
+            line = strip_terminal(
+                raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]
+            )  # as read_lines
             for e in parse_line(line):
                 e["file"], e["line"] = self.path, f"byte {pos}"
                 self._feed(e, line)
