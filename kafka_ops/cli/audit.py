@@ -113,10 +113,11 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, ve
     validate(report)  # the published schema is what we print
     if fmt == "html":  # one self-contained page (render/report), written to --output (default report.html)
         from kafka_ops.cli.report import write_html
+        from kafka_ops.engine.shell import printable
 
         target = output or Path("report.html")
-        write_html([report], [f"kafka-ops audit of {report['host']}"], target)
-        sys.stderr.write(f"wrote {target}\n")
+        real = write_html([report], [f"kafka-ops audit of {report['host']}"], target)
+        sys.stderr.write(f"wrote {printable(real)}\n")
         return
     if fmt == "table" and output is None:
         import shutil

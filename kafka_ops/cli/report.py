@@ -10,16 +10,19 @@ import typer
 from kafka_ops.cli.framework import Command, app, fail
 
 
-def write_html(reports: list[dict], sources: list[str], output: Path) -> None:  # type: ignore[type-arg]
-    from kafka_ops.engine.outputs import OutputError, output_file
+def write_html(reports: list[dict], sources: list[str], output: Path) -> str:  # type: ignore[type-arg]
+    """Write the page; the path written, as it resolved (what is printed: a link on the way is not hidden)."""
+    from kafka_ops.engine.outputs import OutputError, check_target, output_file
     from kafka_ops.render.report import render
 
     page = render(reports, sources)
     try:  # never through a link, in a dir no other user can change (kafka_ops.engine.outputs)
-        with output_file(str(output)) as f:
+        real = check_target(str(output))
+        with output_file(real) as f:
             f.write(page)
     except OutputError as exc:
         fail(str(exc))
+    return real
 
 
 @app.command(cls=Command)
@@ -40,6 +43,7 @@ def report(
     and for several hosts a host by check matrix.
     """
     from kafka_ops.cli.audit import check_output
+    from kafka_ops.engine.shell import printable
     from kafka_ops.render.report import ReportError, load_report
 
     check_output(output)
@@ -49,6 +53,6 @@ def report(
             docs.append(load_report(path))
         except ReportError as exc:
             fail(str(exc))
-    write_html(docs, [str(p) for p in reports], output)
+    real = write_html(docs, [str(p) for p in reports], output)
     n = sum(len(d["findings"]) for d in docs)
-    typer.echo(f"wrote {output}: {len(docs)} report(s), {n} finding(s)")
+    typer.echo(f"wrote {printable(real)}: {len(docs)} report(s), {n} finding(s)")
