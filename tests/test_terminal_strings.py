@@ -4,7 +4,7 @@ The broker user writes server.log: a "Kafka version" line ending in an OSC 52 se
 `kafka-ops logs` through `| tee`, set tmux's clipboard, and the operator's next paste was the broker user's
 command. Log lines are stripped of escape sequences (OSC, CSI, DCS, C1) and control characters where they are
 read (facts.logs.read_lines), so every command and format shows none: `logs` (table, json), `audit` (table,
-brief, markdown, json: decoded too, as `jq -r` shows it).
+brief, markdown, json: decoded too, as `jq -r` shows it). `dump` shows a record's bytes escaped (visible, inert).
 """
 
 from __future__ import annotations
@@ -106,3 +106,39 @@ def test_strip_terminal_takes_whole_sequences_and_keeps_text() -> None:
     assert strip_terminal("a\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\b") == "alinkb"
     assert strip_terminal("é, 中文, ✓") == "é, 中文, ✓"
     assert strip_terminal("a\x1b]unterminated\nnext line") == "a\nnext line"  # a sequence never eats a line
+
+
+def test_dump_prints_no_sequence_from_a_record(tmp_path: Path) -> None:
+    """A segment the broker user wrote (or a producer's record): key, value and header as `dump --payloads`
+    shows them, text and JSON decoded."""
+    from kafka_ops.engine.builder import NewRecord, build_batch
+
+    part = tmp_path / "t-0"
+    part.mkdir()
+    payload = f"v{OSC52}{CSI}{C1}".encode()
+    rec = NewRecord(
+        key=f"k{CSI}".encode(), value=payload, timestamp=NOW_MS, headers=((f"h{OSC52}", payload),)
+    )
+    (part / "00000000000000000000.log").write_bytes(build_batch(0, [rec]))
+    r = _run("dump", "--payloads", str(part / "00000000000000000000.log"))
+    assert r.returncode == 0, r.stderr
+    # a dump shows the bytes as they are, escaped: visible, inert
+    assert not ANY_CONTROL.search(r.stdout.replace("\n", "")), ANY_CONTROL.search(r.stdout.replace("\n", ""))
+    assert "payload: v\\e]52;c;ZWNobyBQV05FRAo=\\x07\\e[2J" in r.stdout
+    r = _run("dump", "--payloads", "--format", "json", str(part / "00000000000000000000.log"))
+    assert r.returncode == 0, r.stderr
+    assert not ANY_CONTROL.search(r.stdout.replace("\n", ""))  # JSON's own escapes: data, exact
+
+
+@pytest.mark.parametrize("fmt", ["table", "csv", "json"])
+def test_forecast_prints_no_sequence_from_the_logs(host: SimulatedHost, fmt: str) -> None:
+    r = _run(
+        "forecast", "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
+        "--broker-log", host.server_log, "--broker-log", host.cleaner_log, "--broker-state", "running",
+        "--now", str(NOW_MS), "--format", fmt,
+    )  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    _clean(r.stdout, fmt)
+    if fmt == "json":
+        for s in _strings(json.loads(r.stdout)):
+            _clean(s, "forecast json (decoded)")
