@@ -214,3 +214,17 @@ def test_report_refuses_before_reading_when_the_target_is_refused(tmp_path: Path
     (tmp_path / "report.html").mkdir()
     r = cli("report", str(tmp_path / "missing.json"), "-o", str(tmp_path / "report.html"))
     _one_line_refusal(r, "a directory, not a regular file")
+
+
+def test_under_sudo_the_invoking_users_dir_is_trusted(
+    tmp_path: Path, broker_users: Users, monkeypatch
+) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    """`sudo kafka-ops report x.json` in the operator's home: the user who ran sudo is root already. Not when
+    that user is the broker user."""
+    d = tmp_path / "home"
+    d.mkdir()
+    os.chown(d, broker_users.other.uid, broker_users.other.gid)
+    assert untrusted_dir(str(d)) is not None
+    monkeypatch.setenv("SUDO_UID", str(broker_users.other.uid))
+    assert untrusted_dir(str(d)) is None
+    assert untrusted_dir(str(d), broker_uid=broker_users.other.uid) is not None
