@@ -142,3 +142,17 @@ def test_forecast_prints_no_sequence_from_the_logs(host: SimulatedHost, fmt: str
     if fmt == "json":
         for s in _strings(json.loads(r.stdout)):
             _clean(s, "forecast json (decoded)")
+
+
+def test_logs_of_a_dir_shows_a_hostile_rotation_name_escaped(tmp_path: Path, host: SimulatedHost) -> None:
+    """`logs /var/log/kafka` reads the rotations the broker user may name: a name's sequence is shown inert."""
+    d = tmp_path / "logs"
+    d.mkdir()
+    (d / "server.log").write_text(Path(host.server_log).read_text())
+    (d / f"server.log.1{OSC52}").write_text("not a broker log\n")
+    r = _run("logs", str(d))
+    assert r.returncode in (0, 1), r.stderr
+    assert not ANY_CONTROL.search(r.stdout.replace("\n", "")) and not ANY_CONTROL.search(
+        r.stderr.replace("\n", "")
+    )
+    assert "server.log.1\\e]52;c;" in r.stdout + r.stderr

@@ -115,6 +115,7 @@ def _table(report: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from kafka_ops.engine.shell import printable
     from kafka_ops.render.text import markup_safe as esc
 
     c = Console(width=max(120, Console().width))
@@ -123,7 +124,10 @@ def _table(report: dict[str, Any]) -> None:
     read = len(report["files"]) - len(report["unrecognised"])
     c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {esc(versions)}")
     for u in report["unrecognised"]:
-        c.print(Text(f"nothing recognised in {u['file']}: {u['error']}", style="yellow"), soft_wrap=True)
+        c.print(
+            Text(printable(f"nothing recognised in {u['file']}: {u['error']}"), style="yellow"),
+            soft_wrap=True,
+        )
     if report["cleaner_deaths"]:
         t = Table(title="log-cleaner thread deaths")
         t.add_column("thread", no_wrap=True)
@@ -131,7 +135,7 @@ def _table(report: dict[str, Any]) -> None:
         for col in ("exception", "cleaning", "state"):
             t.add_column(col)
         for d in report["cleaner_deaths"]:
-            state = "[red]DEAD now[/]" if d["dead_now"] else f"restarted: {d['restart_evidence']}"
+            state = "[red]DEAD now[/]" if d["dead_now"] else f"restarted: {esc(d['restart_evidence'])}"
             cleaning = f"{d['log']} segment {d['segment']} ({d['deletes']} deletes)" if d["log"] else "-"
             exc = f"{d['exception'] or '?'}: {d['detail'] or ''}".strip()
             t.add_row(esc(d["thread"]), esc(d["died_at"]), esc(exc), esc(cleaning), state)
