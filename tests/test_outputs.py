@@ -228,3 +228,24 @@ def test_under_sudo_the_invoking_users_dir_is_trusted(
     monkeypatch.setenv("SUDO_UID", str(broker_users.other.uid))
     assert untrusted_dir(str(d)) is None
     assert untrusted_dir(str(d), broker_uid=broker_users.other.uid) is not None
+
+
+def test_a_link_the_broker_user_made_on_the_way_is_not_followed(tmp_path: Path, broker_users: Users) -> None:  # noqa: F811
+    """-o /var/lib/kafka/reports/r.json where the broker user owns /var/lib/kafka and made `reports` a link to a
+    root-only dir (/etc/cron.d): where it leads passes the rule, the link does not; nothing is written there."""
+    rootonly = tmp_path / "cron.d"
+    rootonly.mkdir()
+    theirs = tmp_path / "kafka"
+    theirs.mkdir()
+    os.chown(theirs, broker_users.broker.uid, broker_users.broker.gid)
+    (theirs / "reports").symlink_to(rootonly)
+    os.lchown(theirs / "reports", broker_users.broker.uid, broker_users.broker.gid)
+    why = untrusted_dir(str(theirs / "reports"))
+    assert why is not None and "symbolic link" in why and str(theirs) in why, why
+    r = _run(["report", str(_report_json(tmp_path)), "-o", str(theirs / "reports" / "r.html")], tmp_path)
+    _one_line_refusal(r, "symbolic link")
+    assert list(rootonly.iterdir()) == []
+    # a link root made in a dir only root writes is followed, and the path it led to is printed
+    (tmp_path / "to-out").symlink_to(rootonly)
+    r = _run(["report", str(tmp_path / "audit.json"), "-o", str(tmp_path / "to-out" / "r.html")], tmp_path)
+    assert r.returncode == 0 and r.stdout.startswith(f"wrote {rootonly}/r.html"), (r.stdout, r.stderr)

@@ -12,8 +12,9 @@ link to plant. So, one rule:
   sticky (``o+t``): there nobody but the file's owner and root can rename or remove the entries, so the temp
   file we create (root's, O_EXCL, unpredictable name) and the file it is renamed to cannot be swapped, and the
   rename replaces whatever link another user planted at the name without following it. The path is resolved
-  (``realpath``) first and the rule applies to what it resolved to: the links on the way lie in dirs that pass
-  the rule, so no other user can repoint them; the resolved path is what is printed.
+  first and the rule applies to what it resolved to; a link on the way is followed only when it lies in a dir
+  that passes the rule (then no other user made it or can repoint it: a link the broker user put in its
+  /var/lib/kafka, to /etc/cron.d, is refused); the resolved path is what is printed.
 * the target, when it exists, must be a regular file (a symlink, FIFO, device or dir there is refused: some
   user put it there; we say so rather than replace it);
 * the file is written as a temp file created O_CREAT|O_EXCL|O_NOFOLLOW with a random name in the opened dir
@@ -76,33 +77,79 @@ def _acl_writers(path: str) -> str | None:
     return None
 
 
+def _one_dir(cur: str, uids: set[int], gids: set[int]) -> str | None:
+    """Why another user can change the entries of dir ``cur`` (not following a link there), or None."""
+    try:
+        st = os.lstat(cur)
+    except OSError as exc:
+        return f"{cur}: {(exc.strerror or str(exc)).lower()}"
+    if stat.S_ISLNK(st.st_mode):  # changed since it was resolved: someone is at work there
+        return f"{cur} became a symbolic link"
+    if not stat.S_ISDIR(st.st_mode):
+        return f"{cur} is not a directory"
+    mode = stat.S_IMODE(st.st_mode)
+    sticky = bool(mode & stat.S_ISVTX)
+    if st.st_uid not in uids:
+        return f"{cur} is owned by uid {st.st_uid}, not root: that user could swap the file"
+    if mode & stat.S_IWOTH and not sticky:
+        return f"{cur} is writable by every user (mode {mode:04o}, not sticky)"
+    if mode & stat.S_IWGRP and st.st_gid not in gids and not sticky:
+        return f"{cur} is writable by group {st.st_gid} (mode {mode:04o})"
+    who = _acl_writers(cur)
+    if who is not None and not sticky:
+        return f"{cur} is writable by {who} (a POSIX ACL)"
+    return None
+
+
+def resolve_dir(path: str, broker_uid: int | None = None) -> tuple[str, str | None]:
+    """(what dir ``path`` resolves to, why a link on the way is not to be followed or None). A link is followed
+    only where it lies in a dir that passes the rule (only root or the invoker could have made it): a link the
+    broker user put in its /var/lib/kafka, to /etc/cron.d, must not make root write there."""
+    uids, gids = trusted_ids(broker_uid)
+    todo = [p for p in os.path.abspath(path).split("/") if p]
+    todo.reverse()
+    cur, links = "/", 0
+    while todo:
+        name = todo.pop()
+        if name == ".":
+            continue
+        if name == "..":
+            cur = os.path.dirname(cur)
+            continue
+        nxt = os.path.join(cur, name)
+        try:
+            st = os.lstat(nxt)
+        except OSError as exc:
+            return nxt, f"{nxt}: {(exc.strerror or str(exc)).lower()}"
+        if stat.S_ISLNK(st.st_mode):
+            why = _one_dir(cur, uids, gids)
+            if why is not None:
+                return nxt, f"{nxt} is a symbolic link in a dir another user can change ({why})"
+            links += 1
+            if links > 40:  # the kernel's own limit (MAXSYMLINKS)
+                return nxt, f"{nxt}: too many levels of symbolic links"
+            target = os.readlink(nxt)
+            if target.startswith("/"):
+                cur = "/"
+            todo.extend(reversed([p for p in target.split("/") if p]))
+            continue
+        cur = nxt
+    return cur, None
+
+
 def untrusted_dir(path: str, broker_uid: int | None = None) -> str | None:
     """Why a file written as root in dir ``path`` could be swapped by another user (the dir or a dir above it is
-    theirs or writable by them), or None when it cannot. ``path`` is taken as it resolves (realpath)."""
+    theirs or writable by them, or a link on the way lies in such a dir), or None when it cannot. The rule
+    applies to what ``path`` resolves to (:func:`resolve_dir`)."""
     uids, gids = trusted_ids(broker_uid)
-    real = os.path.realpath(path)
+    real, why = resolve_dir(path, broker_uid)
+    if why is not None:
+        return why
     parts = [p for p in real.split("/") if p]
     for i in range(len(parts) + 1):
-        cur = "/" + "/".join(parts[:i])
-        try:
-            st = os.lstat(cur)
-        except OSError as exc:
-            return f"{cur}: {(exc.strerror or str(exc)).lower()}"
-        if stat.S_ISLNK(st.st_mode):  # changed since realpath: someone is at work there
-            return f"{cur} became a symbolic link"
-        if not stat.S_ISDIR(st.st_mode):
-            return f"{cur} is not a directory"
-        mode = stat.S_IMODE(st.st_mode)
-        sticky = bool(mode & stat.S_ISVTX)
-        if st.st_uid not in uids:
-            return f"{cur} is owned by uid {st.st_uid}, not root: that user could swap the file"
-        if mode & stat.S_IWOTH and not sticky:
-            return f"{cur} is writable by every user (mode {mode:04o}, not sticky)"
-        if mode & stat.S_IWGRP and st.st_gid not in gids and not sticky:
-            return f"{cur} is writable by group {st.st_gid} (mode {mode:04o})"
-        who = _acl_writers(cur)
-        if who is not None and not sticky:
-            return f"{cur} is writable by {who} (a POSIX ACL)"
+        why = _one_dir("/" + "/".join(parts[:i]), uids, gids)
+        if why is not None:
+            return why
     return None
 
 
@@ -116,7 +163,7 @@ def check_target(path: str, broker_uid: int | None = None) -> str:
     why = untrusted_dir(d, broker_uid)
     if why is not None:
         raise OutputError(f"{path}: refused, not written: {why}; write it in a dir only root can change")
-    real = os.path.join(os.path.realpath(d), name)
+    real = os.path.join(resolve_dir(d, broker_uid)[0], name)
     try:
         st = os.lstat(real)
     except FileNotFoundError:
@@ -180,4 +227,4 @@ def output_file(path: str, broker_uid: int | None = None, binary: bool = False) 
         os.close(dfd)
 
 
-__all__ = ["OutputError", "check_target", "output_file", "trusted_ids", "untrusted_dir"]
+__all__ = ["OutputError", "check_target", "output_file", "resolve_dir", "trusted_ids", "untrusted_dir"]
