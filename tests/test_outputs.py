@@ -217,8 +217,10 @@ def test_report_refuses_before_reading_when_the_target_is_refused(tmp_path: Path
 
 
 def test_under_sudo_the_invoking_users_dir_is_trusted(
-    tmp_path: Path, broker_users: Users, monkeypatch
-) -> None:  # type: ignore[no-untyped-def]  # noqa: F811
+    tmp_path: Path,
+    broker_users: Users,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     """`sudo kafka-ops report x.json` in the operator's home: the user who ran sudo is root already. Not when
     that user is the broker user."""
     d = tmp_path / "home"
@@ -249,3 +251,8 @@ def test_a_link_the_broker_user_made_on_the_way_is_not_followed(tmp_path: Path, 
     (tmp_path / "to-out").symlink_to(rootonly)
     r = _run(["report", str(tmp_path / "audit.json"), "-o", str(tmp_path / "to-out" / "r.html")], tmp_path)
     assert r.returncode == 0 and r.stdout.startswith(f"wrote {rootonly}/r.html"), (r.stdout, r.stderr)
+
+
+def test_a_missing_dir_is_one_line(tmp_path: Path) -> None:
+    r = cli("report", str(tmp_path / "missing.json"), "-o", str(tmp_path / "no" / "r.html"))
+    _one_line_refusal(r, f"cannot write: no such directory {tmp_path}/no")

@@ -160,6 +160,8 @@ def check_target(path: str, broker_uid: int | None = None) -> str:
     d, name = os.path.split(target)
     if not name:
         raise OutputError(f"{path}: not a file name")
+    if not os.path.isdir(d):
+        raise OutputError(f"{path}: cannot write: no such directory {d}")
     why = untrusted_dir(d, broker_uid)
     if why is not None:
         raise OutputError(f"{path}: refused, not written: {why}; write it in a dir only root can change")
