@@ -202,3 +202,23 @@ def test_topic_filters_the_forecast_to_those_topics(tmp_path) -> None:  # type: 
     assert r.returncode == 0 and "Topic size over the horizon" in r.stdout and "audit" in r.stdout
     assert "events-0" not in r.stdout
     assert "no partition of topic(s) 'nosuch' in the log dirs" in r.stderr
+
+
+def test_csv_has_one_line_per_row_whatever_the_names(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Issue 37: a log dir (and a topic) named with a newline and a command: each row stays on one line, every
+    line starts with a quote, so no line of the file is the broker user's command (a shell reading it runs none)."""
+    root = tmp_path / "d\n$(touch /tmp/x)"
+    root.mkdir(parents=True)
+    topic = "e\n$(touch${IFS}PWNED)\x1b]52;c;ZWNobyBwd25lZA==\x07"
+    host = simulate(root, [TopicSpec(topic, partitions=1, records_per_partition=300, span_ms=9 * DAY)])
+    r = cli("forecast", *cli_inputs(host, "--format", "csv"))
+    assert r.returncode == 0, r.stderr
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    lines = r.stdout.splitlines()
+    assert rows and len(lines) == len(rows) + 1
+    assert all(line.startswith('"') for line in lines), [x for x in lines if not x.startswith('"')]
+    assert not any(c in r.stdout for c in "\r\x1b\x07")
+    seg = next(x for x in rows if x["kind"] == "segment" and x["topic"].startswith("e"))
+    # the names shown escaped, whole
+    assert seg["topic"] == "e\\n$(touch${IFS}PWNED)\\e]52;c;ZWNobyBwd25lZA==\\x07"
+    assert seg["log_dir"].startswith(str(tmp_path) + "/d\\n$(touch /tmp/x)/")

@@ -315,6 +315,34 @@ def test_a_large_log_is_read_in_bounded_memory(tmp_path: Path) -> None:
     assert peak_mb < 100, f"the collector peaked at {peak_mb} MiB for a 24 MiB log"
 
 
+def test_audit_broker_log_keeps_bounded_events(tmp_path: Path, host: SimulatedHost) -> None:
+    """Issue 37: `audit --broker-log` kept every line of the kinds its checks read (1M "Cleaning segment" lines:
+    1.07 GB); it reads them as `logs` does, in one stream with the newest 1000 of each finding kept. 150,000
+    such lines (a 27 MiB log) peaked at 190 MB before; the bound holds whatever the count."""
+    log = tmp_path / "server.log"
+    with open(log, "w") as f:
+        f.write("[2026-11-01 09:00:00,000] INFO [KafkaServer id=1] starting (kafka.server.KafkaServer)\n")
+        f.write(
+            "".join(
+                f"[2026-11-01 10:{(i // 6000) % 60:02d}:{(i // 100) % 60:02d},{i % 1000:03d}] INFO Cleaner 0: "
+                f"Cleaning segment {i} in log t{i}-0 (largest timestamp Sun Nov 01 10:46:21 UTC 2026) into 0, "
+                "discarding deletes. (kafka.log.LogCleaner)\n"
+                for i in range(150_000)
+            )
+        )
+    args = [
+        "audit", "--server-properties", host.server_properties, "--broker-log", str(log), "--broker-state",
+        "running", "--kafka-version", "3.7.0", "--now", str(NOW_MS), "-f", "json", "--fail-on", "never",
+    ]  # fmt: skip
+    code, out, err, peak_mb = run_measured([*CLI, *args], timeout=120)
+    assert code == 0, err
+    doc = json.loads(out)
+    assert doc["inputs"]["logs"]["value"] == [str(log)] and not [
+        f for f in doc["findings"] if f["check"] == "CLN001"
+    ]
+    assert peak_mb < 110, f"kafka-ops audit --broker-log peaked at {peak_mb} MiB for 150,000 kept lines"
+
+
 def _gzip_bomb(path: Path, zero_mib: int) -> None:
     """A real broker line, then ``zero_mib`` MiB of zero bytes (no line end), as concatenated gzip members:
     a file of about zero_mib KiB."""

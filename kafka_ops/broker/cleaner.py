@@ -32,7 +32,6 @@ from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.engine.records import BatchScanner, LogBuffer
-from kafka_ops.facts.brokerlogs import START_KINDS, cleaner_deaths, ordered
 from kafka_ops.facts.config import TopicConfig
 from kafka_ops.facts.model import HostFacts
 
@@ -73,7 +72,7 @@ def retention_stall(host: HostFacts, partition: str) -> str | None:
     A dynamic ``log.cleaner.*`` change also restarts dead threads (``LogCleaner.reconfigure``: shutdown, startup;
     CLN001 then sees their "Starting" line), but keeps the uncleanable set (it lives in the LogCleanerManager).
     """
-    if host.broker_state != "running" or not host.log_events:
+    if host.broker_state != "running" or host.log_digest is None:
         return None
     stalls = host.cleaner_stalls
     if stalls is None:
@@ -83,8 +82,8 @@ def retention_stall(host: HostFacts, partition: str) -> str | None:
 
 def _stalls(host: HostFacts) -> dict[str, str]:
     out: dict[str, str] = {}
-    events = ordered(dict(e) for e in host.log_events)
-    last = {d.thread: d for d in cleaner_deaths(events)}
+    g = host.log_digest  # facts.brokerlogs.AuditDigest: read in one streamed pass at gather time
+    last = {d.thread: d for d in g.deaths_list()}
     dead = sorted(t for t, d in last.items() if d.dead_now)
     threads = max(1, host.configs.server_int("log.cleaner.threads", CLEANER_THREADS_DEFAULT))
     if dead and len(dead) >= threads:
@@ -97,15 +96,12 @@ def _stalls(host: HostFacts) -> dict[str, str]:
         )
     if versions.since("uncleanable_partitions", host.kafka_version) is False:
         return out
-    marked: dict[str, str] = {}
-    for e in events:
-        k = e.get("kind")
-        if k in START_KINDS:  # a new process ("Kafka version" lines also come from clients: not a start)
-            marked.clear()  # the uncleanable set is in memory only
-        elif k == "uncleanable" and e.get("partition"):
-            marked[str(e["partition"])] = (
-                f"{e.get('time') or 'an unknown time'} ({e.get('file')}:{e.get('line')})"
-            )
+    # the partitions marked since the latest start (START_KINDS: "Kafka version" lines also come from clients,
+    # not a start; the uncleanable set is in memory only)
+    marked = {
+        name: f"{e.get('time') or 'an unknown time'} ({e.get('file')}:{e.get('line')})"
+        for name, e in g.uncleanable_since_start.items()
+    }
     for name, where in marked.items():
         out[name] = (
             f"the broker marked {name} uncleanable at {where} (KIP-346: an error while cleaning it) and the "

@@ -62,6 +62,7 @@ from kafka_ops.engine.logdir import (
     Segment,
 )
 from kafka_ops.engine.pickling import by_constructor
+from kafka_ops.engine.shell import printable
 from kafka_ops.facts.access import access_for, all_granted
 from kafka_ops.facts.collect import gather_partition, iter_partitions
 from kafka_ops.facts.config import Configs, TopicConfig
@@ -1008,7 +1009,9 @@ def write_csv(
     """Stream CSV: a ``segment`` row per segment as partitions are computed, then ``topic_size`` rows (the
     topic's size after each check that deletes something, or every check with ``every_check``)."""
     hf = HostForecast(host.now_ms, host.horizon_ms)
-    w = csv.DictWriter(out, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n")
+    w = _SafeRows(
+        csv.DictWriter(out, CSV_COLUMNS, extrasaction="ignore", lineterminator="\n", quoting=csv.QUOTE_ALL)
+    )
     w.writeheader()
     for fc in forecasts:
         hf.add(fc)
@@ -1034,6 +1037,22 @@ def write_csv(
             }  # fmt: skip
             w.writerow(row)
     return hf
+
+
+class _SafeRows:
+    """A DictWriter whose cells hold no raw control character: a topic or a log dir's name is the broker user's,
+    and a newline in one would start a line of its own in the file (a shell that reads it, ``source``d or pasted,
+    runs that line as root). Control characters are written as visible escapes (engine.shell.printable), one
+    line per row; every cell is quoted, so no line starts with a name."""
+
+    def __init__(self, w: csv.DictWriter) -> None:  # type: ignore[type-arg]
+        self._w = w
+
+    def writeheader(self) -> None:
+        self._w.writeheader()
+
+    def writerow(self, row: dict[str, Any]) -> None:
+        self._w.writerow({k: printable(v) if isinstance(v, str) else v for k, v in row.items()})
 
 
 def _cell(v: int | None) -> str:

@@ -23,6 +23,7 @@ from dataclasses import field
 from typing import Any
 
 from kafka_ops.engine.compat import slotted
+from kafka_ops.engine.shell import printable
 
 SEVERITIES = ("info", "warning", "error", "critical")
 SEVERITY_RANK = {s: i for i, s in enumerate(SEVERITIES)}
@@ -45,6 +46,13 @@ class Finding:
     log_dir: str | None = None
     host: str | None = None
     details: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        # the prose holds names the broker user chose: every control character is shown escaped here, once for
+        # every output (a JSON report decoded by `jq -r` and pasted included): a name cannot start a line of a
+        # remediation, so no line of one is the broker user's command, nor drive the terminal that shows it
+        self.message = printable(self.message)
+        self.remediation = printable(self.remediation)
 
     def to_dict(self) -> dict[str, Any]:
         return {

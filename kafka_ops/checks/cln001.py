@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from kafka_ops.broker.cleaner import affected_by_6854
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine import versions
-from kafka_ops.facts.brokerlogs import CleanerDeath, cleaner_deaths
+from kafka_ops.facts.brokerlogs import CleanerDeath
 from kafka_ops.facts.context import Context
 from kafka_ops.facts.model import HostFacts
 
@@ -24,14 +24,18 @@ KAFKA_6854_TEXT = "larger than maximum allowable size"
     needs=("logs",),
 )
 def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
-    deaths = cleaner_deaths([dict(e) for e in h.log_events])
+    # the deaths as read at gather time, in one streamed pass (facts.brokerlogs.AuditDigest: the newest KEEP,
+    # each thread's deaths counted in full)
+    g = h.log_digest
+    if g is None:
+        return
+    deaths = g.deaths_list()
     if not deaths:
         return
     last: dict[str, CleanerDeath] = {}
-    count: dict[str, int] = {}
     for d in deaths:
         last[d.thread] = d
-        count[d.thread] = count.get(d.thread, 0) + 1
+    count = g.death_counts
     threads = max(1, h.configs.server_int("log.cleaner.threads", 1))
     for thread in sorted(last):
         d = last[thread]

@@ -112,9 +112,9 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     causes = []
     if server.get("log.cleaner.enable", "true").strip().lower() == "false":
         causes.append("log.cleaner.enable=false in server.properties: there is no cleaner at all")
-    uncleanable = [e for e in h.log_events if e.get("kind") == "uncleanable" and e.get("partition") == name]
-    if uncleanable:
-        e = uncleanable[-1]
+    uncleanable = h.log_digest.uncleanable_last.get(name) if h.log_digest is not None else None
+    if uncleanable is not None:
+        e = uncleanable
         causes.append(
             f"the broker marked it uncleanable at {e.get('time')} ({e.get('file')}:{e.get('line')})"
         )
@@ -149,7 +149,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
         "dirty_ratio": round(dirty_bytes / max(1, clean_bytes + dirty_bytes), 3),
         "min_cleanable_dirty_ratio": ratio_min, "min_compaction_lag_ms": min_lag,
         "max_compaction_lag_ms": max_lag if max_lag < LONG_MAX else None, "eligible_since_ms": eligible_since,
-        "lag_ms": lag_ms, "grace_ms": LAG_GRACE_MS, "marked_uncleanable": bool(uncleanable),
+        "lag_ms": lag_ms, "grace_ms": LAG_GRACE_MS, "marked_uncleanable": uncleanable is not None,
     }  # fmt: skip
     yield run.finding(message, remediation, path=pf.part.path, topic=pf.part.topic, partition=pf.part.partition,
                       details=details)  # fmt: skip

@@ -127,7 +127,7 @@ def _txn_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str]
 
 
 def _fix(pf: PartitionFacts, seg: Segment, verdict: str) -> str:
-    where = f"segment {seg.base_offset} of {partition_name(pf)}"
+    where = f"segment {seg.base_offset} of {q(partition_name(pf))}"
     return (
         f"With the broker stopped, quarantine the index files of {where}: kafka-ops fix indexes --log-dir "
         f"{q(pf.log_dir.path)} (dry run), then again with --apply; the broker rebuilds .index, .timeindex and "

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
-import os
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -115,10 +113,11 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, ve
     validate(report)  # the published schema is what we print
     if fmt == "html":  # one self-contained page (render/report), written to --output (default report.html)
         from kafka_ops.cli.report import write_html
+        from kafka_ops.engine.shell import printable
 
         target = output or Path("report.html")
-        write_html([report], [f"kafka-ops audit of {report['host']}"], target)
-        sys.stderr.write(f"wrote {target}\n")
+        real = write_html([report], [f"kafka-ops audit of {report['host']}"], target)
+        sys.stderr.write(f"wrote {printable(real)}\n")
         return
     if fmt == "table" and output is None:
         import shutil
@@ -149,16 +148,27 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, ve
 
 def _write_atomically(output: Path, write: Callable[[IO[str]], object]) -> None:
     """Write ``output`` through a temp file beside it, renamed when complete: a CI job that reads the report
-    never sees half of one, and a failed write leaves the previous report (or nothing), not a truncated file."""
-    tmp = output.with_name(f".{output.name}.{os.getpid()}.tmp")
+    never sees half of one, and a failed write leaves the previous report (or nothing), not a truncated file.
+    The temp name is random and created O_EXCL|O_NOFOLLOW, in a dir no other user can change
+    (kafka_ops.engine.outputs): a link planted at the name is never written through."""
+    from kafka_ops.engine.outputs import OutputError, output_file
+
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        with output_file(str(output)) as f:
             write(f)
-        os.replace(tmp, output)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-        fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
+    except OutputError as exc:
+        fail(str(exc))
+
+
+def check_output(output: Path | None) -> None:
+    """Refuse an output path before the work (engine.outputs' rule): one line, exit 2."""
+    from kafka_ops.engine.outputs import OutputError, check_target
+
+    if output is not None:
+        try:
+            check_target(str(output))
+        except OutputError as exc:
+            fail(str(exc))
 
 
 # ------------------------------------------------------------------------------------- the shared options
@@ -316,6 +326,7 @@ def audit(
     input; 3 a bug in kafka-ops.
     """
     waivers = read_waiver_options(gate["waive"], gate["waive_file"])
+    check_output(output if output is not None or format is not AuditFormat.html else Path("report.html"))
     opts = build_options(**inputs)
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")

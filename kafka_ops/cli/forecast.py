@@ -58,9 +58,12 @@ def forecast(
     Exit codes: 0 done; 2 bad usage or unreadable input.
     """
     from kafka_ops.broker.forecast import iter_forecasts, write_csv, write_json
+    from kafka_ops.cli.audit import check_output
     from kafka_ops.engine.errors import EngineError
+    from kafka_ops.engine.outputs import OutputError, output_file
     from kafka_ops.facts.collect import gather
 
+    check_output(output)
     opts = build_options(**inputs)
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to forecast: give --log-dir or --server-properties")
@@ -70,22 +73,24 @@ def forecast(
             fail("no log dirs to forecast: log.dirs is empty and no --log-dir was given")
         topics = _topics(host, topic)
         show_notes()
-        out: TextIO = sys.stdout
-        if output is not None:
-            try:
-                out = output.open("w", encoding="utf-8", newline="")
-            except OSError as exc:
-                fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
-        try:
+
+        def write(out: TextIO) -> None:
             if format is ForecastFormat.json:
                 write_json(out, host, iter_forecasts(host, topics=topics), every_check)
             elif format is ForecastFormat.csv:
                 write_csv(out, host, iter_forecasts(host, topics=topics), every_check)
             else:
                 _table(host, out, every_check, out is sys.stdout and sys.stderr.isatty(), topics)
-        finally:
-            if out is not sys.stdout:
-                out.close()
+
+        if output is None:
+            write(sys.stdout)
+            return
+        # never through a link, in a dir no other user can change, renamed into place when whole
+        try:
+            with output_file(str(output)) as f:
+                write(f)
+        except OutputError as exc:
+            fail(str(exc))
     except EngineError as exc:
         fail(str(exc))
 

@@ -76,7 +76,11 @@ def keep_exit_code(code: int) -> None:
 
 
 def one_line(text: str) -> str:
-    return re.sub(r"\s*\n\s*|\t", " ", text).strip()
+    """On one line, every control character shown escaped (engine.shell.printable): an error or note names files
+    the broker user named (a rotation, a segment), and no name may drive the terminal."""
+    from kafka_ops.engine.shell import printable
+
+    return printable(re.sub(r"\s*\n\s*|\t", " ", text).strip())
 
 
 # ------------------------------------------------------------------------------------------- running a command

@@ -115,13 +115,19 @@ def _table(report: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from kafka_ops.engine.shell import printable
+    from kafka_ops.render.text import markup_safe as esc
+
     c = Console(width=max(120, Console().width))
     s = report["summary"]
     versions = ", ".join(sorted({v["version"] for v in report["versions"]})) or "unknown"
     read = len(report["files"]) - len(report["unrecognised"])
-    c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {versions}")
+    c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {esc(versions)}")
     for u in report["unrecognised"]:
-        c.print(Text(f"nothing recognised in {u['file']}: {u['error']}", style="yellow"), soft_wrap=True)
+        c.print(
+            Text(printable(f"nothing recognised in {u['file']}: {u['error']}"), style="yellow"),
+            soft_wrap=True,
+        )
     if report["cleaner_deaths"]:
         t = Table(title="log-cleaner thread deaths")
         t.add_column("thread", no_wrap=True)
@@ -129,22 +135,24 @@ def _table(report: dict[str, Any]) -> None:
         for col in ("exception", "cleaning", "state"):
             t.add_column(col)
         for d in report["cleaner_deaths"]:
-            state = "[red]DEAD now[/]" if d["dead_now"] else f"restarted: {d['restart_evidence']}"
+            state = "[red]DEAD now[/]" if d["dead_now"] else f"restarted: {esc(d['restart_evidence'])}"
             cleaning = f"{d['log']} segment {d['segment']} ({d['deletes']} deletes)" if d["log"] else "-"
             exc = f"{d['exception'] or '?'}: {d['detail'] or ''}".strip()
-            t.add_row(d["thread"], str(d["died_at"]), exc, cleaning, state)
+            t.add_row(esc(d["thread"]), esc(d["died_at"]), esc(exc), esc(cleaning), state)
         c.print(t)
     if report["uncleanable_partitions"]:
-        c.print("[yellow]uncleanable partitions (KIP-346)[/]: " + ", ".join(report["uncleanable_partitions"]))
+        c.print(
+            "[yellow]uncleanable partitions (KIP-346)[/]: " + esc(", ".join(report["uncleanable_partitions"]))
+        )
     if report["index_rebuilds"]:
         t = Table("at", "kind", "file", title=f"index rebuilds ({len(report['index_rebuilds'])})")
         for r in report["index_rebuilds"][:200]:
-            t.add_row(str(r["at"]), r["kind"], str(r["file"] or r["where"]))
+            t.add_row(esc(r["at"]), r["kind"], esc(r["file"] or r["where"]))
         c.print(t)
     if report["zero_timestamp_deletions"]:
         t = Table("at", "partition", "line", title="segments deleted on timestamp 0 (RET001)")
         for z in report["zero_timestamp_deletions"][:200]:
-            t.add_row(str(z["at"]), str(z["partition"] or "?"), str(z["text"])[:160])
+            t.add_row(esc(z["at"]), esc(z["partition"] or "?"), esc(str(z["text"])[:160]))
         c.print(t)
     if report["loads"]:
         t = Table("started", "unclean dirs", "logs", "segments recovered", "index rebuilds", "took", "result",
@@ -156,7 +164,7 @@ def _table(report: dict[str, Any]) -> None:
                 "failed" if ld["failed"] else ("complete" if ld["completed"] else "[yellow]not complete[/]")
             )
             t.add_row(
-                str(ld["started_at"]), ", ".join(ld["unclean_dirs"]) or "-",
+                esc(ld["started_at"]), esc(", ".join(ld["unclean_dirs"])) or "-",
                 f"{ld['logs_loaded']}/{total}" if total is not None else str(ld["logs_loaded"]),
                 str(ld["segments_recovered"]), str(ld["index_rebuilds"]), took, result,
             )  # fmt: skip

@@ -10,14 +10,19 @@ import typer
 from kafka_ops.cli.framework import Command, app, fail
 
 
-def write_html(reports: list[dict], sources: list[str], output: Path) -> None:  # type: ignore[type-arg]
+def write_html(reports: list[dict], sources: list[str], output: Path) -> str:  # type: ignore[type-arg]
+    """Write the page; the path written, as it resolved (what is printed: a link on the way is not hidden)."""
+    from kafka_ops.engine.outputs import OutputError, check_target, output_file
     from kafka_ops.render.report import render
 
     page = render(reports, sources)
-    try:
-        output.write_text(page, encoding="utf-8")
-    except OSError as exc:
-        fail(f"{output}: cannot write: {(exc.strerror or str(exc)).lower()}")
+    try:  # never through a link, in a dir no other user can change (kafka_ops.engine.outputs)
+        real = check_target(str(output))
+        with output_file(real) as f:
+            f.write(page)
+    except OutputError as exc:
+        fail(str(exc))
+    return real
 
 
 @app.command(cls=Command)
@@ -37,14 +42,17 @@ def report(
     fixes, the retention forecast and each topic's size over time as charts, disk use and recovery per log dir,
     and for several hosts a host by check matrix.
     """
+    from kafka_ops.cli.audit import check_output
+    from kafka_ops.engine.shell import printable
     from kafka_ops.render.report import ReportError, load_report
 
+    check_output(output)
     docs = []
     for path in reports:
         try:
             docs.append(load_report(path))
         except ReportError as exc:
             fail(str(exc))
-    write_html(docs, [str(p) for p in reports], output)
+    real = write_html(docs, [str(p) for p in reports], output)
     n = sum(len(d["findings"]) for d in docs)
-    typer.echo(f"wrote {output}: {len(docs)} report(s), {n} finding(s)")
+    typer.echo(f"wrote {printable(real)}: {len(docs)} report(s), {n} finding(s)")

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from kafka_ops.engine.shell import strip_terminal
 from kafka_ops.facts.logs import KAFKA_LINE, MAX_LINE, NOTHING_RECOGNISED, parse_line, read_lines
 
 Event = dict[str, Any]
@@ -583,6 +584,52 @@ class Digest:
         }
 
 
+class AuditDigest(Digest):
+    """What the audit's checks read from --broker-log (CLN001's cleaner deaths, CLN004's and the forecast's
+    uncleanable partitions, the announced version), read from a stream in bounded memory as ``kafka-ops logs``
+    reads it: at most KEEP deaths, one event per uncleanable partition (at most 100,000), the last version.
+    (The audit kept every event of its kinds: 1M "Cleaning segment" lines held 1.07 GB.)"""
+
+    MAX_PARTITIONS = 100_000
+
+    def __init__(self) -> None:
+        super().__init__(keep=KEEP)
+        self.last_version: Event | None = None
+        self.death_counts: dict[str, int] = {}  # per thread, every death (the kept ones are the newest KEEP)
+        self.uncleanable_last: dict[str, Event] = {}  # partition -> its latest "uncleanable" line
+        self.uncleanable_since_start: dict[str, Event] = {}  # the same, since the latest broker start
+        self.events = 0
+
+    def feed(self, e: Event) -> None:
+        k = e["kind"]
+        self.events += 1
+        if k == "version":
+            self.last_version = e
+        elif k in START_KINDS:  # a new process: the uncleanable set lives in memory only
+            self.uncleanable_since_start.clear()
+        elif k == "uncleanable" and e.get("partition"):
+            name = str(e["partition"])
+            if name in self.uncleanable_last or len(self.uncleanable_last) < self.MAX_PARTITIONS:
+                self.uncleanable_last[name] = e
+                self.uncleanable_since_start[name] = e
+        elif k == "cleaner_error":
+            t = str(e["thread"])
+            if t in self.death_counts or len(self.death_counts) < self.MAX_PARTITIONS:
+                self.death_counts[t] = self.death_counts.get(t, 0) + 1
+        super().feed(e)
+
+
+def audit_digest(
+    paths: list[str], kinds: frozenset[str], counts: list[list[int]], notes: list[str]
+) -> AuditDigest:
+    """The AuditDigest of ``paths``: one streamed pass over them in time order (:func:`stream`), the events of
+    ``kinds`` fed. ``counts`` gets each file's number of Kafka log lines, ``notes`` what was not read."""
+    g = AuditDigest()
+    return g.feed_all(  # type: ignore[return-value]
+        e for e in stream(paths, keep_text=False, counts=counts, notes=notes) if e["kind"] in kinds
+    )
+
+
 # ------------------------------------------------------------------------------------------------ report
 def analyze(paths: list[str], digest: Digest | None = None) -> dict[str, Any]:
     """The report of ``kafka-ops logs``: a JSON-ready dict (``unrecognised``: files with no Kafka log line, whose
@@ -741,7 +788,9 @@ class Tail:
         out = []
         for raw in done.split(b"\n")[: -1 if done.endswith(b"\n") else None]:
             self.line_no += 1
-            out.append((self.line_no, raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]))
+            out.append(
+                (self.line_no, strip_terminal(raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]))
+            )
         return out
 
     def _drain(self, f: Any, final: bool, max_chunks: int) -> list[tuple[int, str]]:
@@ -1067,7 +1116,9 @@ class StartWatch:
         # taken with stat knows no line number)
         for raw in block.split(b"\n"):
             self.line += 1
-            line = raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]
+            line = strip_terminal(
+                raw.decode("utf-8", "replace").removesuffix("\r")[:MAX_LINE]
+            )  # as read_lines
             for e in parse_line(line):
                 e["file"], e["line"] = self.path, f"byte {pos}"
                 self._feed(e, line)

@@ -149,22 +149,26 @@ def gather_host(opts: AuditOptions) -> HostFacts:
     # cleaner_deaths and CLN004 read); a file the operator named with text but no Kafka log line in it is not a
     # broker log: the audit stops there (exit 2 naming it), it does not pass with the checks that read logs
     # skipped. An empty one (a healthy broker's log-cleaner.log) is said in the report
-    from kafka_ops.facts.logs import NOTHING_RECOGNISED, read_log_file
+    from kafka_ops.facts.brokerlogs import audit_digest
+    from kafka_ops.facts.logs import NOTHING_RECOGNISED
 
     recognised = []
-    for path in opts.logs:
+    if opts.logs:
+        paths = list(opts.logs)
+        counts: list[list[int]] = []
         not_read: list[str] = []  # a compression bomb's rest: read up to the limit, said so
-        events, lines = read_log_file(path, not_read, AUDIT_LOG_KINDS)
-        h.errors.extend(EngineError(path, n.split(": ", 1)[1]) for n in not_read)
-        h.log_events.extend(events)
-        if lines:
-            recognised.append(path)
-        elif _is_empty(
-            path
-        ):  # a broker log nothing was written to yet (a quiet log-cleaner.log): said, not refused
-            h.errors.append(EngineError(path, NOTHING_RECOGNISED))
-        else:
-            raise EngineError(path, f"{NOTHING_RECOGNISED} (--broker-log)")
+        # one streamed pass in time order, in bounded memory (what `kafka-ops logs` keeps)
+        h.log_digest = audit_digest(paths, AUDIT_LOG_KINDS, counts, not_read)
+        for n in not_read:
+            path = next((p for p in paths if n.startswith(p + ": ")), n.split(": ", 1)[0])
+            h.errors.append(EngineError(path, n[len(path) + 2 :]))
+        for path, count in zip(paths, counts):
+            if count[0]:
+                recognised.append(path)
+            elif _is_empty(path):  # a broker log nothing was written to yet (a quiet log-cleaner.log): said
+                h.errors.append(EngineError(path, NOTHING_RECOGNISED))
+            else:
+                raise EngineError(path, f"{NOTHING_RECOGNISED} (--broker-log)")
     if recognised:
         h.inputs["logs"] = Input(list(opts.logs), "--broker-log")
     elif opts.logs:
@@ -180,10 +184,10 @@ def gather_host(opts: AuditOptions) -> HostFacts:
             h.kafka_version = parse_version(found[0])
             h.inputs["kafka_version"] = Input(found[0], found[1])
         else:
-            announced = [e for e in h.log_events if e.get("kind") == "version"]
+            announced = h.log_digest.last_version if h.log_digest is not None else None
             if announced:
-                h.kafka_version = parse_version(str(announced[-1]["version"]))
-                h.inputs["kafka_version"] = Input(announced[-1]["version"], str(announced[-1]["file"]))
+                h.kafka_version = parse_version(str(announced["version"]))
+                h.inputs["kafka_version"] = Input(announced["version"], str(announced["file"]))
             else:
                 h.skipped_inputs["kafka_version"] = (
                     "no --kafka-version, no kafka_*.jar found and no 'Kafka version' log line"

@@ -13,6 +13,7 @@ from typing import BinaryIO
 
 from kafka_ops.engine.errors import EngineError, os_error
 from kafka_ops.engine.fileio import open_regular
+from kafka_ops.engine.shell import strip_terminal
 
 _TS = re.compile(r"^\[(\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}[,.]\d{3})\]")
 PATTERNS: list[tuple[str, re.Pattern[str]]] = [
@@ -257,7 +258,9 @@ def read_lines(path: str, notes: list[str] | None = None) -> Iterator[str]:
                     continue
                 pending = data[cut + 1 : cut + 1 + MAX_LINE]
                 # one decode per chunk (a newline byte is never inside a UTF-8 sequence)
-                block = data[:cut].decode("utf-8", "replace")
+                # the broker user writes these files: no escape sequence or control character of theirs goes on
+                # (an OSC 52 in a version string would set the clipboard of whoever reads `kafka-ops logs`)
+                block = strip_terminal(data[:cut].decode("utf-8", "replace"))
                 lines = block.split("\n")
                 if "\r" in block:
                     lines = [line.removesuffix("\r") for line in lines]
@@ -265,7 +268,7 @@ def read_lines(path: str, notes: list[str] | None = None) -> Iterator[str]:
                     lines = [line[:MAX_LINE] for line in lines]
                 yield from lines
             if pending:
-                yield pending.decode("utf-8", "replace").removesuffix("\r")
+                yield strip_terminal(pending.decode("utf-8", "replace").removesuffix("\r"))
     except (
         OSError,
         EOFError,

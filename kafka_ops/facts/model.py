@@ -138,7 +138,9 @@ class HostFacts:
     jvm: JvmFacts | None = None
     mem_total: int | None = None
     broker_state: str = "unknown"  # running | stopped | unknown
-    log_events: list[dict[str, object]] = field(default_factory=list)
+    log_events: list[dict[str, object]] = field(default_factory=list)  # (no longer filled: see log_digest)
+    # what --broker-log says, as the checks read it (facts.brokerlogs.AuditDigest, bounded memory); None: no logs
+    log_digest: Any = None
     configured_mounts: list[tuple[str, str]] = field(
         default_factory=list
     )  # (mount point, fstab line or unit)

@@ -23,7 +23,15 @@ import pytest
 
 from kafka_ops.engine.shell import content_free, printable, q
 
-from .hostile_hosts import HOSTILE_TOPIC, NOT_UTF8_DIR, SHELL_DIR, SHELL_PAYLOAD, HostileHost, hostile_host
+from .hostile_hosts import (
+    DELETE_DIR,
+    HOSTILE_TOPIC,
+    NOT_UTF8_DIR,
+    SHELL_DIR,
+    SHELL_PAYLOAD,
+    HostileHost,
+    hostile_host,
+)
 from .osusers import Users, broker_users  # noqa: F401
 from .retention_hosts import cli
 
@@ -253,3 +261,84 @@ def test_dump_shows_a_hostile_file_name_escaped(hostile: HostileHost) -> None:
     assert r.returncode == 0, r.stderr
     assert not RAW_CONTROL.search(r.stdout) and not RAW_CONTROL.search(r.stderr)
     assert r.stdout.startswith("Dumping ") and printable(HOSTILE_TOPIC) in r.stdout.splitlines()[0]
+
+
+# ------------------------------------------------------------------ issue 37: every remediation, every output
+_ANSI_C = re.compile(r"\$'((?:[^'\\]|\\.)*)'")
+# each hostile name and a piece of it that only it holds
+_NAMES = {
+    HOSTILE_TOPIC: "forged", SHELL_DIR: "PWNED2", DELETE_DIR: DELETE_DIR[-12:],
+    os.fsdecode(NOT_UTF8_DIR): os.fsdecode(NOT_UTF8_DIR)[-12:],
+}  # fmt: skip
+
+
+def _ansi_c(body: str) -> str:
+    """What bash makes of a $'...' word's body (the escapes engine.shell.q writes), as a surrogateescape'd str."""
+    out, i = bytearray(), 0
+    while i < len(body):
+        if body[i] == "\\" and body[i + 1] == "x":
+            out.append(int(body[i + 2 : i + 4], 16))
+            i += 4
+        elif body[i] == "\\":
+            out += body[i + 1].encode()
+            i += 2
+        else:
+            out += body[i].encode()
+            i += 1
+    return os.fsdecode(bytes(out))
+
+
+def shell_words(cmd: str) -> list[str]:
+    """The words of a command as bash splits them: shlex (POSIX), with bash's $'...' words decoded first."""
+    import shlex
+
+    return shlex.split(_ANSI_C.sub(lambda m: shlex.quote(_ansi_c(m.group(1))), cmd))
+
+
+def test_every_remediation_quotes_every_name_in_text_markdown_and_json(outputs: dict[str, str]) -> None:
+    """Every command of every check's remediation, from the JSON report (decoded, as `jq -r` shows it), the
+    Markdown and the text table: no line starts with the broker user's text (a name's newline would make its rest
+    a command of its own when pasted) and, in each command, every hostile name is one shell word, whole."""
+    report = json.loads(outputs["json"])
+    remediations = {fmt: [] for fmt in ("json", "markdown")}  # type: dict[str, list[tuple[str, str]]]
+    for f in report["findings"]:
+        remediations["json"].append((f["check"], f["remediation"]))
+    for line in outputs["markdown"].splitlines():
+        if line.startswith("| ") and not line.startswith("| check |") and not line.startswith("|---"):
+            cells = re.split(r"(?<!\\) \| ", line[2:-2])
+            remediations["markdown"].append((cells[0], cells[-1].replace("\\|", "|")))
+    assert remediations["markdown"] and len(remediations["json"]) == len(report["findings"])
+    # no line of any output (a remediation decoded from JSON included) starts with a name's text after its newline
+    texts = [outputs["table"], outputs["markdown"], outputs["brief"]]
+    texts += [f[k] for f in report["findings"] for k in ("remediation", "message")]
+    for text in texts:
+        assert not RAW_CONTROL.search(text), RAW_CONTROL.search(text)
+        for line in text.splitlines():
+            assert not line.lstrip("|│ ").startswith("[bold red]forged"), line
+    tried: set[str] = set()
+    for fmt, rems in remediations.items():
+        for check_id, rem in rems:
+            for cmd in commands(rem):
+                words = shell_words(cmd)
+                for name, marker in _NAMES.items():
+                    # a word with a piece of the name holds the name whole (a path ending in it, or the name)
+                    for w in words:
+                        if marker in w:
+                            assert name in w, (fmt, check_id, name, cmd, words)
+                            tried.add(check_id)
+                # and no word is a piece of a name cut off: the payload never stands alone
+                assert not any(w.startswith(("$(touch", "`touch", "[bold", "forged")) for w in words), (
+                    fmt,
+                    cmd,
+                )
+    assert {
+        "DIR003",
+        "IDX001",
+        "IDX002",
+        "IDX004",
+        "PERM001",
+        "RET002",
+        "SHUT002",
+        "SHUT003",
+        "SYSD001",
+    } <= tried, tried
