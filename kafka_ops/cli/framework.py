@@ -54,8 +54,38 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def say(message: str) -> None:
-    """A one-line note or warning on stderr, prefixed like every error."""
-    sys.stderr.write(f"{command_path()}: {one_line(message)}\n")
+    """A one-line note or warning on stderr, prefixed like every error; wrapped, the lines after the first
+    indented, at the width a person reads it at (:func:`stderr_width`)."""
+    write_err([f"{command_path()}: {one_line(message)}"])
+
+
+def stderr_width() -> int | None:
+    """The width stderr is read at: COLUMNS, else the terminal's when stderr is one; None when neither says
+    (a CI log, a pipe: one line per message, as grep wants them)."""
+    cols = os.environ.get("COLUMNS", "")
+    if cols.isdigit() and int(cols) > 0:
+        return int(cols)
+    try:
+        return os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else None
+    except (OSError, ValueError):
+        return None
+
+
+def write_err(lines: list[str], indent: str = "  ") -> None:
+    """Lines on stderr, each wrapped at :func:`stderr_width` (its next lines indented by ``indent``); a word
+    wider than a line, a path, is never broken: it has a line of its own."""
+    width = stderr_width()
+    out = []
+    for line in lines:
+        if width is None or len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(
+            line.lstrip(" "), width=max(width, 20), initial_indent=lead, subsequent_indent=lead + indent,
+            break_long_words=False, break_on_hyphens=False,
+        ) or [line]  # fmt: skip
+    sys.stderr.write("".join(f"{line}\n" for line in out))
     sys.stderr.flush()
 
 
