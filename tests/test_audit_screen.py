@@ -58,7 +58,15 @@ def test_the_demo_audit_at_80_columns_says_the_verdict_first_and_cuts_no_sentenc
     lines = out.splitlines()
     assert code == 1
     assert all(narrow(line) for line in lines), [line for line in lines if not narrow(line)]
-    assert all(narrow(line) for line in err.splitlines()), err
+    # stderr on a terminal of 80 columns (a pipe here: one line per message): the notes, the summary, the
+    # verdict and the failing findings, wrapped
+    from .terminal import in_terminal
+
+    out_file = demo.parent / "report.json"
+    _, _, err = in_terminal(
+        ["-m", "kafka_ops.cli", *demo_args(demo, *now, "-f", "json", "-o", str(out_file))], 80
+    )
+    assert "FAIL (--fail-on error)" in err and all(narrow(line) for line in err.splitlines()), err
     code, js, _ = cli(*demo_args(demo, "-f", "json", *now))
     report = json.loads(js)
     # the first 5 lines: which host, the counts, the verdict, and the next start's outcome in one line

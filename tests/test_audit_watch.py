@@ -9,8 +9,6 @@ import re
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
-
 from kafka_ops.simulator.host import SimulatedHost
 
 from .conftest import NOW_MS
@@ -28,9 +26,9 @@ def args(host: SimulatedHost, *extra: str) -> list[str]:
 
 
 def test_a_ci_log_names_the_failing_findings_under_the_verdict(
-    cli: Cli, broken_host: SimulatedHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    cli: Cli, broken_host: SimulatedHost, tmp_path: Path
 ) -> None:
-    monkeypatch.delenv("COLUMNS", raising=False)  # a CI log: no terminal, one line per finding
+    # a CI log: no terminal, one line per finding
     code, out, err = cli(*args(broken_host, "-f", "junit", "-o", str(tmp_path / "r.xml")))
     assert code == 1 and out == ""
     _, js, _ = cli(*args(broken_host, "-f", "json"))
@@ -52,20 +50,27 @@ def test_a_ci_log_names_the_failing_findings_under_the_verdict(
     )
 
 
-def test_stderr_wraps_at_columns_and_never_breaks_a_path(
-    cli: Cli, broken_host: SimulatedHost, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_stderr_on_a_terminal_wraps_at_its_width_and_never_breaks_a_path(
+    broken_host: SimulatedHost, tmp_path: Path
 ) -> None:
-    monkeypatch.setenv("COLUMNS", "60")
+    from .terminal import in_terminal
+
     # the summary line of an audit with inputs missing is long: not found ..., N check(s) skipped ...
-    code, _, err = cli("audit", "--server-properties", broken_host.server_properties, "--broker-state",
-                       "stopped", "-f", "json", "-o", str(tmp_path / "r.json"))  # fmt: skip
+    argv = ["-m", "kafka_ops.cli", "audit", "--server-properties", broken_host.server_properties,
+            "--broker-state", "stopped", "-f", "json", "-o", str(tmp_path / "r.json")]  # fmt: skip
+    code, _, err = in_terminal(argv, 60)
     assert code == 1
     lines = err.splitlines()
     assert len(lines) > 3 and "check(s) skipped" in err
     assert all(len(line) <= 60 or " " not in line.strip() for line in lines), err
-    # each message starts with the command's name, its next lines indented; a path is on one line whole
+    # each message starts with the command's name, its next lines indented; the paths listed whole on a line
     assert all(line.startswith(("kafka-ops audit: ", "  ")) for line in lines)
-    assert broken_host.systemd_unit not in err or any(broken_host.systemd_unit in line for line in lines)
+    report = json.loads((tmp_path / "r.json").read_text())
+    failing = [f["path"] for f in report["findings"] if f["severity"] in ("error", "critical") and f["path"]]
+    assert failing and all(any(p in line.split() for line in lines) for p in failing)
+    # a pipe (a CI log): one line per message, whatever the width
+    code, _, piped = in_terminal(argv, 60, stderr_tty=False)
+    assert len(piped.splitlines()) < len(lines) and any(len(line) > 60 for line in piped.splitlines())
 
 
 def test_waived_is_the_same_count_in_the_gate_the_waivers_and_the_verdict(

@@ -363,12 +363,18 @@ def fleet_audit(
     )
     emit(report, format.value, gate["fail_on"], output)
     if format is AuditFormat.table and output is None:
-        from rich.console import Console
-
-        from kafka_ops.fleet.render import fleet_table
-
-        fleet_table(report, Console(width=max(120, Console().width)))
+        show_fleet_table(report)
     raise typer.Exit(code)
+
+
+def show_fleet_table(report: dict[str, Any]) -> None:
+    """The fleet's tables on stdout at COLUMNS (or the terminal's width, or 80): rich folds the cells to fit."""
+    from rich.console import Console
+
+    from kafka_ops.cli.framework import screen_width
+    from kafka_ops.fleet.render import fleet_table
+
+    fleet_table(report, Console(width=screen_width(), highlight=False))
 
 
 @fleet_app.command("diff", cls=Command)

@@ -59,16 +59,48 @@ def say(message: str) -> None:
     write_err([f"{command_path()}: {one_line(message)}"])
 
 
-def stderr_width() -> int | None:
-    """The width stderr is read at: COLUMNS, else the terminal's when stderr is one; None when neither says
-    (a CI log, a pipe: one line per message, as grep wants them)."""
-    cols = os.environ.get("COLUMNS", "")
-    if cols.isdigit() and int(cols) > 0:
-        return int(cols)
+def _tty_width(stream: Any) -> int | None:
+    """The width of the terminal ``stream`` is (COLUMNS overrides it, as shells set it), or None when it is a
+    pipe or a file: a CI log or `| grep` gets one line per message or item, a person a screen's width."""
     try:
-        return os.get_terminal_size(sys.stderr.fileno()).columns if sys.stderr.isatty() else None
-    except (OSError, ValueError):
+        if not stream.isatty():
+            return None
+        cols = os.environ.get("COLUMNS", "")
+        return max(
+            20,
+            int(cols) if cols.isdigit() and int(cols) > 0 else os.get_terminal_size(stream.fileno()).columns,
+        )
+    except (OSError, ValueError, AttributeError):
         return None
+
+
+def stderr_width() -> int | None:
+    """The width stderr is read at when it is a terminal (:func:`_tty_width`)."""
+    return _tty_width(sys.stderr)
+
+
+def screen_width() -> int:
+    """The width stdout's text is laid out for: COLUMNS, else the terminal's, else 80 (a pipe, a file)."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def stdout_width() -> int | None:
+    """The width stdout is read at when it is a terminal (:func:`_tty_width`)."""
+    return _tty_width(sys.stdout)
+
+
+def echo_wrapped(text: str, first: str = "", indent: str = "    ") -> None:
+    """``text`` on stdout after ``first``, wrapped at :func:`stdout_width` (its next lines after ``indent``;
+    one line when it is a pipe); a word wider than a line (a path) is never broken: it has a line of its own."""
+    width = stdout_width()
+    if width is None:
+        sys.stdout.write(f"{first}{text}\n")
+        return
+    lines = textwrap.wrap(
+        text, width=width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+        break_on_hyphens=False,
+    )  # fmt: skip
+    sys.stdout.write("".join(f"{line}\n" for line in lines or [first.rstrip()]))
 
 
 def write_err(lines: list[str], indent: str = "  ") -> None:
