@@ -137,9 +137,11 @@ def _narrow(console: Any, rows: list[tuple[str, ...]], sizes: list[tuple[str, ..
 
     from rich.text import Text
 
+    from kafka_ops.engine.shell import printable
+
     def say(text: str, first: str = "", indent: str = "    ", style: str = "") -> None:
         for line in textwrap.wrap(
-            text, console.width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+            printable(text),  # a name's control characters and undecodable bytes shown escaped console.width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
             break_on_hyphens=False,
         ):  # fmt: skip
             console.print(Text(line, style=style), soft_wrap=True)

@@ -127,8 +127,10 @@ def _table(report: dict[str, Any]) -> None:
     def say(text: str, first: str = "", indent: str = "      ", style: str = "") -> None:
         import textwrap
 
+        from kafka_ops.engine.shell import printable
+
         for line in textwrap.wrap(
-            text, c.width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+            printable(text), c.width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
             break_on_hyphens=False,
         ):  # fmt: skip
             c.print(Text(line, style=style), soft_wrap=True)
