@@ -39,8 +39,8 @@ CommandConfigOpt = Annotated[
     typer.Option(
         "--command-config",
         metavar="FILE",
-        help="Client properties for --bootstrap-server, as Kafka's tools take them (security.protocol, ssl.*, "
-        "sasl.*; PEM files, not Java key stores).",
+        help="Client properties for --bootstrap-server, as Kafka's tools take them (security.protocol, sasl.*, "
+        "ssl.* with JKS, PKCS12 or PEM stores: the cluster extra; JKS also needs keytool, a Java runtime).",
     ),
 ]
 RequireClusterOpt = Annotated[

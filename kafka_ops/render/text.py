@@ -1,5 +1,5 @@
 """Render a report: text that fits a screen, a summary line per check then the details per check (`table`), one
-line per finding (`brief`), Markdown, JUnit XML (for CI systems), JSON. Waived findings are shown as waived in every one of them, and never fail the gate."""
+line per finding (`brief`), Markdown, JUnit XML (for CI systems), JSON, Prometheus text (node_exporter textfile). Waived findings are shown as waived in every one of them, and never fail the gate."""
 
 from __future__ import annotations
 
