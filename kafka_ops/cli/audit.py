@@ -317,8 +317,9 @@ def audit(
         typer.Option(
             "--verbose",
             "-v",
-            help="table: every finding whole, each with its message and fix (default: a summary line per check, "
-            "then per check its first locations and its text cut to fit about a screen).",
+            help="table: every finding whole, each with its message and fix (default: the verdict and the next "
+            "start first, a summary line per check, then per check its first locations and the first sentence "
+            "of its message and of its fix).",
         ),
     ] = False,
 ) -> None:
