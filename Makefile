@@ -69,7 +69,11 @@ demo: $(DEMO_VENV)/.installed
 	@echo "The audit above is of $(DEMO)/, a broker host with every incident planted (exit 1: the gate failed)."
 	@echo "Next, try:"
 	@echo "  . $(DEMO_VENV)/bin/activate"
-	@echo "  kafka-ops audit -f brief $(DEMO_INPUTS)"
+	@echo "  kafka-ops audit -f brief --server-properties $(DEMO)/etc/kafka/server.properties \\"
+	@echo "    --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --broker-state stopped \\"
+	@echo "    --topic-configs $(DEMO)/etc/kafka/topic-configs.json \\"
+	@echo "    --broker-log $(DEMO)/var/log/kafka/server.log \\"
+	@echo "    --broker-log $(DEMO)/var/log/kafka/log-cleaner.log"
 	@echo "  kafka-ops checks RET001"
 
 bench: venv

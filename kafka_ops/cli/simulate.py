@@ -216,9 +216,6 @@ def simulate(
     typer.echo(f"  server.properties: {host.server_properties}")
     typer.echo(f"  log dirs: {', '.join(host.log_dirs)}")
     if chosen_user:
-        typer.echo(
-            f"  broker user: {chosen_user} (an existing user: as root the log dirs are chowned to it, as to a "
-            "broker user; --broker-user USER to choose)"
-        )
+        typer.echo(f"  broker user: {chosen_user} (an existing user; --broker-user USER to choose)")
     for name, paths in sorted(host.planted.items()):
         typer.echo(f"  planted {name}: {', '.join(paths)}")
