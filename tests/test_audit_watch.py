@@ -157,3 +157,19 @@ def test_prometheus_of_a_healthy_host_and_hostile_label_values() -> None:
         {"severity": "critical"},
         0,
     )
+
+
+def test_prometheus_of_a_fleet_labels_each_finding_with_its_host() -> None:
+    from kafka_ops.render.text import to_prometheus
+
+    finding = {"check": "RET001", "severity": "critical", "waived": False}
+    report = {
+        "host": "fleet", "generated_at": "2026-11-26T17:19:11+00:00", "broker_state": "stopped",
+        "kafka_version": "3.7.0", "summary": {"critical": 3}, "log_dirs": [], "skipped": [], "errors": [],
+        "findings": [{**finding, "host": "b-1"}, {**finding, "host": "b-1"}, {**finding, "host": "b-2"}],
+        "next_start": None, "gate": {"fail_on": "error", "passed": False, "exit_code": 1, "waived": 0},
+        "fleet": {"hosts_total": 2},
+    }  # fmt: skip
+    m = parse_exposition(to_prometheus(report))
+    assert {lab["host"]: v for lab, v in m["kafka_ops_findings"]} == {"b-1": 2, "b-2": 1}
+    assert m["kafka_ops_next_start_known"] == [({}, 0)]

@@ -364,6 +364,14 @@ def fleet_audit(
     emit(report, format.value, gate["fail_on"], output)
     if format is AuditFormat.table and output is None:
         show_fleet_table(report)
+    elif output is not None or format not in (AuditFormat.brief, AuditFormat.markdown):
+        # as `audit`: a CI log of `-f json -o FILE` says the verdict and which findings (host:path) fail it
+        from kafka_ops.cli.audit import failing_lines
+        from kafka_ops.cli.framework import write_err
+        from kafka_ops.render.text import verdict
+
+        say(verdict(report))
+        write_err(failing_lines(report))
     raise typer.Exit(code)
 
 

@@ -449,14 +449,23 @@ def to_prometheus(report: dict[str, Any], duration_s: float | None = None) -> st
         {"host": printable(report["host"]), "broker_state": report["broker_state"],
          "kafka_version": report.get("kafka_version") or "unknown"}, 1,
     )])  # fmt: skip
-    by: dict[tuple[str, str, bool], int] = {}
+    fleet = bool(report.get("fleet"))  # a fleet's findings are each of a host: labelled with it
+    by: dict[tuple[str, str, bool, str], int] = {}
     for f in report["findings"]:
-        key = (f["check"], f["severity"], bool(f.get("waived")))
+        key = (
+            f["check"],
+            f["severity"],
+            bool(f.get("waived")),
+            printable(f.get("host") or "") if fleet else "",
+        )
         by[key] = by.get(key, 0) + 1
     metric(
         "kafka_ops_findings",
         "Findings of the audit by check and severity (waived: acknowledged, not failing the gate).",
-        [({"check": c, "severity": s, "waived": str(w).lower()}, n) for (c, s, w), n in sorted(by.items())],
+        [
+            ({"check": c, "severity": s, "waived": str(w).lower(), **({"host": h} if fleet else {})}, n)
+            for (c, s, w, h), n in sorted(by.items())
+        ],
     )
     metric(
         "kafka_ops_severity_findings",

@@ -254,6 +254,8 @@ def test_fleet_audit_waivers_are_the_audits(spark: Any, broken_host: SimulatedHo
     assert b["gate"]["passed"] and b["gate"]["waived"] == sum(f["check"] in critical for f in a["findings"])
     assert b["gate"]["waived"] == sum(w["matched"] for w in b["gate"]["waivers"])
     assert {w["rule"]: w["matched"] for w in b["gate"]["waivers"]}["IDX001:/nowhere/*"] == 0
+    # stderr says the verdict, as `audit` does for a report its stdout does not show a person
+    assert "kafka-ops fleet audit: PASS (--fail-on error): " in fleet.stderr
     assert "waiver IDX001:/nowhere/* (--waive) matched no finding" in fleet.stderr
 
 
