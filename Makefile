@@ -5,12 +5,13 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 DEMO ?= demo-host
 DEMO_VENV ?= .venv-demo
+# the README's tour runs the same two commands by hand (tests/test_readme.py keeps them equal); the broker user
+# (the unit's User=, owner of the simulated log dirs) is you, or as root the existing user nobody: nothing is
+# created outside the checkout
 DEMO_INPUTS = --server-properties $(DEMO)/etc/kafka/server.properties \
   --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --topic-configs $(DEMO)/etc/kafka/topic-configs.json \
   --broker-log $(DEMO)/var/log/kafka/server.log --broker-log $(DEMO)/var/log/kafka/log-cleaner.log \
-  --broker-state stopped --kafka-version 3.7.0 --broker-user $(DEMO_USER)
-# the broker user owns the simulated log dirs: as root a system user 'kafka' (created if missing), else you
-DEMO_USER := $(shell [ "$$(id -u)" = 0 ] && echo kafka || id -un)
+  --broker-state stopped
 
 .PHONY: venv test lint lab molecule demo bench clean
 
@@ -61,15 +62,18 @@ $(DEMO_VENV)/.installed: pyproject.toml
 # exit 1 of the audit is the demo working (the planted incidents fail the gate); 2 or 3 stops make
 demo: $(DEMO_VENV)/.installed
 	@rm -rf $(DEMO)
-	@if [ "$$(id -u)" = 0 ]; then id kafka >/dev/null 2>&1 || useradd --system --no-create-home --shell /usr/sbin/nologin kafka; fi
-	@$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all $$( [ "$$(id -u)" = 0 ] && echo --broker-user kafka )
+	@$(DEMO_VENV)/bin/kafka-ops simulate $(DEMO) --fail all --force
 	@$(DEMO_VENV)/bin/kafka-ops audit $(DEMO_INPUTS); \
 	  rc=$$?; [ $$rc -le 1 ] || exit $$rc
 	@echo
 	@echo "The audit above is of $(DEMO)/, a broker host with every incident planted (exit 1: the gate failed)."
 	@echo "Next, try:"
 	@echo "  . $(DEMO_VENV)/bin/activate"
-	@echo "  kafka-ops audit -f brief $(DEMO_INPUTS)"
+	@echo "  kafka-ops audit -f brief --server-properties $(DEMO)/etc/kafka/server.properties \\"
+	@echo "    --systemd-unit $(DEMO)/etc/systemd/system/kafka.service --broker-state stopped \\"
+	@echo "    --topic-configs $(DEMO)/etc/kafka/topic-configs.json \\"
+	@echo "    --broker-log $(DEMO)/var/log/kafka/server.log \\"
+	@echo "    --broker-log $(DEMO)/var/log/kafka/log-cleaner.log"
 	@echo "  kafka-ops checks RET001"
 
 bench: venv

@@ -40,21 +40,42 @@ def demo_args(root: Path, *extra: str) -> list[str]:
     ]  # fmt: skip
 
 
-def test_the_demo_audit_fits_120_lines_of_80_columns_and_starts_with_what_is_wrong(
+def narrow(line: str, width: int = 80) -> bool:
+    """A line fits ``width`` columns, or holds one word only (a path wider than the line, whole on its own)."""
+    return len(line) <= width or " " not in line.strip()
+
+
+def test_the_demo_audit_at_80_columns_says_the_verdict_first_and_cuts_no_sentence_and_no_path(
     cli: Cli, demo: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    import time
+
+    from kafka_ops.render.text import sentences
+
     monkeypatch.setenv("COLUMNS", "80")
-    code, out, _ = cli(*demo_args(demo))
+    now = ("--now", str(int(time.time() * 1000)))  # the same times in both reports' texts
+    code, out, err = cli(*demo_args(demo, *now))
     lines = out.splitlines()
     assert code == 1
-    assert len(lines) <= 120, len(lines)
-    assert max(len(line) for line in lines) <= 80, max(lines, key=len)
-    code, js, _ = cli(*demo_args(demo, "-f", "json"))
+    assert all(narrow(line) for line in lines), [line for line in lines if not narrow(line)]
+    # stderr on a terminal of 80 columns (a pipe here: one line per message): the notes, the summary, the
+    # verdict and the failing findings, wrapped
+    from .terminal import in_terminal
+
+    out_file = demo.parent / "report.json"
+    _, _, err = in_terminal(
+        ["-m", "kafka_ops.cli", *demo_args(demo, *now, "-f", "json", "-o", str(out_file))], 80
+    )
+    assert "FAIL (--fail-on error)" in err and all(narrow(line) for line in err.splitlines()), err
+    code, js, _ = cli(*demo_args(demo, "-f", "json", *now))
     report = json.loads(js)
-    # the first 10 lines: which host, the counts, then one line per check, the most severe first, saying where
-    top = lines[:10]
-    assert top[0].startswith("kafka-ops audit of ") and "finding(s) of" in top[1]
-    rows = [m for m in map(SUMMARY.match, top) if m]
+    # the first 5 lines: which host, the counts, the verdict, and the next start's outcome in one line
+    top = "\n".join(lines[:5])
+    assert lines[0].startswith("kafka-ops audit of ") and "finding(s) of" in lines[1]
+    assert "FAIL (--fail-on error): " in top and "— exit 1" in top
+    assert "Next start (Kafka 3.7.0): the broker EXITS [DIR002]" in top
+    # then one line per check, the most severe first, saying where
+    rows = [m for m in map(SUMMARY.match, lines[:30]) if m]
     assert len(rows) >= 7
     critical = sorted({f["check"] for f in report["findings"] if f["severity"] == "critical"})
     assert len(critical) <= len(rows) and sorted(m["check"] for m in rows[: len(critical)]) == critical
@@ -64,14 +85,49 @@ def test_the_demo_audit_fits_120_lines_of_80_columns_and_starts_with_what_is_wro
         ]
         assert int(m["count"]) == len(found)
         first = found[0]
-        place = m["rest"].rsplit("  ", 1)[1].removesuffix(f" +{len(found) - 1}").lstrip("…")
+        place = m["rest"].rsplit("  ", 1)[1].removesuffix(f" +{len(found) - 1}")
         whole = first["path"] or first["log_dir"] or ""
         topic = f"{first['topic']}-{first['partition']}" if first["partition"] is not None else first["topic"]
-        assert whole.endswith(place) or (topic and place.startswith(topic)), (m["check"], place)
-    # the verdict last; what was cut is said, with how to see it whole
+        # a partition, or the path's last name whole: never a path cut in the middle
+        assert whole.endswith("/" + place) or (topic and place.startswith(topic)), (m["check"], place)
+    # each check's first finding: its first sentence and the first of its fix whole (wrapped, not cut); each
+    # location on a line whole (a copy takes it in one piece)
+    text = " ".join(" ".join(line.split()) for line in lines)
+    seen = set()
+    for f in report["findings"]:
+        key = (f["check"], f["severity"])
+        if key not in seen:
+            seen.add(key)
+            assert " ".join(sentences(f["message"])[0].split()) in text, f["check"]
+            assert " ".join(sentences(f["remediation"])[0].split()) in text, f["check"]
+    stripped = {line.strip().removeprefix("at ") for line in lines}
+    assert all(f["path"] in stripped for f in report["findings"] if f["path"]), stripped
+    # the verdict last too; what was left out is said, with how to see it whole
     verdict = max(i for i, line in enumerate(lines) if line.startswith("FAIL (--fail-on error)"))
     assert len(lines) - verdict <= 2 and lines[-1].endswith("— exit 1")
     assert "-v prints every finding whole" in out
+
+
+def test_first_sentences_end_at_a_sentence_not_at_a_dot() -> None:
+    from kafka_ops.render.text import sentences
+
+    assert sentences("log dir /a/b.c is on / (ext4; 7.5 GiB free). Put it e.g. on /data. (KAFKA-1) Then.") == [
+        "log dir /a/b.c is on / (ext4; 7.5 GiB free).", "Put it e.g. on /data.", "(KAFKA-1) Then.",
+    ]  # fmt: skip
+    assert sentences("it stops ('Invalid id in: /m.properties. Expected A, but read B') [DIR002]. Fix.") == [
+        "it stops ('Invalid id in: /m.properties. Expected A, but read B') [DIR002].", "Fix.",
+    ]  # fmt: skip
+
+
+def test_a_location_wider_than_the_line_is_whole_on_a_line_of_its_own() -> None:
+    from kafka_ops.render.text import table_lines
+
+    report = many(2, same_text=True)
+    deep = "/data/kafka-1/" + "a-very-long-topic-name-" * 4 + "0/00000000000000000420.timeindex"
+    report["findings"][0]["path"] = deep
+    lines = [line for line, _ in table_lines(report, 60)]
+    assert deep in lines  # whole, alone, from the first column: wider than 60, the only such line
+    assert [line for line in lines if len(line) > 60] == [deep]
 
 
 def test_the_demo_audit_verbose_and_brief(cli: Cli, demo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -79,7 +135,7 @@ def test_the_demo_audit_verbose_and_brief(cli: Cli, demo: Path, monkeypatch: pyt
     _, out, _ = cli(*demo_args(demo, "-v"))
     _, brief, _ = cli(*demo_args(demo, "-f", "brief"))
     lines = out.splitlines()
-    assert max(len(line) for line in lines) <= 80 and len(lines) > 120  # everything, wrapped
+    assert all(narrow(line) for line in lines) and len(lines) > 120  # everything, wrapped
     assert "cut to fit" not in out
     assert len(brief.splitlines()) == len(json.loads(cli(*demo_args(demo, "-f", "json"))[1])["findings"]) + 1
 
@@ -116,9 +172,12 @@ def test_20000_findings_of_one_check_are_one_group_in_under_1000_lines(same_text
     assert [line for line in lines if SUMMARY.match(line)] == [
         "CRITICAL PERM001 20000  Broker user cannot read and write a fil…  topic-0 +19999"
     ]
-    at = lines.index("  at /data/kafka-1/topic-0, /data/kafka-1/topic-1, /data/kafka-1/topic-2,")
-    assert lines[at - 1 : at + 2 : 2] == [
+    at = lines.index("  at /data/kafka-1/topic-0")
+    assert lines[at - 1 : at + 4] == [
         "CRITICAL PERM001 [20000 findings]",
+        "  at /data/kafka-1/topic-0",
+        "     /data/kafka-1/topic-1",
+        "     /data/kafka-1/topic-2",
         "     and 19997 more (-v lists them all)",
     ]
     # -v: every location, each finding's own text (written as plain text when not a terminal)

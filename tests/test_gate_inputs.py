@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -72,7 +73,13 @@ def test_junit_to_a_file_says_the_verdict_and_why_on_stderr(
         line for line in lines if line.startswith("kafka-ops audit: broker stopped: --broker-state")
     )
     assert "check(s) skipped:" in summary or "no check skipped" in summary
-    assert lines[-1].startswith("kafka-ops audit: FAIL (--fail-on error): ")
+    # the verdict, then the findings that fail the gate, one a line (check, severity, where)
+    at = next(
+        i for i, line in enumerate(lines) if line.startswith("kafka-ops audit: FAIL (--fail-on error): ")
+    )
+    assert lines[at + 1 :] and all(
+        re.match(r"^  [A-Z]+\d{3} (critical|error) \S", line) for line in lines[at + 1 :]
+    )
 
 
 @pytest.mark.parametrize("fmt", ["json", "brief", "markdown", "table"])

@@ -248,7 +248,7 @@ def test_a_checkpoint_linked_to_a_root_only_file_is_reported_as_a_link_and_never
     args = ["audit", "--server-properties", h.server_properties, "--now", str(NOW_MS), "--deep"]
     outputs = {}
     page = tmp_path / "report.html"
-    for fmt in ("json", "table", "markdown", "html", "junit", "brief"):
+    for fmt in ("json", "table", "markdown", "html", "junit", "brief", "prometheus"):
         p = run([*CLI, *args, "--format", fmt, *(["--output", str(page)] if fmt == "html" else [])], 120)
         assert p.returncode in (0, 1), p.stderr
         outputs[fmt] = page.read_text() if fmt == "html" else p.stdout

@@ -154,3 +154,68 @@ def test_the_ci_gate_recipe_runs_and_keeps_both_reports(demo) -> None:
     assert suite.tag == "testsuite" and int(suite.get("failures")) > 0
     assert {case.get("name") for case in suite.iter("testcase")} >= {"DIR001", "SHUT001", "RET001"}
     assert name == "kafka-preflight"
+
+
+MAKEFILE = ROOT / "Makefile"
+
+
+def make_variable(name: str) -> str:
+    """A Makefile variable's value (continuation lines joined)."""
+    text = MAKEFILE.read_text(encoding="utf-8").replace("\\\n", " ")
+    (value,) = re.findall(rf"^{name} \??= (.*)$", text, re.M)
+    return " ".join(value.split())
+
+
+def demo_recipe() -> list[str]:
+    text = MAKEFILE.read_text(encoding="utf-8").replace("\\\n", " ")
+    body = text.split("\ndemo: ", 1)[1].split("\n\n", 1)[0]
+    return [line.strip().lstrip("@") for line in body.splitlines()[1:]]
+
+
+def test_the_two_set_up_commands_are_commands_near_the_top() -> None:
+    text = README.read_text(encoding="utf-8")
+    top = text[: text.index("\n## A 5-minute tour\n")]
+    lines = [
+        line.split("#", 1)[0].strip()
+        for kind, body in FENCE.findall(top)
+        if kind == "sh"
+        for line in body.splitlines()
+    ]
+    assert "make demo" in lines and "make test" in lines
+
+
+def test_make_demo_creates_no_user_and_runs_the_readme_tour() -> None:
+    recipe = demo_recipe()
+    assert not [line for line in recipe if re.search(r"\b(useradd|adduser|groupadd|usermod|sudo)\b", line)]
+    demo = make_variable("DEMO")
+    inputs = make_variable("DEMO_INPUTS").replace("$(DEMO)", demo)
+    simulate = [line for line in recipe if "kafka-ops simulate" in line]
+    audit = [line for line in recipe if "kafka-ops audit $(DEMO_INPUTS)" in line]
+    assert len(simulate) == len(audit) == 1
+    # the README's tour by hand: the same two commands
+    tour = [line.split("#", 1)[0].split() for line in command_lines()[:2]]
+    assert tour[0] == ["kafka-ops", "simulate", "demo-host", "--fail", "all", "--force"]
+    assert (
+        simulate[0].split()[1:] == ["simulate", "$(DEMO)", "--fail", "all", "--force"] and demo == "demo-host"
+    )
+    assert tour[1] == ["kafka-ops", "audit", *inputs.split()]
+
+
+def test_the_tour_by_hand_sees_every_planted_fault_as_root_too(demo) -> None:  # type: ignore[no-untyped-def]
+    """As root the simulated log dirs go to an existing unprivileged user (no User=root unit, whose broker reads
+    every file and so misses the unreadable .timeindex): the tour's report is the demo's, PERM001 included."""
+    cwd, env = demo
+    unit = (cwd / "demo-host/etc/systemd/system/kafka.service").read_text()
+    if os.geteuid() == 0:
+        assert "User=nobody" in unit and "User=root" not in unit
+    else:
+        import getpass
+
+        assert f"User={getpass.getuser()}" in unit
+    line = command_lines()[1].split("#", 1)[0] + " -f json"
+    run = subprocess.run(["bash", "-c", line], cwd=cwd, env=env, capture_output=True, text=True)
+    assert run.returncode == 1, run.stderr
+    report = json.loads(run.stdout)
+    planted = json.loads((cwd / "demo-host/host.json").read_text())["planted"]
+    assert "unreadable_timeindex" in planted
+    assert any(f["check"] == "PERM001" for f in report["findings"])

@@ -19,7 +19,7 @@ KAFKA_6854_TEXT = "larger than maximum allowable size"
     severity="critical",
     scope="host",
     title='A log-cleaner thread died ("Error due to" then "Stopped") and was not restarted: compaction stopped',
-    incident="seed 001: kafka-log-cleaner-thread-0 died on __consumer_offsets-20 (KAFKA-6854, Kafka 1.1.0); the "
+    incident="kafka-log-cleaner-thread-0 died on __consumer_offsets-20 (KAFKA-6854, Kafka 1.1.0); the "
     "compacted partition grew for weeks until the disks filled",
     needs=("logs",),
 )
@@ -82,7 +82,7 @@ def _cause(h: HostFacts, d: CleanerDeath) -> str:
 
 def _remove_cause(h: HostFacts, d: CleanerDeath) -> str:
     """The first step of the remediation, for the cause and the version at hand."""
-    first = "Remove the cause first, or the thread dies again on the same segment (seed 001's cleaner died three times after restarts)"
+    first = "Remove the cause first, or the thread dies again on the same segment (the dead-cleaner incident's cleaner died three times after restarts)"
     six_eight_five_four = bool(d.detail and KAFKA_6854_TEXT in d.detail)
     if six_eight_five_four and (h.kafka_version is None or affected_by_6854(h.kafka_version)):
         return (
@@ -127,7 +127,7 @@ def _finding(ctx: Context, h: HostFacts, d: CleanerDeath, deaths: int, threads: 
             f"logs: {_cause(h, d)} ShutdownableThread.run logged 'Error due to' and 'Stopped': the thread is gone "
             f"until the broker restarts, and {scope}. Compacted topics (__consumer_offsets, __transaction_state, "
             "every cleanup.policy=compact topic) keep every record version and tombstone and grow without bound "
-            "(seed 001: the disks filled within weeks); the group coordinator reads the whole grown "
+            "(the dead-cleaner incident: the disks filled within weeks); the group coordinator reads the whole grown "
             "__consumer_offsets partition when it moves, so failovers get slower."
         )
         remediation = (

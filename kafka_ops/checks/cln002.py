@@ -35,7 +35,7 @@ class _Acc:
     severity="warning",
     scope="partition,host",
     title="Kafka version with a cleaner bug on transaction markers (KAFKA-6854 / KAFKA-8335) and markers on disk",
-    incident="seed 001: Kafka 1.1.0 with a transactional consumer: the cleaner died on a run of COMMIT markers "
+    incident="Kafka 1.1.0 with a transactional consumer: the cleaner died on a run of COMMIT markers "
     "in __consumer_offsets (KAFKA-6854), which KAFKA-8335 had let pile up",
     needs=("kafka_version",),
 )
@@ -90,7 +90,7 @@ def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     remediation = (
         "Upgrade the brokers to 2.2.1 / 2.3.0 or later (both bugs fixed; 1.1.1 / 2.0.0 fix only the crash). Until "
         "then watch log-cleaner.log for 'Error due to' (CLN001, kafka-ops logs) and the size of __consumer_offsets "
-        "(kafka-log-dirs --describe); seed 001's stopgap, raising max.message.bytes on the topic above the longest "
+        "(kafka-log-dirs --describe); the dead-cleaner incident's stopgap, raising max.message.bytes on the topic above the longest "
         "run, only postpones the crash while markers keep piling up."
     )
     details = {

@@ -28,7 +28,7 @@ from kafka_ops.units import human_bytes
     scope="partition",
     title="Run of transaction markers longer than the cleaner's largest buffer: fatal to the cleaner on versions "
     "with KAFKA-6854 (before 1.0.2/1.1.1/2.0.0), a build-up on versions with KAFKA-8335",
-    incident="seed 001: __consumer_offsets-20 held little but consecutive COMMIT markers; Kafka 1.1.0's cleaner "
+    incident="__consumer_offsets-20 held little but consecutive COMMIT markers; Kafka 1.1.0's cleaner "
     "grew its buffers 262144 -> 524288 -> 1000012 bytes and died",
     needs=("kafka_version",),
 )
@@ -149,11 +149,11 @@ def _affected(
         "retained message, which a read of discarded markers does, and throws IllegalStateException 'This log "
         f"contains a message larger than maximum allowable size of {bufs.maximum}' once they are at the maximum "
         f"(LogCleaner.scala @1.1.0: cleanInto, growBuffers). {verdict}. {when}The thread does not "
-        "come back until the broker restarts, and every compacted partition stops being cleaned (seed 001)."
+        "come back until the broker restarts, and every compacted partition stops being cleaned (the dead-cleaner incident)."
     )
     remediation = (
         "Upgrade to 1.1.1 / 2.0.0 or later (2.2.1 / 2.3.0 also stop KAFKA-8335's marker build-up that makes these "
-        "runs). Until then, seed 001's stopgap: raise the topic's max.message.bytes above the run so that no read "
+        "runs). Until then, the dead-cleaner incident's stopgap: raise the topic's max.message.bytes above the run so that no read "
         f"at the maximum is all markers: kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics "
         f"--entity-name {q(pf.part.topic)} --add-config max.message.bytes={_above(run_bytes)} (it only buys time: "
         "the run keeps growing on versions with KAFKA-8335); raising log.cleaner.io.buffer.size does not help. "

@@ -40,7 +40,7 @@ def _num(
     severity="warning",
     scope="partition",
     title="Compacted partition not cleaned for a long time: the cleaner checkpoint lags far behind the log end",
-    incident="seed 001: __consumer_offsets-20 stopped being compacted when the cleaner died and grew until the "
+    incident="__consumer_offsets-20 stopped being compacted when the cleaner died and grew until the "
     "disks filled",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:

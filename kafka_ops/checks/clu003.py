@@ -15,7 +15,7 @@ from kafka_ops.facts.model import HostFacts
     severity="critical",
     scope="host",
     title="The running broker reports a log dir offline",
-    incident="seed 000: a log dir the broker could not read went offline at runtime; its partitions were served "
+    incident="a log dir the broker could not read went offline at runtime; its partitions were served "
     "by nobody on this broker until an operator looked",
     needs=("cluster",),
 )

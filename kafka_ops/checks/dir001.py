@@ -39,7 +39,7 @@ MEMORY_FS = {"tmpfs", "ramfs"}
     severity="critical",
     scope="logdir",
     title="Log dir not on a filesystem of its own (root filesystem, tmpfs, or missing)",
-    incident="seed 000: the broker's data lives on volumes mounted at deploy time; a volume that does not mount "
+    incident="the broker's data lives on volumes mounted at deploy time; a volume that does not mount "
     "leaves the log dir on the root filesystem",
 )
 def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:

@@ -73,7 +73,7 @@ class _Acc:
     severity="warning",
     scope="partition,host",
     title="Free space below what the broker writes before retention frees space, plus recovery",
-    incident="seed 001: a partition kept growing until the disks filled; a full log dir goes offline",
+    incident="a partition kept growing until the disks filled; a full log dir goes offline",
 )
 def run(ctx: Context, subject: PartitionFacts | HostFacts) -> Iterator[Finding]:
     accs: dict[str, _Acc] = ctx.cache.setdefault("dir004", {})

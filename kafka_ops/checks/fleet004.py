@@ -14,7 +14,7 @@ from kafka_ops.facts.model import HostFacts
     severity="critical",
     scope="host",
     title="sudo to the broker user failed: permissions could not be probed as the broker sees them",
-    incident="fleet audit: without running as the broker user, an unreadable .timeindex (seed 000) looks readable to a root login",
+    incident="fleet audit: without running as the broker user, an unreadable .timeindex (the remount incident) looks readable to a root login",
 )
 def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     # Only `kafka-ops fleet audit` gathers connection facts: a single-host audit never has them (it is running

@@ -51,7 +51,7 @@ KINDS = (
     severity="error",
     scope="partition",
     title="Index file size is not a multiple of its entry size (8 / 12 / 34 bytes)",
-    incident="seed 002: an unclean stop left corrupt index files that the 0.10.2 broker found at start "
+    incident="an unclean stop left corrupt index files that the 0.10.2 broker found at start "
     "('Corrupt index found ... rebuilding index') and rebuilt for hours",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:

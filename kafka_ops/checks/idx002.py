@@ -8,7 +8,7 @@ Rule (see docs/IDX002.md), from the index's last slot (``IndexTail``, the value 
   >= its base, so the slot is garbage.
 * ``entries > 0 and lastOffset == baseOffset``, broker < 2.0.0: rejected up to 1.1.x (``<=``: "no larger than"
   up to 1.0.x, "no greater than" 1.1.x; KAFKA-7076 made it ``<`` in 2.0.0, commit c5e7befe014, and 2.1.0). It is how a zero-padded
-  (untrimmed) index looks: the last slot is (0, 0). Seed 002's 0.10.2 broker logged exactly this for the active
+  (untrimmed) index looks: the last slot is (0, 0). The OOM-kill incident's 0.10.2 broker logged exactly this for the active
   segment of an OOM-killed broker. Not reported for the active segment of a running broker (its index is
   preallocated while it runs), nor for a segment that recovery re-reads anyway after an unclean stop (the rebuild
   costs nothing more and SHUT001 already reports that recovery; every partition of a killed <= 2.0 broker would
@@ -41,7 +41,7 @@ from kafka_ops.facts.model import PartitionFacts
     severity="error",
     scope="partition",
     title="Offset index's last offset is below its base offset (or equal to it, up to Kafka 2.0)",
-    incident="seed 002: 'Corrupt index found, index file ... has non-zero size but the last offset is 24386649 "
+    incident="'Corrupt index found, index file ... has non-zero size but the last offset is 24386649 "
     "which is no larger than the base offset 24386649' after an OOM kill; the 0.10.2 broker rebuilt its indexes",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
@@ -98,7 +98,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
                 f"the last slot of {seg.index.path} (slot {n - 1} of {n}) holds offset {last}, equal to the base "
                 f"offset: Kafka {versions.text(version)} (before 2.0.0, KAFKA-7076) rejects that at load ('Corrupt "
                 f"index found, index file ({seg.index.path}) has non-zero size but the last offset is {last} which "
-                f"is {word} the base offset {base}'), as seed 002's broker did"
+                f"is {word} the base offset {base}'), as the OOM-kill incident's broker did"
                 + (
                     ". The slot is zero padding: the index was never trimmed ("
                     + (

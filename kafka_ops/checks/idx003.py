@@ -80,7 +80,7 @@ ACTIVE_LAST_PAST = (
     severity="error",
     scope="partition",
     title="Index entries not monotonic, or pointing past the end of the segment's .log",
-    incident="seed 002: after an unclean stop the index no longer matched the log; the 0.10.2 broker caught it at "
+    incident="after an unclean stop the index no longer matched the log; the 0.10.2 broker caught it at "
     "start only because its sanity check ran on every segment (since 2.3.0 it does not)",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:

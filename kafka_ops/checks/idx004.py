@@ -41,7 +41,7 @@ from kafka_ops.units import human_bytes
     severity="warning",
     scope="partition",
     title="Untrimmed, zero-padded index on a rolled segment (critical for a .timeindex)",
-    incident="seed 000: .timeindex files the broker could not trim or read gave segments a largest timestamp of 0 "
+    incident=".timeindex files the broker could not trim or read gave segments a largest timestamp of 0 "
     "('Scheduling segments for deletion ... largestTime=0'); KAFKA-10207",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:

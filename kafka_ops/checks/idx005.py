@@ -38,8 +38,8 @@ MAX_LISTED = 10
     severity="info",
     scope="partition",
     title="Index files missing: the next start rebuilds them from the .log",
-    incident="seed 002: the broker spent its start rebuilding index files; the time it takes is the .log bytes it "
-    "re-reads (48 MB/s per recovery thread in seed 002's log)",
+    incident="the broker spent its start rebuilding index files; the time it takes is the .log bytes it "
+    "re-reads (48 MB/s per recovery thread in the OOM-kill incident's log)",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     segs = pf.part.segments

@@ -20,7 +20,7 @@ MAX_LISTED = 50
     severity="critical",
     scope="partition,logdir",
     title="Broker user cannot read and write a file or dir in a log dir",
-    incident="seed 000: volumes remounted with root ownership; the broker could not read .timeindex files",
+    incident="volumes remounted with root ownership; the broker could not read .timeindex files",
     needs=("broker_user",),
 )
 def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:

@@ -2,7 +2,7 @@
 
 Access works today (else PERM001 fires), but it hangs on permissions that routine operations change: a ``chmod``
 (``g-w``, ``o-rwx``), a rewrite under another umask, a restore or copy without ACLs, or a remount that resets
-ownership to root (seed 000). The owner bits are the only ones that a ``chown`` to the broker user pins down.
+ownership to root (the remount incident). The owner bits are the only ones that a ``chown`` to the broker user pins down.
 
 Rule (see docs/PERM002.md):
 * a path is reported when the broker user can read and write it (dirs: also traverse), as the kernel decides
@@ -45,7 +45,7 @@ MAX_LISTED = 50
     severity="warning",
     scope="partition,logdir",
     title="Broker reaches log-dir files only through group/other bits or an ACL, not as their owner",
-    incident="seed 000: after a remount the files belonged to root; access that does not come from ownership "
+    incident="after a remount the files belonged to root; access that does not come from ownership "
     "is lost by the next chmod, umask or remount",
     needs=("broker_user",),
 )
@@ -100,7 +100,7 @@ def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding
         f"broker user {who.user} (uid {who.uid}) can read and write {first['path']} ({first['owner']}) only "
         f"{first['how']}, not as its owner{more}. It works today but is fragile: "
         + _fragility(vias)
-        + " Seed 000's broker lost its .timeindex files that way after a remount reset ownership to root, and "
+        + " The remount incident's broker lost its .timeindex files that way after a remount reset ownership to root, and "
         "deleted the segments (PERM001, RET001).",
         f"Make the broker user the owner, which no chmod, umask or ACL change can take away: "
         f"find {q(where)} ! -user {q(who.user)} -exec chown {q(f'{who.user}:{group}')} {{}} + "
@@ -173,7 +173,7 @@ def _fragility(vias: list[str]) -> str:
     if "probe" in vias:
         out.append("the kernel grants the access by a rule other than ownership")
     out.append(
-        "and a remount, restore or provisioning run that resets ownership or modes (seed 000) takes them with it"
+        "and a remount, restore or provisioning run that resets ownership or modes (the remount incident) takes them with it"
     )
     return "; ".join(out) + "."
 

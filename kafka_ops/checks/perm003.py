@@ -23,7 +23,7 @@ from kafka_ops.facts.model import LogDirFacts
     severity="critical",
     scope="logdir",
     title="Broker user cannot traverse a parent of a log dir, or read/write/traverse the log dir itself",
-    incident="seed 000: volumes remounted with root ownership; a log dir the broker cannot open goes offline",
+    incident="volumes remounted with root ownership; a log dir the broker cannot open goes offline",
     needs=("broker_user",),
 )
 def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:

@@ -1,4 +1,4 @@
-"""RET001: time retention will delete a segment early because its timestamp is 0 or a fallback (seed 000)."""
+"""RET001: time retention will delete a segment early because its timestamp is 0 or a fallback (the remount incident)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ SUSPECT = (TS_ZERO_PADDING, TS_UNREADABLE, TS_MTIME, TS_MTIME_NO_TIMEINDEX)
     severity="critical",
     scope="partition",
     title="Time retention will delete recent data: segment timestamp is 0 or a fallback",
-    incident="seed 000: 'Scheduling segments for deletion ... largestTime=0' minutes after the records were written",
+    incident="'Scheduling segments for deletion ... largestTime=0' minutes after the records were written",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     cfg = pf.config
@@ -66,7 +66,7 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             "or the broker was killed), so the broker reads the last slot, timestamp 0, as the segment's largest "
             "timestamp (TimeIndex.lastEntry -> LogSegment.largestTimestamp; KAFKA-10207, not fixed)",
             TS_UNREADABLE: "the broker user cannot read its .timeindex, so the broker cannot learn the segment's largest "
-            "timestamp: seed 000's broker took it as 0 and deleted the segment; a current broker fails the first read "
+            "timestamp: the remount incident's broker took it as 0 and deleted the segment; a current broker fails the first read "
             "with an IOException and takes the log dir offline",
             TS_MTIME: "its time index is empty, so the broker falls back to the .log file's mtime "
             f"({iso(seg.log.mtime_ms if seg.log else None)}) (LogSegment.largestTimestamp)",

@@ -28,7 +28,7 @@ REASON_TEXT = {
     severity="info",
     scope="host",
     title="Retention forecast: what time and size retention delete within the horizon, per topic",
-    incident="seed 003: topic sizes drop in spikes as whole segments expire (segment.bytes / segment.ms decide "
+    incident="topic sizes drop in spikes as whole segments expire (segment.bytes / segment.ms decide "
     "how big each drop is)",
 )
 def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
@@ -87,7 +87,7 @@ def _finding(ctx: Context, t: TopicForecast, stopped: bool) -> Finding:
         f"deletion: kafka-configs --bootstrap-server <broker:9092> --alter --entity-type topics --entity-name "
         f"{q(t.topic)} --add-config retention.ms=<ms> (time) or retention.bytes=<bytes per partition> (size). "
         "Retention deletes whole segments, so each drop is as large as the segments that expire together; "
-        "for a steadier size lower segment.bytes / segment.ms on the topic (seed 003)."
+        "for a steadier size lower segment.bytes / segment.ms on the topic (the segment-retention incident)."
     )
     details = {"topic": t.topic, "horizon_ms": t.horizon_ms, "horizon_end_ms": t.horizon_end, **d}
     return run.finding(message, remediation, topic=t.topic, details=details)

@@ -1,4 +1,4 @@
-"""RET004: a compact,delete partition keeps records older than retention.ms in a segment with newer ones (seed 003)."""
+"""RET004: a compact,delete partition keeps records older than retention.ms in a segment with newer ones (the segment-retention incident)."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from kafka_ops.facts.model import PartitionFacts
 from kafka_ops.units import human_bytes, human_ms
 
 DAY_MS = 24 * 3600 * 1000
-SEED_SEGMENT_BYTES = 128 * 1024 * 1024  # what seed 003's operators lowered segment.bytes to
+SEED_SEGMENT_BYTES = (
+    128 * 1024 * 1024
+)  # what the segment-retention incident's operators lowered segment.bytes to
 
 
 @check(
@@ -23,7 +25,7 @@ SEED_SEGMENT_BYTES = 128 * 1024 * 1024  # what seed 003's operators lowered segm
     severity="warning",
     scope="partition",
     title="compact,delete keeps records older than retention.ms: they share a segment with newer records",
-    incident="seed 003: a compact,delete topic with one week of retention served months-old records, because the "
+    incident="a compact,delete topic with one week of retention served months-old records, because the "
     "cleaner had merged them into segments with new ones and retention deletes whole segments only",
 )
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:

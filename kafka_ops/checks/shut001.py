@@ -11,7 +11,7 @@ from kafka_ops.units import human_bytes, human_ms
 
 # The severity follows the estimated recovery: what the operator waits for at the next start. Under a minute the
 # start is barely slower than a clean one; ten minutes and more hold up a rolling restart and keep the broker's
-# partitions under-replicated that long (seed 002: hours).
+# partitions under-replicated that long (the OOM-kill incident: hours).
 WARNING_AFTER_S = 60
 CRITICAL_AFTER_S = 600
 
@@ -27,7 +27,7 @@ def severity_for(recover_seconds: float) -> str:
     severity="critical",
     scope="logdir",
     title="Stopped broker without .kafka_cleanshutdown: recovery at the next start (critical when 10 min or more)",
-    incident="seed 002: an OOM kill / systemd SIGKILL left no marker; the broker spent hours rebuilding indexes",
+    incident="an OOM kill / systemd SIGKILL left no marker; the broker spent hours rebuilding indexes",
     needs=("broker_stopped",),
 )
 def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
@@ -53,7 +53,7 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         f"re-indexes every segment from the recovery point on: {a.recover_segments} segments, "
         f"{human_bytes(a.recover_bytes)} in {a.partitions} partitions (the largest {human_bytes(a.largest_recover_bytes)}), "
         f"{took} with num.recovery.threads.per.data.dir={threads} (at 48 MB/s per thread, the "
-        "rate of seed 002's broker log; one thread recovers a partition from end to end, LogManager.loadLogs, so "
+        "rate of the OOM-kill incident's broker log; one thread recovers a partition from end to end, LogManager.loadLogs, so "
         "the largest partition sets the floor whatever the threads).",
         "Expect the start to take that long and do not kill the broker while it recovers (`kafka-ops logs --follow "
         "server.log` shows the progress). Raise num.recovery.threads.per.data.dir (e.g. to the number of cores) "

@@ -56,7 +56,7 @@ SMALL_SIZE = BELOW_MIN_OVERHEAD
     severity="error",
     scope="partition",
     title="Torn or CRC-invalid tail in a segment: what recovery truncates (and deletes), or why it stays",
-    incident="seed 002: after an OOM kill the 0.10.2 broker logged 'Found invalid messages in log segment "
+    incident="after an OOM kill the 0.10.2 broker logged 'Found invalid messages in log segment "
     ".../00000000000024386649.log at byte offset 886339595: Record size is smaller than minimum record overhead "
     "(14)' and truncated the segment there",
 )

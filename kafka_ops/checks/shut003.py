@@ -46,7 +46,7 @@ from kafka_ops.units import human_bytes, human_ms
     severity="warning",
     scope="partition,logdir",
     title="Recovery-point checkpoint missing, unreadable, without a partition, or ahead of the log end",
-    incident="seed 002: the recovery after an unclean stop re-read everything from the recovery point; a lost or "
+    incident="the recovery after an unclean stop re-read everything from the recovery point; a lost or "
     "unreadable checkpoint makes that everything",
 )
 def run(ctx: Context, subject: PartitionFacts | LogDirFacts) -> Iterator[Finding]:

@@ -165,7 +165,7 @@ def effective_timeout(h: HostFacts) -> tuple[float | None, str]:
     severity="critical",
     scope="host",
     title="systemd stop timeout shorter than the broker's clean shutdown: SIGKILL, no clean-shutdown marker",
-    incident="seed 002: the broker was killed (OOM, and systemd's 90 s stop timeout SIGKILLs the same way); no "
+    incident="the broker was killed (OOM, and systemd's 90 s stop timeout SIGKILLs the same way); no "
     ".kafka_cleanshutdown, hours of index rebuilds at the next start",
     needs=("systemd_unit",),
 )
@@ -197,7 +197,7 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
             f"{unit.name} stops the broker with a {timeout:g} s timeout ({shown}), but a clean shutdown of this "
             f"broker can need {needed:g} s: {parts}. When it takes longer, systemd sends SIGKILL: no "
             ".kafka_cleanshutdown is written and the next start re-reads and re-indexes every segment above the "
-            "recovery point (LogLoader.recoverLog; seed 002: hours)."
+            "recovery point (LogLoader.recoverLog; the OOM-kill incident: hours)."
         )
     else:
         severity = "warning"

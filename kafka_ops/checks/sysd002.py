@@ -85,7 +85,7 @@ def _main_is_not_jvm(unit: UnitFacts) -> str | None:
     severity="warning",
     scope="host",
     title="Stop path that skips the broker's graceful shutdown (KillSignal, KillMode, ExecStop)",
-    incident="seed 002: a broker that does not get SIGTERM and time to act on it loses its clean-shutdown marker; "
+    incident="a broker that does not get SIGTERM and time to act on it loses its clean-shutdown marker; "
     "the next start recovers every unflushed segment",
     needs=("systemd_unit",),
 )
@@ -212,7 +212,7 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
         f"{unit.name}: "
         + "; ".join(p[2] for p in problems)
         + ". A broker that is not stopped by SIGTERM and given time (SYSD001) loses its clean-shutdown marker and "
-        "recovers every unflushed segment at the next start (seed 002)."
+        "recovers every unflushed segment at the next start (the OOM-kill incident)."
     )
     remediation = (
         "Let systemd stop the JVM itself: SIGTERM to the cgroup, then TimeoutStopSec. A drop-in "

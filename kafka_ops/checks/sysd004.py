@@ -13,7 +13,7 @@ Where it must fit:
   when the process's own memory reaches the limit the kernel's OOM killer sends SIGKILL inside the cgroup;
 * the host: Kafka serves reads and buffers writes through the page cache ("Don't fear the filesystem",
   docs/design.html), so the JVM should leave at least PAGE_CACHE_SHARE of RAM (and PAGE_CACHE_MIN_BYTES) to
-  the page cache and the OS; a JVM bigger than RAM is killed by the host's OOM killer (seed 002).
+  the page cache and the OS; a JVM bigger than RAM is killed by the host's OOM killer (the OOM-kill incident).
 
 Percentages (MemoryMax=80%) are of the host's RAM (HostFacts.mem_total).
 """
@@ -66,7 +66,7 @@ def _limit(h: HostFacts) -> tuple[int | None, str | None]:
     severity="warning",
     scope="host",
     title="JVM heap + direct memory does not fit the unit's MemoryMax= or the host with room for the page cache",
-    incident="seed 002: the host's memory filled up and the OOM killer SIGKILLed the broker: no clean-shutdown "
+    incident="the host's memory filled up and the OOM killer SIGKILLed the broker: no clean-shutdown "
     "marker, hours of index rebuilds",
     needs=("systemd_unit",),
 )
@@ -100,7 +100,7 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
         if footprint > h.mem_total:
             problems.append(
                 f"the host has {human_bytes(h.mem_total)} of RAM, less than that: the host's OOM killer ends the "
-                "broker as it grows (seed 002)"
+                "broker as it grows (the OOM-kill incident)"
             )
         else:
             problems.append(

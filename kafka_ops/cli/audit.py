@@ -20,7 +20,16 @@ from kafka_ops.cli.cluster import (
     RequireClusterOpt,
     ask_cluster,
 )
-from kafka_ops.cli.framework import Command, app, fail, keep_exit_code, note_later, say, show_notes
+from kafka_ops.cli.framework import (
+    Command,
+    app,
+    fail,
+    keep_exit_code,
+    note_later,
+    say,
+    show_notes,
+    write_err,
+)
 
 
 class AuditFormat(StrEnum):
@@ -30,6 +39,7 @@ class AuditFormat(StrEnum):
     junit = "junit"
     markdown = "markdown"
     html = "html"
+    prometheus = "prometheus"
 
 
 def build_options(check_paths: bool = True, **kw: Any) -> Any:
@@ -106,7 +116,14 @@ def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
         fail(str(exc))
 
 
-def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, verbose: bool = False) -> None:
+def emit(
+    report: dict[str, Any],
+    fmt: str,
+    fail_on: str,
+    output: Path | None,
+    verbose: bool = False,
+    duration_s: float | None = None,
+) -> None:
     from kafka_ops.render import text as render
     from kafka_ops.render.models import validate
 
@@ -138,6 +155,7 @@ def emit(report: dict[str, Any], fmt: str, fail_on: str, output: Path | None, ve
         "brief": lambda: render.to_brief(report),
         "junit": lambda: render.to_junit(report, fail_on),
         "markdown": lambda: render.to_markdown(report),
+        "prometheus": lambda: render.to_prometheus(report, duration_s),
         "table": lambda: render.to_markdown(report),
     }[fmt]()
     if output is None:
@@ -277,7 +295,8 @@ def audit(
             "--format",
             "-f",
             help="table (findings grouped per check), brief (one line per finding: 'path: CHECK severity "
-            "message'), json (the report), junit, markdown, or html (a page: see `report`).",
+            "message'), json (the report), junit, markdown, html (a page: see `report`), or prometheus (node_exporter's "
+            "textfile collector format: findings by check and severity, the gate, the next start's outcome).",
         ),
     ] = AuditFormat.table,
     gate: Given = GIVEN,
@@ -308,8 +327,9 @@ def audit(
         typer.Option(
             "--verbose",
             "-v",
-            help="table: every finding whole, each with its message and fix (default: a summary line per check, "
-            "then per check its first locations and its text cut to fit about a screen).",
+            help="table: every finding whole, each with its message and fix (default: the verdict and the next "
+            "start first, a summary line per check, then per check its first locations and the first sentence "
+            "of its message and of its fix).",
         ),
     ] = False,
 ) -> None:
@@ -331,7 +351,11 @@ def audit(
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")
     add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, broker_id)
+    import time
+
+    started = time.monotonic()
     report = run_with_progress(opts, show=sys.stderr.isatty() and format is AuditFormat.table)
+    duration_s = time.monotonic() - started
     if not report["log_dirs"] and not any(f["check"] == "CONF001" for f in report["findings"]):
         fail("no log dirs to audit: log.dirs is empty and no --log-dir was given")
     from kafka_ops.audit import apply_gate, apply_waivers, run_summary, unusable
@@ -347,12 +371,35 @@ def audit(
             note_later(f"warning: waiver {w['rule']} ({w['source']}) matched no finding")
     keep_exit_code(code)
     show_notes()
-    emit(report, format.value, gate["fail_on"], output, verbose)
+    emit(report, format.value, gate["fail_on"], output, verbose, duration_s)
     # on stderr in every format: what the audit decided for itself and skipped, and (when stdout does not show
     # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
     from kafka_ops.render.text import verdict
 
     say(run_summary(report))
-    if output is not None or format in (AuditFormat.json, AuditFormat.junit, AuditFormat.html):
+    if output is not None or format in (
+        AuditFormat.json,
+        AuditFormat.junit,
+        AuditFormat.html,
+        AuditFormat.prometheus,
+    ):
         say(verdict(report))
+        write_err(failing_lines(report))
     raise typer.Exit(code)
+
+
+FAILING_SHOWN = 20  # findings named on stderr under the verdict (a CI log), then "and N more"
+
+
+def failing_lines(report: dict[str, Any], limit: int = FAILING_SHOWN) -> list[str]:
+    """The findings that fail the gate, one line each (check, severity, where), as ruff and ansible-lint name
+    theirs in a CI log: the report file has the rest."""
+    from kafka_ops.checks.base import at_least
+    from kafka_ops.render.text import where
+
+    fail_on = (report.get("gate") or {}).get("fail_on", "critical")
+    failing = [f for f in report["findings"] if at_least(f["severity"], fail_on) and not f.get("waived")]
+    lines = [f"  {f['check']} {f['severity']} {where(report, f) or '-'}" for f in failing[:limit]]
+    if len(failing) > limit:
+        lines.append(f"  and {len(failing) - limit} more (the report lists them all)")
+    return lines

@@ -48,6 +48,9 @@ def checks(
         ]  # fmt: skip
         sys.stdout.write(json.dumps(rows, indent=2) + "\n")
         return
+    from kafka_ops.cli.framework import echo_wrapped
+
     width = max(len(c) for c in catalogue)
-    for c in catalogue.values():
-        typer.echo(f"{c.id:<{width}}  {c.severity:<8}  {c.title}")
+    for c in catalogue.values():  # the title wrapped under itself at COLUMNS (or the terminal's width)
+        first = f"{c.id:<{width}}  {c.severity:<8}  "
+        echo_wrapped(c.title, first, " " * len(first))

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kafka_ops.cli.framework import Command, Group, OutputFormat, app, fail, say
+from kafka_ops.cli.framework import Command, Group, OutputFormat, app, echo_wrapped, fail, say
 from kafka_ops.units import seconds_parser
 
 if TYPE_CHECKING:
@@ -39,8 +39,8 @@ CommandConfigOpt = Annotated[
     typer.Option(
         "--command-config",
         metavar="FILE",
-        help="Client properties for --bootstrap-server, as Kafka's tools take them (security.protocol, ssl.*, "
-        "sasl.*; PEM files, not Java key stores).",
+        help="Client properties for --bootstrap-server, as Kafka's tools take them (security.protocol, sasl.*, "
+        "ssl.* with JKS, PKCS12 or PEM stores: the cluster extra; JKS also needs keytool, a Java runtime).",
     ),
 ]
 RequireClusterOpt = Annotated[
@@ -241,14 +241,19 @@ def check(
     if format is OutputFormat.json:
         sys.stdout.write(json.dumps(answer, indent=2) + "\n")
     else:
-        print(answer["summary"])
-        for line in answer["reasons"]:
-            print(f"  - {line}")
-        for line in answer["notes"]:
-            print(f"  note: {line}")
-        for line in answer["waived"]:
-            print(f"  waived: {line}")
+        print_answer(answer)
     raise typer.Exit(0 if answer["yes"] else 1)
+
+
+def print_answer(answer: dict[str, Any]) -> None:
+    """`cluster check`'s answer as text, wrapped at COLUMNS (or the terminal's width)."""
+    echo_wrapped(answer["summary"], indent="  ")
+    for line in answer["reasons"]:
+        echo_wrapped(line, "  - ")
+    for line in answer["notes"]:
+        echo_wrapped(line, "  note: ")
+    for line in answer["waived"]:
+        echo_wrapped(line, "  waived: ")
 
 
 @cluster_app.command("status", cls=Command)
@@ -304,15 +309,25 @@ def status(
     if format is OutputFormat.json:
         sys.stdout.write(json.dumps(answer, indent=2) + "\n")
         return
-    print(
+    print_status(answer)
+
+
+def print_status(answer: dict[str, Any]) -> None:
+    """`cluster status` as text, wrapped at COLUMNS (or the terminal's width)."""
+    controller = answer["controller"]
+    echo_wrapped(
         f"cluster {answer['cluster_id']} (asked {answer['bootstrap']}): brokers "
         f"{', '.join(map(str, answer['brokers'])) or 'none'}; active controller "
         f"{controller if controller is not None else 'unknown'} (from the {answer['controller_from']})"
-        + (f"; quorum voters {', '.join(map(str, answer['voters']))}" if answer["voters"] else "")
+        + (f"; quorum voters {', '.join(map(str, answer['voters']))}" if answer["voters"] else ""),
+        indent="  ",
     )
-    print(
-        f"  {len(answer['under_replicated'])} under-replicated, {len(answer['offline'])} offline partition(s)"
-        + (f": {', '.join((answer['under_replicated'] + answer['offline'])[:10])}" if bad else "")
+    bad = answer["under_replicated"] + answer["offline"]
+    echo_wrapped(
+        f"{len(answer['under_replicated'])} under-replicated, {len(answer['offline'])} offline partition(s)"
+        + (f": {', '.join(bad[:10])}" if bad else ""),
+        "  ",
+        "    ",
     )
 
 

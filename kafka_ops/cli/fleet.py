@@ -373,12 +373,26 @@ def fleet_audit(
     )
     emit(report, format.value, gate["fail_on"], output)
     if format is AuditFormat.table and output is None:
-        from rich.console import Console
+        show_fleet_table(report)
+    elif output is not None or format not in (AuditFormat.brief, AuditFormat.markdown):
+        # as `audit`: a CI log of `-f json -o FILE` says the verdict and which findings (host:path) fail it
+        from kafka_ops.cli.audit import failing_lines
+        from kafka_ops.cli.framework import write_err
+        from kafka_ops.render.text import verdict
 
-        from kafka_ops.fleet.render import fleet_table
-
-        fleet_table(report, Console(width=max(120, Console().width)))
+        say(verdict(report))
+        write_err(failing_lines(report))
     raise typer.Exit(code)
+
+
+def show_fleet_table(report: dict[str, Any]) -> None:
+    """The fleet's tables on stdout at COLUMNS (or the terminal's width, or 80): rich folds the cells to fit."""
+    from rich.console import Console
+
+    from kafka_ops.cli.framework import screen_width
+    from kafka_ops.fleet.render import fleet_table
+
+    fleet_table(report, Console(width=screen_width(), highlight=False))
 
 
 @fleet_app.command("diff", cls=Command)

@@ -108,18 +108,83 @@ def _topics(host: Any, wanted: list[str] | None) -> frozenset[str] | None:
     return frozenset(wanted)
 
 
+WIDE = 110  # columns from which the forecast is two tables; narrower, a block per segment and per topic
+
+
+def _wide(console: Any, rows: list[tuple[str, ...]], sizes: list[tuple[str, ...]], horizon: str) -> None:
+    from rich.table import Table
+
+    from kafka_ops.render.text import markup_safe as esc
+
+    t = Table(
+        title="Segments deleted within the horizon, held back, or with a fallback or future timestamp",
+        expand=True,
+    )
+    for col in ("partition", "segment", "size", "largest timestamp", "source", "deleted", "why"):
+        t.add_column(col, overflow="fold")
+    for r in rows:
+        t.add_row(*(esc(c) for c in r))
+    if rows:
+        console.print(t)
+    else:
+        console.print("No segment is deleted within the horizon.")
+    tt = Table(title="Topic size over the horizon", expand=True)
+    for col in ("topic", "partitions", "size now", "deleted", f"size at +{horizon}", "drops"):
+        tt.add_column(col, overflow="fold")
+    for r in sizes:
+        tt.add_row(*(esc(c) for c in r))
+    console.print(tt)
+
+
+def _narrow(console: Any, rows: list[tuple[str, ...]], sizes: list[tuple[str, ...]], horizon: str) -> None:
+    """The two tables as blocks of wrapped lines (a table of 7 columns in 80 breaks every cell)."""
+    import textwrap
+
+    from rich.text import Text
+
+    from kafka_ops.engine.shell import printable
+
+    def say(text: str, first: str = "", indent: str = "    ", style: str = "") -> None:
+        for line in textwrap.wrap(
+            printable(text),  # a name's control characters and undecodable bytes shown escaped console.width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+            break_on_hyphens=False,
+        ):  # fmt: skip
+            console.print(Text(line, style=style), soft_wrap=True)
+
+    if rows:
+        say(
+            "Segments deleted within the horizon, held back, or with a fallback or future timestamp:",
+            style="bold",
+        )
+        for part, seg, size, ts, source, when, why in rows:
+            say(f"{part} segment {seg} ({size}): deleted {when}", "  ", "      ")
+            say(f"largest timestamp {ts} ({source}){'; ' + why if why else ''}", "      ", "      ")
+    else:
+        say("No segment is deleted within the horizon.")
+    say("Topic size over the horizon:", style="bold")
+    for name, parts, now, deleted, after, drops in sizes:
+        say(
+            f"{name}: {parts} partition(s), {now} now, {deleted} deleted, {after} at +{horizon}",
+            "  ",
+            "      ",
+        )
+        if drops != "-":
+            say(f"drops: {drops}", "      ", "      ")
+
+
 def _table(
     host: Any, out: TextIO, every_check: bool, progress: bool, topics: frozenset[str] | None = None
 ) -> None:
     from rich.console import Console
-    from rich.table import Table
 
     from kafka_ops.broker.forecast import HostForecast, iter_forecasts
     from kafka_ops.broker.timestamps import iso
+    from kafka_ops.cli.framework import screen_width
     from kafka_ops.render.text import markup_safe as esc
     from kafka_ops.units import human_bytes, human_ms
 
-    console = Console(file=out, width=max(120, Console().width) if out is sys.stdout else 160)
+    # COLUMNS, the terminal's width, or 80 (tables fold their cells to fit); a file: 160
+    console = Console(file=out, width=screen_width() if out is sys.stdout else 160)
     hf = HostForecast(host.now_ms, host.horizon_ms)
     end = host.now_ms + host.horizon_ms
     rows: list[tuple[str, ...]] = []
@@ -184,28 +249,7 @@ def _table(
         f"[bold]kafka-ops forecast[/bold] of {esc(host.host)} at {iso(host.now_ms)}, horizon {human_ms(host.horizon_ms)}"
         f" — broker {host.broker_state}; assuming no new data arrives"
     )
-    t = Table(
-        title="Segments deleted within the horizon, held back, or with a fallback or future timestamp",
-        expand=True,
-    )
-    for col in ("partition", "segment", "size", "largest timestamp", "source", "deleted", "why"):
-        t.add_column(col, overflow="fold")
-    for r in rows:
-        t.add_row(*(esc(c) for c in r))
-    if rows:
-        console.print(t)
-    else:
-        console.print("No segment is deleted within the horizon.")
-    tt = Table(title="Topic size over the horizon", expand=True)
-    for col in (
-        "topic",
-        "partitions",
-        "size now",
-        "deleted",
-        f"size at +{human_ms(host.horizon_ms)}",
-        "drops",
-    ):
-        tt.add_column(col, overflow="fold")
+    sizes = []
     for name in sorted(hf.topics):
         tf = hf.topics[name]
         drops = "; ".join(
@@ -213,11 +257,14 @@ def _table(
             for p in tf.series(every_check)
             if p["deleted_bytes"] or every_check
         )
-        tt.add_row(
-            esc(name), str(tf.partitions), human_bytes(tf.bytes_now), human_bytes(tf.deleted_bytes),
+        sizes.append((
+            name, str(tf.partitions), human_bytes(tf.bytes_now), human_bytes(tf.deleted_bytes),
             human_bytes(tf.bytes_now - tf.deleted_bytes), drops or "-",
-        )  # fmt: skip
-    console.print(tt)
+        ))  # fmt: skip
+    if console.width < WIDE:
+        _narrow(console, rows, sizes, human_ms(host.horizon_ms))
+    else:
+        _wide(console, rows, sizes, human_ms(host.horizon_ms))
     from kafka_ops.broker.forecast import host_errors
 
     for e in host_errors(host) + errors:

@@ -54,8 +54,70 @@ def fail(message: str, code: int = 2) -> NoReturn:
 
 
 def say(message: str) -> None:
-    """A one-line note or warning on stderr, prefixed like every error."""
-    sys.stderr.write(f"{command_path()}: {one_line(message)}\n")
+    """A one-line note or warning on stderr, prefixed like every error; wrapped, the lines after the first
+    indented, at the width a person reads it at (:func:`stderr_width`)."""
+    write_err([f"{command_path()}: {one_line(message)}"])
+
+
+def _tty_width(stream: Any) -> int | None:
+    """The width of the terminal ``stream`` is (COLUMNS overrides it, as shells set it), or None when it is a
+    pipe or a file: a CI log or `| grep` gets one line per message or item, a person a screen's width."""
+    try:
+        if not stream.isatty():
+            return None
+        cols = os.environ.get("COLUMNS", "")
+        return max(
+            20,
+            int(cols) if cols.isdigit() and int(cols) > 0 else os.get_terminal_size(stream.fileno()).columns,
+        )
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+def stderr_width() -> int | None:
+    """The width stderr is read at when it is a terminal (:func:`_tty_width`)."""
+    return _tty_width(sys.stderr)
+
+
+def screen_width() -> int:
+    """The width stdout's text is laid out for: COLUMNS, else the terminal's, else 80 (a pipe, a file)."""
+    return max(40, shutil.get_terminal_size((80, 24)).columns)
+
+
+def stdout_width() -> int | None:
+    """The width stdout is read at when it is a terminal (:func:`_tty_width`)."""
+    return _tty_width(sys.stdout)
+
+
+def echo_wrapped(text: str, first: str = "", indent: str = "    ") -> None:
+    """``text`` on stdout after ``first``, wrapped at :func:`stdout_width` (its next lines after ``indent``;
+    one line when it is a pipe); a word wider than a line (a path) is never broken: it has a line of its own."""
+    width = stdout_width()
+    if width is None:
+        sys.stdout.write(f"{first}{text}\n")
+        return
+    lines = textwrap.wrap(
+        text, width=width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+        break_on_hyphens=False,
+    )  # fmt: skip
+    sys.stdout.write("".join(f"{line}\n" for line in lines or [first.rstrip()]))
+
+
+def write_err(lines: list[str], indent: str = "  ") -> None:
+    """Lines on stderr, each wrapped at :func:`stderr_width` (its next lines indented by ``indent``); a word
+    wider than a line, a path, is never broken: it has a line of its own."""
+    width = stderr_width()
+    out = []
+    for line in lines:
+        if width is None or len(line) <= width:
+            out.append(line)
+            continue
+        lead = line[: len(line) - len(line.lstrip(" "))]
+        out += textwrap.wrap(
+            line.lstrip(" "), width=max(width, 20), initial_indent=lead, subsequent_indent=lead + indent,
+            break_long_words=False, break_on_hyphens=False,
+        ) or [line]  # fmt: skip
+    sys.stderr.write("".join(f"{line}\n" for line in out))
     sys.stderr.flush()
 
 

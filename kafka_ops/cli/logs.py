@@ -115,20 +115,38 @@ def _table(report: dict[str, Any]) -> None:
     from rich.table import Table
     from rich.text import Text
 
-    from kafka_ops.engine.shell import printable
+    from kafka_ops.cli.framework import screen_width
     from kafka_ops.render.text import markup_safe as esc
 
-    c = Console(width=max(120, Console().width))
+    c = Console(width=screen_width())  # COLUMNS, the terminal's, or 80: tables fold their cells to fit
     s = report["summary"]
     versions = ", ".join(sorted({v["version"] for v in report["versions"]})) or "unknown"
     read = len(report["files"]) - len(report["unrecognised"])
     c.print(f"[bold]broker logs[/]: {read} file(s) read, Kafka {esc(versions)}")
+    narrow = c.width < 110  # a block per cleaner death: five columns in 80 break every cell
+
+    def say(text: str, first: str = "", indent: str = "      ", style: str = "") -> None:
+        import textwrap
+
+        from kafka_ops.engine.shell import printable
+
+        for line in textwrap.wrap(
+            printable(text), c.width, initial_indent=first, subsequent_indent=indent, break_long_words=False,
+            break_on_hyphens=False,
+        ):  # fmt: skip
+            c.print(Text(line, style=style), soft_wrap=True)
+
     for u in report["unrecognised"]:
-        c.print(
-            Text(printable(f"nothing recognised in {u['file']}: {u['error']}"), style="yellow"),
-            soft_wrap=True,
-        )
-    if report["cleaner_deaths"]:
+        say(f"nothing recognised in {u['file']}: {u['error']}", indent="  ", style="yellow")
+    if report["cleaner_deaths"] and narrow:
+        say("log-cleaner thread deaths:", style="bold")
+        for d in report["cleaner_deaths"]:
+            state = "DEAD now" if d["dead_now"] else f"restarted: {d['restart_evidence']}"
+            say(f"{d['thread']} died at {d['died_at']}: {state}", "  ", style="red" if d["dead_now"] else "")
+            say(f"{d['exception'] or '?'}: {d['detail'] or ''}".strip(), "      ")
+            if d["log"]:
+                say(f"cleaning {d['log']} segment {d['segment']} ({d['deletes']} deletes)", "      ")
+    elif report["cleaner_deaths"]:
         t = Table(title="log-cleaner thread deaths")
         t.add_column("thread", no_wrap=True)
         t.add_column("died at", no_wrap=True)

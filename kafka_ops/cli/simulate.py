@@ -11,6 +11,7 @@ import typer
 from kafka_ops.cli.framework import Command, app, command_path, fail
 
 MARKER = "# written by kafka-ops simulate"
+DEFAULT_ROOT_BROKER_USER = "nobody"  # exists on Debian, RHEL, Alpine: `make demo` creates no user
 # what the simulator writes under DIRECTORY that a real host also has
 CONFIG_FILES = ("etc/kafka/server.properties", "etc/systemd/system/kafka.service")
 
@@ -115,7 +116,12 @@ def simulate(
     ] = "3.7.0",
     broker_user: Annotated[
         str | None,
-        typer.Option("--broker-user", metavar="USER", help="chown the log dirs to this user (needs root)."),
+        typer.Option(
+            "--broker-user",
+            metavar="USER",
+            help="chown the log dirs to this user (needs root; as root the default is nobody, an existing "
+            "unprivileged user, so that the planted permission faults show as a broker sees them).",
+        ),
     ] = None,
     now_ms: Annotated[
         str | None,
@@ -182,6 +188,17 @@ def simulate(
         failures=chosen,
         seed=seed,
     )
+    chosen_user = None
+    if not broker_user and os.geteuid() == 0:
+        # as root the files would be root's and every permission fault planted invisible (root reads all): the
+        # log dirs go to an existing unprivileged user, as a broker user owns them; nothing is created
+        import pwd
+
+        try:
+            pwd.getpwnam(DEFAULT_ROOT_BROKER_USER)
+            broker_user = chosen_user = DEFAULT_ROOT_BROKER_USER
+        except KeyError:
+            pass
     if broker_user:
         import pwd
 
@@ -198,5 +215,7 @@ def simulate(
     typer.echo(f"simulated broker host in {host.root}")
     typer.echo(f"  server.properties: {host.server_properties}")
     typer.echo(f"  log dirs: {', '.join(host.log_dirs)}")
+    if chosen_user:
+        typer.echo(f"  broker user: {chosen_user} (an existing user; --broker-user USER to choose)")
     for name, paths in sorted(host.planted.items()):
         typer.echo(f"  planted {name}: {', '.join(paths)}")

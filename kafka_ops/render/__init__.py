@@ -1,2 +1,3 @@
-"""The report's renderers: text (table, brief, markdown, junit), the HTML page (report), the pydantic models
+"""The report's renderers: text (table, brief, markdown, junit, prometheus: none of them has a JSON Schema; the
+prometheus metric names are its contract, docs/commands/audit.md), the HTML page (report), the pydantic models
 behind the JSON Schema, and the check catalogue."""

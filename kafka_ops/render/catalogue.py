@@ -13,12 +13,12 @@ from kafka_ops.checks import load_all
 
 # What each id prefix is about, in the catalogue's order of sections.
 FAMILIES = {
-    "PERM": "Permissions: what the broker user can read, write and traverse (seed 000)",
-    "RET": "Retention: what time and size retention delete, and when (seeds 000 and 003)",
-    "IDX": "Indexes: what the next start rebuilds or misreads (seeds 000 and 002)",
-    "SHUT": "Shutdown and recovery: what an unclean stop costs at the next start (seed 002)",
-    "SYSD": "The systemd unit: how the broker is stopped and what it may use (seed 002)",
-    "CLN": "The log cleaner: compaction that stopped or will stop (seed 001)",
+    "PERM": "Permissions: what the broker user can read, write and traverse (the remount incident)",
+    "RET": "Retention: what time and size retention delete, and when (the remount and segment-retention incidents)",
+    "IDX": "Indexes: what the next start rebuilds or misreads (the remount and OOM-kill incidents)",
+    "SHUT": "Shutdown and recovery: what an unclean stop costs at the next start (the OOM-kill incident)",
+    "SYSD": "The systemd unit: how the broker is stopped and what it may use (the OOM-kill incident)",
+    "CLN": "The log cleaner: compaction that stopped or will stop (the dead-cleaner incident)",
     "DIR": "Log dirs: layout, filesystems, free space, checkpoints",
     "CONF": "Configuration the broker refuses at start",
     "CLU": "The running cluster (`--bootstrap-server`): can it spare this broker now?",

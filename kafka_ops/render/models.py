@@ -97,7 +97,11 @@ class GateModel(BaseModel):
     fail_on: Severity | Literal["never"] = Field(description="--fail-on: a severity, or never (report only)")
     passed: bool
     exit_code: int
-    waived: int = Field(0, description="Findings at or above fail_on that did not fail the gate: waived")
+    waived: int = Field(
+        0,
+        description="Findings the waivers matched, of any severity (the sum of the waivers' matched); they "
+        "do not fail the gate",
+    )
     waivers: list[WaiverModel] | None = Field(None, description="The waivers given, with what each matched")
     failing: list[str] = Field(
         default_factory=list,

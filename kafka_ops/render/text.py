@@ -1,9 +1,10 @@
 """Render a report: text that fits a screen, a summary line per check then the details per check (`table`), one
-line per finding (`brief`), Markdown, JUnit XML (for CI systems), JSON. Waived findings are shown as waived in every one of them, and never fail the gate."""
+line per finding (`brief`), Markdown, JUnit XML (for CI systems), JSON, Prometheus text (node_exporter textfile). Waived findings are shown as waived in every one of them, and never fail the gate."""
 
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 from typing import IO, Any
 from xml.etree import ElementTree as ET
@@ -80,9 +81,10 @@ def verdict(report: dict[str, Any]) -> str:
     """The gate's verdict in one line: PASS/FAIL, what decided it, and the counts of everything found."""
     gate = report.get("gate") or {}
     fail_on = gate.get("fail_on", "critical")
-    above = [f for f in report["findings"] if at_least(f["severity"], fail_on)]
-    failing = [f for f in above if not f.get("waived")]
-    waived = len(above) - len(failing)
+    failing = [f for f in report["findings"] if at_least(f["severity"], fail_on) and not f.get("waived")]
+    waived = sum(
+        1 for f in report["findings"] if f.get("waived")
+    )  # gate.waived's count: every waived finding
     counts = ", ".join(f"{report['summary'].get(s, 0)} {s}" for s in ORDER)
     waived_part = f", {waived} waived" if waived else ""
     if gate.get("passed", not failing):
@@ -105,10 +107,6 @@ def to_brief(report: dict[str, Any]) -> str:
 
 # ------------------------------------------------------------------------------------------------- table
 SHOWN_WHERE = 3  # locations listed per check in the details; -v lists them all
-SCREEN = 110  # lines the table aims at (the prose of each check is cut to fit); -v prints everything
-MIN_MSG = 1  # lines of a check's message shown however many checks there are
-MIN_FIX = {"critical": 2, "error": 2, "warning": 1, "info": 1}  # and of its fix (the least severe cut first)
-PLAN_LINES = 3  # lines of each next-start sentence (-v: all)
 
 
 def groups(report: dict[str, Any]) -> list[list[dict[str, Any]]]:
@@ -127,83 +125,83 @@ def _topic(f: dict[str, Any]) -> str:
 
 
 def _short_where(report: dict[str, Any], f: dict[str, Any]) -> str:
-    """Where, in few characters: the partition (and segment) when there is one, else the path."""
+    """Where, in few characters: the partition (and segment) when there is one, else the last name of the path
+    (whole: a path cut in the middle is no place to go to; the details give it in full)."""
     if f.get("topic") is not None:
         seg = f" @{f['segment']}" if f.get("segment") is not None else ""
         host = f"{printable(f['host'])}:" if report.get("fleet") and f.get("host") else ""
         return f"{host}{printable(_topic(f))}{seg}"
-    return where(report, f)
+    w = where(report, f)
+    host, sep, path = w.rpartition(":") if report.get("fleet") and f.get("host") else ("", "", w)
+    return host + sep + (path.rstrip("/").rsplit("/", 1)[-1] or path)
 
 
 def _cut_end(text: str, n: int) -> str:
     return text if len(text) <= n else text[: max(0, n - 1)] + "…"
 
 
-def _cut_start(text: str, n: int) -> str:
-    return text if len(text) <= n else "…" + text[len(text) - max(0, n - 1) :]
-
-
 def _fit(left: str, right: str, room: int) -> str:
-    """``left  right`` in ``room`` columns: the end of ``left`` and the start of ``right`` (the path's root) cut
-    when they do not fit, ``right`` keeping at least about half of the room."""
+    """``left  right`` in ``room`` columns: ``right`` (a location) whole, the end of ``left`` (a title) cut when
+    both do not fit."""
     if len(left) + 2 + len(right) <= room:
         return f"{left}  {right}" if right else left
     if not right:
         return _cut_end(left, room)
-    r = min(len(right), max(room - len(left) - 2, room * 45 // 100))
-    return f"{_cut_end(left, room - 2 - r)}  {_cut_start(right, r)}"
+    return f"{_cut_end(left, max(room - 2 - len(right), 8))}  {right}"
 
 
-def _wrapper(width: int, indent: str) -> textwrap.TextWrapper:
-    # words whole (a path, an option, a command) unless one is wider than the line: then it is cut, so that
-    # no line is wider than the terminal
+def _wrapper(width: int, indent: str, first: str | None = None) -> textwrap.TextWrapper:
+    # words whole: a path, an option or a command is never broken (one wider than the line is on a line of its
+    # own, whole, where a copy takes it in one piece)
     return textwrap.TextWrapper(
-        width=width, initial_indent=indent, subsequent_indent=indent, break_long_words=True,
-        break_on_hyphens=False,
+        width=width, initial_indent=indent if first is None else first, subsequent_indent=indent,
+        break_long_words=False, break_on_hyphens=False,
     )  # fmt: skip
 
 
 def _hard(text: str, first: str, width: int) -> list[str]:
-    """``text`` after ``first``, on as many lines as it takes, cut at the width only (a path's spaces are no
-    place to break it): a path that fits a line is on one line, whole."""
+    """``text`` (a location) after ``first``; when it does not fit there, ``first`` on a line of its own and the
+    location whole on the next, from its first column: never broken, so that a copy takes it in one piece."""
+    if len(first) + len(text) <= width:
+        return [first + text]
     indent = " " * len(first)
-    room = max(10, width - len(first))
-    return [(first if i == 0 else indent) + text[i : i + room] for i in range(0, max(len(text), 1), room)]
+    if len(indent) + len(text) <= width:
+        return [first.rstrip(), indent + text]
+    return [first.rstrip(), text]
 
 
-def _cut_lines(lines: list[str], n: int, width: int) -> list[str]:
-    """The first ``n`` lines, the last one ending in ' …' when some were left out."""
-    if len(lines) <= n:
-        return lines
-    kept = lines[:n]
-    last = kept[-1]
-    while len(last) + 2 > width and " " in last.strip():
-        last = last.rsplit(" ", 1)[0]
-    kept[-1] = last[: width - 2] + " …"
-    return kept
+# the end of a sentence: . ! or ? and a space before a capital, a quote, a backquote or an opening parenthesis
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`'\"(\[])")
 
 
-def _pack(items: list[str], first: str, width: int) -> list[str]:
-    """``items`` joined by ', ' on as few lines as keep each whole (one wider than a line is cut by
-    :func:`_hard`), the first line after ``first``, the others indented as far."""
-    lines: list[str] = []
-    cur = first
-    indent = " " * len(first)
-    for item in items:
-        lead = cur in (first, indent)
-        if len(cur) + (0 if lead else 2) + len(item) <= width:
-            cur += item if lead else f", {item}"
-            continue
-        if not lead:
-            lines.append(cur + ",")
-            cur = indent
-        if len(cur) + len(item) <= width:
-            cur += item
-        else:
-            *whole, cur = _hard(item, cur, width)
-            lines += whole
-    lines.append(cur)
-    return lines
+def sentences(text: str) -> list[str]:
+    """``text`` in sentences (a dot inside a path, a number or 'e.g.', or inside parentheses, ends none)."""
+    out: list[str] = []
+    start = 0
+    for m in _SENTENCE_END.finditer(text):
+        piece = text[start : m.start()]
+        if piece.count("(") + piece.count("[") > piece.count(")") + piece.count("]"):
+            continue  # a quoted message's sentence, inside the parentheses that hold it
+        out.append(piece)
+        start = m.end()
+    out.append(text[start:])
+    return [p for p in out if p]
+
+
+def next_start_line(ns: dict[str, Any] | None) -> str | None:
+    """The next start's outcome in one line (the text report's top; the whole plan is at its end)."""
+    if not ns:
+        return None
+    v = f"Kafka {ns['kafka_version']}" if ns.get("kafka_version") else "Kafka version unknown"
+    if ns.get("broker") is None:
+        return f"Next start ({v}): {ns.get('reason') or 'no plan'}"
+    if ns["broker"] == "exits":
+        return f"Next start ({v}): the broker EXITS [{ns['check']}] (why: below)"
+    offline = sum(1 for d in ns.get("log_dirs", []) if d.get("state") == "offline")
+    changed = len(ns.get("segments") or [])
+    parts = [f"{offline} log dir(s) go OFFLINE"] if offline else []
+    parts += [f"{changed} segment(s) change (below)"] if changed else []
+    return f"Next start ({v}): the broker starts" + (f"; {', '.join(parts)}" if parts else "")
 
 
 def _stamp(iso: str) -> str:
@@ -214,10 +212,11 @@ def _stamp(iso: str) -> str:
 def table_lines(
     report: dict[str, Any], width: int = 80, verbose: bool = False
 ) -> list[tuple[str, str | None]]:
-    """The table as (line, style) pairs, no line wider than ``width``: a summary first (one line per check:
-    severity, id, count, title, where), then per check its first locations, its message and its fix wrapped
-    (cut to fit about a screen, unless ``verbose``: then every finding whole), the next start, the log dirs,
-    what was skipped, and the verdict last."""
+    """The table as (line, style) pairs, no line wider than ``width`` but one holding a single word (a path)
+    wider than it, whole. First what a person at 3 a.m. needs: the host, the counts, the verdict and the next
+    start's outcome, then one line per check (severity, id, count, title, where); then per check its locations
+    (on lines of their own, never broken), the first sentence of its message and of its fix, whole (``verbose``:
+    every finding, each with its whole text); the next start, the log dirs, what was skipped; the verdict last."""
     from kafka_ops.checks import load_all
     from kafka_ops.units import human_bytes
 
@@ -227,10 +226,7 @@ def table_lines(
     gate = report.get("gate") or {}
     plain = _wrapper(width, "")
     body = _wrapper(width, "  ")
-    fixw = textwrap.TextWrapper(
-        width=width, initial_indent="  fix: ", subsequent_indent="       ", break_long_words=True,
-        break_on_hyphens=False,
-    )  # fmt: skip
+    fixw = _wrapper(width, "       ", "  fix: ")
     Lines = list[tuple[str, str | None]]
 
     def styled(lines: list[str], style: str | None = None) -> Lines:
@@ -244,7 +240,15 @@ def table_lines(
     n = len(report["findings"])
     counts = ", ".join(f"{report['summary'].get(s, 0)} {s}" for s in ORDER if report["summary"].get(s))
     out += styled(plain.wrap(f"{n} finding(s) of {len(gs)} check(s): {counts}" if n else "nothing found"))
+    verdict_style = "bold green" if gate.get("passed", True) else "bold red"
+    last = styled(plain.wrap(verdict(report)), verdict_style)
+    out += last
+    outcome = next_start_line(report.get("next_start"))
+    if outcome:
+        out += styled(plain.wrap(one_line(outcome)), "bold")
     # the summary: one line per check
+    if gs:
+        out.append(("", None))
     num = max((len(str(len(g))) for g in gs), default=1)
     for g in gs:
         f = g[0]
@@ -256,40 +260,36 @@ def table_lines(
         loc = _short_where(report, f) + (f" +{len(g) - 1}" if len(g) > 1 else "")
         out.append((left + _fit(title, loc, width - len(left)), STYLE[sev]))
 
-    # the details of each check: header and where, then its message and fix (cut to fit, unless verbose)
-    details: list[tuple[Lines, tuple[list[str], list[str]]]] = []
+    # the details of each check: its header, its locations, then its message and its fix
+    cut = False
     for g in gs:
         f = g[0]
         sev = f["severity"]
         count = f"{len(g)} findings" if len(g) > 1 else "1 finding"
         waived = f", {waived_text(f)}" if f.get("waived") else ""
-        header = f"{sev.upper()} {f['check']} [{count}{waived}]"
+        out += styled(["", *plain.wrap(f"{sev.upper()} {f['check']} [{count}{waived}]")], STYLE[sev])
         if verbose:
-            fixed = styled(["", *plain.wrap(header)], STYLE[sev])
             for x in g:
-                fixed += styled(_hard(where(report, x), "  at ", width), "bold")
-                fixed += styled(body.wrap(one_line(x["message"])))
-                fixed += styled(fixw.wrap(one_line(x["remediation"])))
-            details.append((fixed, ([], [])))
+                out += styled(_hard(where(report, x), "  at ", width), "bold")
+                out += styled(body.wrap(one_line(x["message"])))
+                out += styled(fixw.wrap(one_line(x["remediation"])))
             continue
         shown = g[:SHOWN_WHERE]
-        locs = [where(report, x) for x in shown]
+        locs = [where(report, x) for x in shown if where(report, x)]
         more = [f"and {len(g) - len(shown)} more (-v lists them all)"] if len(g) > len(shown) else []
-        packed = _pack(locs + more, f"{header} at ", width)
-        if len(packed) > 1 or not locs[0]:  # the header on a line of its own, the locations under it
-            packed = plain.wrap(header) + _pack(locs + more, "  at ", width)
-        fixed = [(packed[0], STYLE[sev]), *styled(packed[1:])]
-        said = f" (said of {locs[0]}; the others alike)" if len(g) > 1 else ""
-        details.append(
-            (fixed, (body.wrap(one_line(f["message"]) + said), fixw.wrap(one_line(f["remediation"]))))
-        )
+        for i, loc in enumerate(locs + more):  # one a line: a copy takes it whole, with no comma
+            out += styled(_hard(loc, "     " if i else "  at ", width))
+        msg, fix = sentences(one_line(f["message"])), sentences(one_line(f["remediation"]))
+        said = " (said of the first; the others alike)" if len(g) > 1 else ""
+        cut = cut or len(msg) > 1 or len(fix) > 1
+        # the first sentence whole, never cut: what is wrong, and what to do
+        out += styled(body.wrap((msg[0] if msg else "") + said + (" …" if len(msg) > 1 else "")))
+        if fix:
+            out += styled(fixw.wrap(fix[0] + (" …" if len(fix) > 1 else "")))
 
     tail: Lines = [("", None)]
-    cut_plan = False
     for line in plan_sentences(report.get("next_start")):
-        wrapped = plain.wrap(one_line(line))
-        cut_plan = cut_plan or (not verbose and len(wrapped) > PLAN_LINES)
-        tail += styled(wrapped if verbose else _cut_lines(wrapped, PLAN_LINES, width))
+        tail += styled(plain.wrap(one_line(line)))
     for ld in report["log_dirs"]:
         text = (
             f"{printable(ld['path'])}: {ld['partitions']} partitions, {ld['segments']} segments, "
@@ -309,37 +309,8 @@ def table_lines(
                 body.wrap(one_line(f"waiver {w['rule']} ({w['source']}) matched no finding")), "yellow"
             )
     hint = styled(
-        plain.wrap("(… cut to fit: -v prints every finding whole, -f json the whole report)"), "dim"
+        plain.wrap("(… the rest of a text: -v prints every finding whole, -f json the whole report)"), "dim"
     )
-    last = styled(plain.wrap(verdict(report)), "bold green" if gate.get("passed", True) else "bold red")
-    # how many lines of each message and of each fix fit: the most that keep the whole within SCREEN lines,
-    # the message cut first (the summary line has said what is wrong; the fix is what to do), the fixes of
-    # warnings and infos further than those of errors and criticals
-    fixed_n = len(out) + 1 + sum(len(d[0]) for d in details) + len(tail) + len(hint) + len(last)
-    prose = [
-        (len(p[0]), len(p[1]), MIN_FIX[g[0]["severity"]]) for g, (_, p) in zip(gs, details, strict=True) if p
-    ]
-    keep_msg = max((m for m, _, _ in prose), default=0)
-    keep_fix = max((x for _, x, _ in prose), default=0)
-
-    def total() -> int:
-        return fixed_n + sum(min(m, keep_msg) + min(x, max(keep_fix, least)) for m, x, least in prose)
-
-    while total() > SCREEN and (keep_msg > MIN_MSG or keep_fix > 1):
-        if keep_msg > MIN_MSG and (keep_msg >= keep_fix or keep_fix <= 1):
-            keep_msg -= 1
-        else:
-            keep_fix -= 1
-    cut = cut_plan
-    if details and not verbose:
-        out.append(("", None))
-    for g, (fixed, (msg, fix)) in zip(gs, details, strict=True):
-        out += fixed
-        if msg or fix:
-            n_fix = max(keep_fix, MIN_FIX[g[0]["severity"]])
-            cut = cut or len(msg) > keep_msg or len(fix) > n_fix
-            out += styled(_cut_lines(msg, keep_msg, width))
-            out += styled(_cut_lines(fix, n_fix, width))
     return out + tail + (hint if cut else []) + last
 
 
@@ -446,3 +417,96 @@ def to_junit(report: dict[str, Any], fail_on: str) -> str:
     suite.set("failures", str(failures))
     suite.set("skipped", str(skipped))
     return ET.tostring(suite, encoding="unicode", xml_declaration=True)
+
+
+# -------------------------------------------------------------------------------------------- prometheus
+def _label(value: object) -> str:
+    """A label value as the exposition format writes it: backslash, double quote and newline escaped."""
+    return str(value).replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+
+def to_prometheus(report: dict[str, Any], duration_s: float | None = None) -> str:
+    """The audit as node_exporter's textfile collector reads it (the Prometheus text exposition format,
+    version 0.0.4): findings by check and severity, the gate, the next start's outcome, when the audit ran and
+    how long it took; an alert on ``kafka_ops_next_start_exits == 1`` or ``kafka_ops_gate_passed == 0``
+    fires before anyone restarts the broker."""
+    from datetime import datetime
+
+    from kafka_ops.checks.base import SEVERITIES
+
+    out: list[str] = []
+
+    def metric(name: str, help_text: str, samples: list[tuple[dict[str, object], float]]) -> None:
+        out.append(f"# HELP {name} {help_text}")
+        out.append(f"# TYPE {name} gauge")
+        for labels, value in samples:
+            text = ",".join(f'{k}="{_label(v)}"' for k, v in labels.items())
+            number = repr(float(value)) if isinstance(value, float) else str(int(value))
+            out.append(f"{name}{{{text}}} {number}" if text else f"{name} {number}")
+
+    gate = report.get("gate") or {}
+    metric("kafka_ops_audit_info", "The audited host, broker state and Kafka version (always 1).", [(
+        {"host": printable(report["host"]), "broker_state": report["broker_state"],
+         "kafka_version": report.get("kafka_version") or "unknown"}, 1,
+    )])  # fmt: skip
+    fleet = bool(report.get("fleet"))  # a fleet's findings are each of a host: labelled with it
+    by: dict[tuple[str, str, bool, str], int] = {}
+    for f in report["findings"]:
+        key = (
+            f["check"],
+            f["severity"],
+            bool(f.get("waived")),
+            printable(f.get("host") or "") if fleet else "",
+        )
+        by[key] = by.get(key, 0) + 1
+    metric(
+        "kafka_ops_findings",
+        "Findings of the audit by check and severity (waived: acknowledged, not failing the gate).",
+        [
+            ({"check": c, "severity": s, "waived": str(w).lower(), **({"host": h} if fleet else {})}, n)
+            for (c, s, w, h), n in sorted(by.items())
+        ],
+    )
+    metric(
+        "kafka_ops_severity_findings",
+        "Findings of the audit by severity, waived ones included (0 when none: an alert can compare).",
+        [({"severity": s}, report["summary"].get(s, 0)) for s in reversed(SEVERITIES)],
+    )
+    metric(
+        "kafka_ops_gate_passed",
+        "1 when nothing at or above --fail-on was found but what is waived, else 0.",
+        [({"fail_on": gate.get("fail_on", "critical")}, 1 if gate.get("passed", True) else 0)],
+    )
+    metric("kafka_ops_waived_findings", "Findings the waivers matched.", [({}, gate.get("waived", 0))])
+    ns = report.get("next_start") or {}
+    known = ns.get("broker") is not None
+    exits = ns.get("broker") == "exits"
+    metric(
+        "kafka_ops_next_start_known",
+        "1 when the audit could say what the next start does (the plan needs the log dirs and a version).",
+        [({}, 1 if known else 0)],
+    )
+    metric(
+        "kafka_ops_next_start_exits",
+        "1 when the broker's next start would exit (the check saying why as a label), else 0.",
+        [({"check": ns.get("check") or ""} if exits else {}, 1 if exits else 0)],
+    )
+    offline = sum(1 for d in ns.get("log_dirs", []) if d.get("state") == "offline")
+    metric("kafka_ops_next_start_offline_log_dirs", "Log dirs the next start takes offline.", [({}, offline)])
+    metric(
+        "kafka_ops_next_start_changed_segments",
+        "Segments the next start recovers, rebuilds, does not load, or deletes (retention within the horizon).",
+        [({}, len(ns.get("segments") or []))],
+    )
+    metric(
+        "kafka_ops_checks_skipped",
+        "Checks the audit skipped (an input missing: the report says which and why).",
+        [({}, sum(1 for s in report["skipped"] if s.get("check")))],
+    )
+    stamp = datetime.fromisoformat(report["generated_at"].replace("Z", "+00:00")).timestamp()
+    metric(
+        "kafka_ops_audit_timestamp_seconds", "When the audit ran, in seconds since the epoch.", [({}, stamp)]
+    )
+    if duration_s is not None:
+        metric("kafka_ops_audit_duration_seconds", "How long the audit took.", [({}, round(duration_s, 3))])
+    return "\n".join(out) + "\n"

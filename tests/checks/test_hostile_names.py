@@ -64,7 +64,7 @@ def hostile(broker_users: Users) -> Iterator[HostileHost]:  # noqa: F811
 @pytest.fixture(scope="module")
 def outputs(hostile: HostileHost, broker_users: Users) -> dict[str, str]:  # noqa: F811
     out = {}
-    for fmt in ("json", "brief", "table", "markdown", "junit"):
+    for fmt in ("json", "brief", "table", "markdown", "junit", "prometheus"):
         r = cli("audit", *hostile.audit_args(broker_users.broker.name), "--format", fmt)
         assert r.returncode == 1, (fmt, r.stderr)  # critical findings: the gate fails
         assert "Traceback" not in r.stderr

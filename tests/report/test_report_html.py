@@ -192,7 +192,9 @@ def test_audit_format_html_writes_the_same_page(
     assert r.returncode == 1, r.stderr  # the gate's exit code, whatever the format
     # after the --now note; then the audit's summary and verdict lines
     assert r.stdout == "" and f"wrote {direct}" in r.stderr.strip().splitlines()
-    assert r.stderr.strip().splitlines()[-1].startswith("kafka-ops audit: FAIL (--fail-on error): ")
+    # the verdict, then the findings that fail the gate (indented, one a line)
+    said = [line for line in r.stderr.strip().splitlines() if not line.startswith("  ")]
+    assert said[-1].startswith("kafka-ops audit: FAIL (--fail-on error): ")
     via = tmp_path / "via-report.html"
     assert cli("report", str(report_json), "-o", str(via)).returncode == 0
     a, b = (_comparable(embedded_data(p.read_text())) for p in (direct, via))
