@@ -60,16 +60,16 @@ def say(message: str) -> None:
 
 
 def _tty_width(stream: Any) -> int | None:
-    """The width of the terminal ``stream`` is (COLUMNS overrides it, as shells set it), or None when it is a
-    pipe or a file: a CI log or `| grep` gets one line per message or item, a person a screen's width."""
+    """The width ``stream`` is read at: COLUMNS when set (as shells set it, or a user who says the width), else
+    the terminal's; None for a pipe or a file without COLUMNS: a CI log or `| grep` gets one line per message or
+    item, a person a screen's width."""
     try:
+        cols = os.environ.get("COLUMNS", "")
+        if cols.isdigit() and int(cols) > 0:
+            return max(20, int(cols))
         if not stream.isatty():
             return None
-        cols = os.environ.get("COLUMNS", "")
-        return max(
-            20,
-            int(cols) if cols.isdigit() and int(cols) > 0 else os.get_terminal_size(stream.fileno()).columns,
-        )
+        return max(20, os.get_terminal_size(stream.fileno()).columns)
     except (OSError, ValueError, AttributeError):
         return None
 
