@@ -29,6 +29,17 @@ FIXED_INITIAL_TASK_DELAY_MS = (
 )
 
 
+# What the sandbox does differently from the real start, by design (docs/rehearse.md)
+LIMITS = (
+    "every mount but the overlaid log dirs and the scratch is read-only in the sandbox: a start that writes through "
+    "a link out of a log dir fails there (the dir offline) where the real start would write",
+    "the node is its own single-voter quorum on the metadata it has on disk: changes made while it was down "
+    "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
+    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits, read-only mounts, "
+    "free-space and inode limits and ACLs of the real dirs are not reproduced yet",
+)
+
+
 class RehearsalRefused(RuntimeError):
     """The rehearsal was not started (one line saying why)."""
 
@@ -215,6 +226,7 @@ def rehearse(
             "reflink": est.reflink,
         },
         "swept": swept,
+        "limits": list(LIMITS),
         "real_dirs": {"entries": len(before), "unchanged": not changed, "changed": changed[:20]},
     }
     return report

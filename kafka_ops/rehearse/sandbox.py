@@ -126,6 +126,15 @@ def prepare(
         raise SandboxError(f"--broker-user {user}: no such user") from None
     lines = ["set -eu", "ip link set lo up"]
     dirs = overlaid_dirs(cfg)
+    # every mount of the namespace read-only but the scratch (its own bind mount) and the overlays mounted after:
+    # an overlay sends the writes to its own files to the upper layer, but a link in a log dir leads out of it
+    # (a partition dir linked to /elsewhere is loaded and written through); read-only mounts stop that. Per-mount
+    # flags: the host's mounts are not changed (the namespace has copies)
+    lines.append(f"mount --bind {q(run)} {q(run)}")
+    for point in _mount_points():
+        if point == run or any(point == x or point.startswith(x + "/") for x in _KERNEL_TREES):
+            continue
+        lines.append(f"mount -o remount,bind,ro {q(point)}")
     for d in [*dirs, run, kafka_home]:
         if _UNSAFE_PATH.search(d):
             raise SandboxError(
@@ -182,6 +191,22 @@ def prepare(
     with open(script, "w") as f:
         f.write("\n".join(lines) + "\n")
     return script
+
+
+_KERNEL_TREES = ("/proc", "/sys", "/dev")  # not where a broker keeps data; /dev's nodes must stay usable
+
+
+def _mount_points() -> list[str]:
+    """The mount points of our namespace (the sandbox's starts as a copy), from /proc/self/mountinfo."""
+    out = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            fields = line.split(b" ")
+            if len(fields) > 4:
+                # octal escapes (\040 for a space) as the kernel writes them
+                point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
+                out.append(os.fsdecode(point))
+    return list(dict.fromkeys(out))
 
 
 def _read_new(path: str, offset: int) -> tuple[str, int]:
