@@ -131,7 +131,7 @@ def _escape(text: str, key: bool) -> str:
             out.append("\\\\")
         elif c in "\n\r\t\f":
             out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t", "\f": "\\f"}[c])
-        elif (key and c in "=: ") or (c in "#!" and i == 0) or (c == " " and i == 0):
+        elif (key and c in "=: ") or (key and c in "#!" and i == 0) or (c == " " and i == 0):
             out.append("\\" + c)
         elif ord(c) > 0x7E or ord(c) < 0x20:
             out.append(f"\\u{ord(c):04x}")

@@ -153,6 +153,7 @@ def rehearse(
     dirs = sandbox.overlaid_dirs(cfg)
     try:
         root = scratch.prepare_root(ro.scratch, dirs)
+        scratch.check_traverse(root, user)
     except scratch.ScratchError as exc:
         raise RehearsalRefused(str(exc)) from None
     swept = scratch.sweep(root)

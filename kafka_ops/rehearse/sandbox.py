@@ -181,12 +181,18 @@ def prepare(
         "-cp", os.path.join(kafka_home, "libs", "*"), "kafka.Kafka", props,
     ]  # fmt: skip
     lines.append(f"cd {q(run + '/tmp')}")
+    # not exec'd: this shell (root) stays the namespace's pid 1. The kernel clears a process's parent-death signal
+    # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
+    # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
+    # it, and when pid 1 dies the kernel kills every process of the namespace
     lines.append(
-        "exec setpriv "
+        "setpriv "
         + " ".join(
             q(a) for a in (f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--", *jvm)
         )
+        + " &"
     )
+    lines.append("wait $!")
     script = os.path.join(run, "inner.sh")
     with open(script, "w") as f:
         f.write("\n".join(lines) + "\n")
@@ -231,14 +237,20 @@ def _read_new(path: str, offset: int) -> tuple[str, int]:
         os.close(fd)
 
 
-def _jvm_pid(outer: int) -> int | None:
-    """The namespace's pid 1 (the JVM, exec'd by the inner script) as the host sees it: unshare's one child."""
+def _children(pid: int) -> list[int]:
     try:
-        with open(f"/proc/{outer}/task/{outer}/children") as f:
-            kids = f.read().split()
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
     except OSError:
-        return None
-    return int(kids[0]) if kids else None
+        return []
+
+
+def _jvm_pid(outer: int) -> int | None:
+    """The JVM as the host sees it: the child of the namespace's pid 1 (the inner shell, unshare's child)."""
+    for init in _children(outer):
+        for kid in _children(init):
+            return kid
+    return None
 
 
 def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | None, int | None]:

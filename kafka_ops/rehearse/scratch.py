@@ -65,6 +65,29 @@ def prepare_root(path: str, log_dirs: list[str]) -> str:
     return path
 
 
+def check_traverse(root: str, user: str) -> None:
+    """The broker user must reach its config and log under ``root``: every component searchable by it."""
+    import grp
+    import pwd
+
+    pw = pwd.getpwnam(user)
+    gids = {pw.pw_gid} | {g.gr_gid for g in grp.getgrall() if user in g.gr_mem}
+    cur = "/"
+    for name in root.strip("/").split("/"):
+        cur = os.path.join(cur, name)
+        st = os.lstat(cur)
+        ok = (
+            st.st_mode & 0o001
+            or (st.st_mode & 0o010 and st.st_gid in gids)
+            or (st.st_mode & 0o100 and st.st_uid == pw.pw_uid)
+        )
+        if not ok:
+            raise ScratchError(
+                f"--scratch {root}: the broker user {user} cannot enter {cur} (mode {stat.S_IMODE(st.st_mode):o}), "
+                "and the sandboxed broker reads its config and writes its log under the scratch"
+            )
+
+
 def new_run(root: str) -> str:
     """A fresh run dir under ``root``, marked with our pid and its start time (for :func:`sweep`)."""
     me = os.getpid()
