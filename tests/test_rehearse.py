@@ -263,6 +263,10 @@ def test_clean_node_starts_as_planned_and_its_dirs_stay_byte_identical(lab: dict
     assert report is not None
     r = report["rehearsal"]
     assert report["next_start"]["broker"] == "starts"
+    # the plan is made for the release that starts: --kafka-home's
+    assert (
+        report["kafka_version"] == VERSION and "--kafka-home" in report["inputs"]["kafka_version"]["source"]
+    )
     assert r["observed"]["broker"] == "starts" and r["differences"] == []
     assert [d["state"] for d in r["observed"]["log_dirs"]] == ["online", "online"]
     assert r["observed"]["logs_loaded"] == 2  # t-0 and t-1

@@ -116,6 +116,9 @@ def rehearse(
         report = run(opts, ro, progress=say)
     except RehearsalRefused as exc:
         fail(f"refused: {exc}")
+    from kafka_ops.render.models import validate
+
+    validate({k: v for k, v in report.items() if k != "rehearsal"})  # the audit's part: the published schema
     code = 1 if failed(report) else 0
     keep_exit_code(code)
     if format is RehearseFormat.json:

@@ -132,8 +132,15 @@ def rehearse(
         raise RehearsalRefused(
             f"--kafka-home {ro.kafka_home}: no libs/ directory (a Kafka distribution's root)"
         )
+    version = sandbox.kafka_version_of(ro.kafka_home)
+    from_home = audit.kafka_version is None and version is not None
+    if from_home:
+        # the plan is made for the release that will start (another home: an upgrade rehearsal)
+        audit.kafka_version = ".".join(map(str, version or ()))
     t0 = time.monotonic()
     report = run_audit(audit)
+    if from_home and "kafka_version" in report.get("inputs", {}):
+        report["inputs"]["kafka_version"]["source"] = f"--kafka-home {ro.kafka_home}/libs"
     audit_s = time.monotonic() - t0
     if report["broker_state"] != "stopped":
         src = (report.get("inputs") or {}).get("broker_state", {}).get("source")
@@ -141,7 +148,6 @@ def rehearse(
             f"the broker is {report['broker_state']}" + (f" ({src})" if src else "")
             + ": rehearse only a stopped broker (give --broker-state stopped only if you know it is)"
         )  # fmt: skip
-    version = sandbox.kafka_version_of(ro.kafka_home)
     props = read_server_properties(str(audit.server_properties))
     try:
         cfg = config.sandbox_properties(dict(props), version)

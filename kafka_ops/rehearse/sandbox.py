@@ -302,6 +302,23 @@ def run(
         env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
     )  # fmt: skip
     out.close()
+    try:
+        return _watch(proc, run_dir, dirs, window_s, start_timeout_s, say, began)
+    finally:
+        if proc.poll() is None:  # interrupted (Ctrl-C, an error): SIGKILL unshare, --kill-child does the rest
+            proc.kill()
+            proc.wait()
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    run_dir: str,
+    dirs: list[str],
+    window_s: float,
+    start_timeout_s: float,
+    say: Callable[[str], None],
+    began: float,
+) -> Outcome:
     log = os.path.join(run_dir, "logs", "server.log")
     text, offset = "", 0
     started_at: float | None = None
