@@ -471,3 +471,59 @@ def test_refusals_say_why_and_start_nothing(lab: dict[str, Any]) -> None:
         shutil.rmtree(private)
     assert proc.returncode == 2 and "the broker user kafka cannot enter" in proc.stderr, proc.stderr
     shutil.rmtree(dest)
+
+
+@needs_root
+def test_a_sandbox_that_cannot_be_set_up_is_not_a_broker_exit(tmp_path: Path) -> None:
+    # the inner script fails before the broker is launched (a mount refused, say): an error of the tool (exit 2),
+    # never reported as the broker's outcome
+    from kafka_ops.rehearse import sandbox
+
+    missing = _tools_missing()
+    if missing:
+        pytest.skip(missing)
+    run = tmp_path / "run"
+    (run / "logs").mkdir(parents=True)
+    script = run / "inner.sh"
+    script.write_text("echo 'mount: /data/a: wrong fs type' >&2\nexit 32\n")
+    with pytest.raises(
+        sandbox.SandboxError, match=r"could not be set up \(exit 32\): mount: /data/a: wrong fs"
+    ):
+        sandbox.run(str(run), str(script), [], 1, 10)
+
+
+@needs_root
+@rehearsal
+def test_a_sigkilled_jvm_is_an_exit_and_leaves_nothing(lab: dict[str, Any]) -> None:
+    dest = _copy(lab, "killjvm")
+    dirs = [dest / "data-0", dest / "data-1"]
+    before = _snapshot(dirs)
+    proc = subprocess.Popen(
+        _cmd(lab, dest, "--window", "120"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_env(),
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 120
+        jvm = None
+        while jvm is None:
+            assert proc.poll() is None and time.monotonic() < deadline
+            logs = list(Path(lab["scratch"]).glob("run-*/logs/server.log"))
+            if logs and "Kafka Server started" in logs[0].read_text():
+                pids = _sandbox_pids(lab["scratch"])
+                jvm = next(p for p in pids if b"kafka.Kafka" in Path(f"/proc/{p}/cmdline").read_bytes())
+            time.sleep(0.3)
+        os.kill(jvm, signal.SIGKILL)  # as the OOM killer would
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 1, err
+    obs = json.loads(out)["rehearsal"]["observed"]
+    assert obs["broker"] == "exits" and "killed by signal 9" in obs["reason"], obs
+    assert not _sandbox_pids(lab["scratch"]) and not _mounted(lab["scratch"]) and not _alive(jvm)
+    assert os.listdir(lab["scratch"]) == []
+    assert _snapshot(dirs) == before
+    shutil.rmtree(dest)

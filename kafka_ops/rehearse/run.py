@@ -184,7 +184,10 @@ def rehearse(
         say(
             f"starting Kafka {'.'.join(map(str, version)) if version else '(version unknown)'} in the sandbox"
         )
-        outcome = sandbox.run(run_dir, script, dirs, window, ro.start_timeout_s, say)
+        try:
+            outcome = sandbox.run(run_dir, script, dirs, window, ro.start_timeout_s, say)
+        except sandbox.SandboxError as exc:
+            raise RehearsalRefused(str(exc)) from None
         outcome.setup_s = round(time.monotonic() - t1, 2)
         used = scratch.used_bytes(run_dir)
     finally:
@@ -196,6 +199,7 @@ def rehearse(
     observed = {
         "broker": outcome.broker,
         "reason": outcome.reason,
+        "exit_code": outcome.exit_code,
         "log_dirs": [
             {
                 "path": d,

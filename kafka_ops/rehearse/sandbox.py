@@ -47,6 +47,7 @@ _DIR_FAILURES = (
 _ALL_FAILED = re.compile(r"Shutdown broker because all log dirs in (.+) have failed")
 _FATAL = re.compile(r"Fatal error|fatal fault|fatal exception|Shutdown broker because|Halting broker", re.I)
 _LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
+READY_MARK = "kafka-ops-sandbox-ready"
 _UNSAFE_PATH = re.compile(r"[,:\\\x00-\x1f\x7f]")
 
 
@@ -185,6 +186,7 @@ def prepare(
     # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
     # it, and when pid 1 dies the kernel kills every process of the namespace
+    lines.append(f"echo {READY_MARK}")  # every mount is in place: what follows is the broker's doing
     lines.append(
         "setpriv "
         + " ".join(
@@ -364,6 +366,8 @@ def _watch(
     stopped = time.monotonic()
     new, offset = _read_new(log, offset)
     text += new
+    if exited_by_itself and READY_MARK not in _sandbox_out(run_dir):
+        raise SandboxError(f"the sandbox could not be set up (exit {proc.returncode}): {_tail(run_dir)}")
     offline, fatal, loaded, load_ms = judge(text, dirs)
     o = Outcome("starts" if started_at is not None and not exited_by_itself else "exits")
     if started_at is None and not exited_by_itself:
@@ -371,15 +375,30 @@ def _watch(
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
     if o.broker == "exits":
-        o.reason = fatal[0] if fatal else _tail(run_dir)
+        code = proc.returncode
+        # the inner shell reports a JVM killed by signal N as 128 + N (and unshare passes it on)
+        ended = (
+            f"killed by signal {-code}" if code < 0
+            else f"killed by signal {code - 128}, exit code {code}" if code > 128
+            else f"exit code {code}"
+        )  # fmt: skip
+        tail = _tail(run_dir)
+        o.reason = (
+            fatal[0]
+            if fatal
+            else f"the JVM ended ({ended}) without a fatal line" + (f": {tail}" if tail else "")
+        )
     o.start_s = None if started_at is None else round(started_at - began, 2)
     o.window_s = round(watched - started_at, 2) if started_at is not None else 0.0
     o.stop_s = round(stopped - watched, 2)
     return o
 
 
+def _sandbox_out(run_dir: str) -> str:
+    return _read_new(os.path.join(run_dir, "sandbox.out"), 0)[0]
+
+
 def _tail(run_dir: str) -> str | None:
     """The sandbox's own output (unshare, mount, the JVM before log4j) when the broker's log says nothing."""
-    text, _ = _read_new(os.path.join(run_dir, "sandbox.out"), 0)
-    lines = [x for x in text.splitlines() if x.strip()]
+    lines = [x for x in _sandbox_out(run_dir).splitlines() if x.strip() and x.strip() != READY_MARK]
     return " / ".join(lines[-3:]) if lines else None
