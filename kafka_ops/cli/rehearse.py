@@ -130,7 +130,7 @@ def rehearse(
 
 
 def to_text(report: dict[str, Any]) -> str:
-    from kafka_ops.engine.shell import q
+    from kafka_ops.engine.shell import printable, q
 
     r = report["rehearsal"]
     plan, obs = report["next_start"], r["observed"]
@@ -162,4 +162,6 @@ def to_text(report: dict[str, Any]) -> str:
             else f"CHANGED: {', '.join(map(q, real['changed']))}"
         )
     )
-    return "\n".join(lines) + "\n"
+    # names from the log dirs reach these lines through the plan and the broker's log: no control character of
+    # theirs reaches the terminal
+    return "\n".join(printable(x) for x in lines) + "\n"

@@ -158,8 +158,12 @@ def prepare(
         # could not write its checkpoints there (rehearsal.md §1)
         os.chown(upper, st.st_uid, st.st_gid)
         os.chmod(upper, stat.S_IMODE(st.st_mode))
+        # redirect_dir=on: without it overlayfs refuses to rename a dir that exists in the lower layer (EXDEV), and
+        # Kafka's renames of partition dirs (-stray, -delete, future dirs) fail where the real start's succeed: a
+        # dir holding a stray partition went offline in the sandbox (seen); with it the rename is recorded in the
+        # upper layer (Documentation/filesystems/overlayfs.rst, "Renaming directories")
         lines.append(
-            f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work}')} {q(real)}"
+            f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work},redirect_dir=on')} {q(real)}"
         )
     os.chmod(os.path.join(run, "upper"), 0o711)
     if cfg.drop_quorum_state:  # a whiteout in the upper: the real file stays
