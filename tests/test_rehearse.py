@@ -31,6 +31,7 @@ from kafka_ops.rehearse import scratch
 from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
 
 VERSION = "3.7.2"
+ZK_VERSION = "2.8.2"  # ZooKeeper mode (a CI release)
 REPO = Path(__file__).resolve().parents[1]
 
 # ---------------------------------------------------------------------------------------- no broker needed
@@ -81,7 +82,11 @@ def test_broker_only_node_becomes_its_own_voter() -> None:
 @pytest.mark.parametrize(
     ("change", "says"),
     [
-        ({"process.roles": None, "zookeeper.connect": "zk:2181", "broker.id": "1"}, "ZooKeeper mode"),
+        ({"process.roles": None}, "neither process.roles"),
+        (
+            {"process.roles": None, "zookeeper.connect": "zk:2181", "zookeeper.ssl.client.enable": "true"},
+            "ssl",
+        ),
         ({"process.roles": "controller"}, "dedicated controller"),
         ({"controller.quorum.voters": None, "controller.quorum.bootstrap.servers": "k:9093"}, "KIP-853"),
         ({"listeners": "PLAINTEXT//nohost"}, "cannot read the listener"),
@@ -91,6 +96,22 @@ def test_configs_not_rehearsed_are_refused(change: dict[str, str | None], says: 
     props = {k: v for k, v in {**COMBINED, **change}.items() if v is not None}
     with pytest.raises(SandboxConfigError, match=says):
         sandbox_properties(props, (3, 9, 1))
+
+
+def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
+    props = {
+        "broker.id": "3",
+        "zookeeper.connect": "zk1.example:2182,zk2.example:2182/kafka/prod",
+        "listeners": "PLAINTEXT://:9092",
+        "log.dirs": "/data/a",
+        "log.retention.hours": "1",
+    }
+    cfg = sandbox_properties(props, (2, 8, 2))
+    assert cfg.mode == "zookeeper" and cfg.node_id == 3
+    assert cfg.properties["zookeeper.connect"] == "127.0.0.1:2182/kafka/prod"
+    assert (cfg.zk_port, cfg.zk_chroot) == (2182, "/kafka/prod")
+    assert cfg.properties["listeners"] == "PLAINTEXT://127.0.0.1:9092"
+    assert set(cfg.changed) == {"zookeeper.connect", "listeners"}
 
 
 def test_properties_text_reads_back_as_written() -> None:
@@ -551,4 +572,65 @@ def test_a_stray_partition_with_a_hostile_name_is_renamed_in_the_sandbox_as_at_a
     assert "data-1: online" in proc.stdout and "differences: none (the plan agrees)" in proc.stdout
     assert "\x1b" not in proc.stdout + proc.stderr
     assert _snapshot(dirs) == before  # the rename happened in the upper layer only
+    shutil.rmtree(dest)
+
+
+@pytest.fixture(scope="module")
+def zk_lab(lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A stopped Kafka 2.8.2 broker in ZooKeeper mode (two log dirs, a topic of 2 partitions), its ZooKeeper
+    stopped too, and a Kafka home of 2.8.2's jars."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker, jar_dir_for, lab_root
+    from kafka_lab.jars import LabError
+
+    try:
+        jars = jar_dir_for(ZK_VERSION)
+    except LabError as e:
+        pytest.skip(str(e))
+    home = Path(tempfile.mkdtemp(prefix="rh-home-", dir=lab_root()))
+    home.chmod(0o755)
+    (home / "libs").symlink_to(jars)
+    b = LabBroker(ZK_VERSION, log_dirs=2)
+    try:
+        b.start()
+        produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(b.bootstrap, ["t"])
+        produce.produce(b.bootstrap, "t", 200)
+        b.stop()
+        assert b.zk_proc is not None
+        b.zk_proc.terminate()
+        b.zk_proc.wait(30)
+        yield {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+def test_zookeeper_mode_rehearses_with_a_seeded_throwaway_zookeeper(zk_lab: dict[str, Any]) -> None:
+    dest = _copy(zk_lab, "zk")
+    dirs = [dest / "data-0", dest / "data-1"]
+    before = _snapshot(dirs)
+    code, report, err = _rehearse(zk_lab, dest)
+    assert code == 0, err
+    assert report is not None
+    r = report["rehearsal"]
+    assert r["mode"] == "zookeeper" and r["changed_properties"] == {}  # the lab's node is on loopback already
+    # /cluster/id seeded from meta.properties: without it the broker makes a new id and exits
+    assert report["next_start"]["broker"] == r["observed"]["broker"] == "starts" and r["differences"] == []
+    assert r["observed"]["logs_loaded"] == 2
+    assert _snapshot(dirs) == before
+    # another cluster's meta.properties in the second dir: the plan and the rehearsal both say it exits
+    meta = dest / "data-1" / "meta.properties"
+    meta.write_text(
+        properties_text({**parse_properties(meta.read_text()), "cluster.id": "AAAAAAAAAAAAAAAAAAAAAA"})
+    )
+    code, report, err = _rehearse(zk_lab, dest)
+    assert code == 1, err
+    assert report is not None
+    r = report["rehearsal"]
+    assert report["next_start"]["broker"] == r["observed"]["broker"] == "exits" and r["differences"] == []
+    assert "InconsistentBrokerMetadataException" in r["observed"]["reason"]
+    assert os.listdir(zk_lab["scratch"]) == [] and _mounted(zk_lab["scratch"]) == []
     shutil.rmtree(dest)

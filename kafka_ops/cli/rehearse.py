@@ -73,14 +73,15 @@ def rehearse(
         typer.Option("--format", "-f", help="text (the outcome and differences) or json (the report)."),
     ] = RehearseFormat.text,
 ) -> None:
-    """Rehearse the next start of a stopped KRaft broker or combined node: its own Kafka started on its own log
-    dirs through overlays (the real dirs a read-only lower layer, every write on --scratch, thrown away), in private
+    """Rehearse the next start of a stopped broker: a KRaft broker or combined node, or a broker in ZooKeeper mode,
+    its own Kafka started on its own log dirs through overlays (the real dirs a read-only lower layer, every write on --scratch, thrown away), in private
     mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and, for a
-    broker-only node, as its own single-voter quorum. Reports the audit (its next_start is the plan) plus
+    broker-only node, as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded with
+    meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
     `rehearsal`: what the start did, where it differs from the plan, timings and scratch bytes.
 
     Refused, with the reason, unless run as root on a stopped broker with room on --scratch for the worst-case
-    copy-up. ZooKeeper mode, dedicated controllers and KIP-853 quorums are not rehearsed yet.
+    copy-up. Dedicated controllers and KIP-853 quorums are not rehearsed yet.
 
     Exit codes: 0 the rehearsed start started with every log dir online; 1 it exited, did not start, or took a
     log dir offline; 2 refused or bad input; 3 a bug in kafka-ops.

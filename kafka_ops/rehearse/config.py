@@ -4,13 +4,15 @@ single-voter quorum (../shared/reference/rehearsal.md §3, recipe A). Nothing el
 Why recipe A: a broker-only node loads its logs only in the first metadata publish, which waits for a quorum that
 has caught up (``MetadataLoader.java@3.9.1:228-249``, ``BrokerServer.scala@3.9.1:493-511``): restarted as
 ``broker,controller`` with the voters = itself it serves its own ``__cluster_metadata`` and loads its logs as at a
-real start, in one JVM. KafkaConfig requires a controller's node.id among the voters
+real start, in one JVM. ZooKeeper mode: the config names the sandbox's own throwaway ZooKeeper (sandbox.py).
+KafkaConfig requires a controller's node.id among the voters
 (``KafkaConfig.scala@3.9.1:936,958``).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 LOOPBACK = "127.0.0.1"
@@ -25,13 +27,15 @@ class SandboxConfigError(ValueError):
 @dataclass
 class SandboxConfig:
     properties: dict[str, str]
-    mode: str  # kraft
+    mode: str  # kraft | zookeeper
     roles: list[str]  # the node's own process.roles
     node_id: int
     metadata_dir: str
     log_dirs: list[str]
     changed: dict[str, tuple[str | None, str | None]] = field(default_factory=dict)  # key -> (was, now)
     drop_quorum_state: bool = False
+    zk_port: int | None = None  # ZooKeeper mode: the sandbox's own ZooKeeper, on the port the config names
+    zk_chroot: str = ""
 
 
 def _listeners(key: str, value: str) -> list[tuple[str, str, int]]:
@@ -51,8 +55,8 @@ def _join(listeners: list[tuple[str, str, int]]) -> str:
 
 
 def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -> SandboxConfig:
-    """The properties the rehearsed node runs with. ZooKeeper mode, dedicated controllers and KIP-853 quorums
-    are refused (not rehearsed yet)."""
+    """The properties the rehearsed node runs with. Dedicated controllers and KIP-853 quorums are refused (not
+    rehearsed yet)."""
     p = dict(props)
     changed: dict[str, tuple[str | None, str | None]] = {}
 
@@ -68,9 +72,7 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
 
     roles = [r.strip() for r in p.get("process.roles", "").split(",") if r.strip()]
     if not roles:
-        raise SandboxConfigError(
-            "ZooKeeper mode (no process.roles) is not rehearsed yet: only KRaft brokers and combined nodes are"
-        )
+        return _zookeeper_mode(p, changed, put)
     if "broker" not in roles:
         raise SandboxConfigError("a dedicated controller (process.roles=controller) is not rehearsed yet")
     try:
@@ -122,6 +124,43 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
     dirs = [d.strip() for d in p.get("log.dirs", p.get("log.dir", "/tmp/kafka-logs")).split(",") if d.strip()]
     meta = p.get("metadata.log.dir", "").strip() or dirs[0]
     return SandboxConfig(p, "kraft", roles, node_id, meta, dirs, changed, drop)
+
+
+def _zookeeper_mode(
+    p: dict[str, str],
+    changed: dict[str, tuple[str | None, str | None]],
+    put: Callable[[str, str | None], None],
+) -> SandboxConfig:
+    """ZooKeeper mode: the broker's config as is but its listeners and ``zookeeper.connect``, which names the
+    sandbox's own throwaway ZooKeeper on 127.0.0.1 (the first server's port, the chroot kept)."""
+    connect = p.get("zookeeper.connect", "").strip()
+    if not connect:
+        raise SandboxConfigError(
+            "neither process.roles (KRaft) nor zookeeper.connect (ZooKeeper mode) is set"
+        )
+    if p.get("zookeeper.ssl.client.enable", "").strip().lower() == "true":
+        raise SandboxConfigError(
+            "zookeeper.ssl.client.enable=true is not rehearsed yet (the sandbox's ZooKeeper is plain)"
+        )
+    servers, _, chroot = connect.partition("/")
+    first = servers.split(",")[0].strip()
+    port_text = first.rsplit(":", 1)[1] if ":" in first.lstrip("[").split("]")[-1] else "2181"
+    if not port_text.isdigit():
+        raise SandboxConfigError(f"zookeeper.connect: cannot read the port of {first!r}")
+    chroot = "/" + chroot.strip("/") if chroot.strip("/") else ""
+    try:
+        node_id = int(p.get("broker.id", "-1"))
+    except ValueError:
+        raise SandboxConfigError("broker.id is not a number") from None
+    listeners = _listeners("listeners", p.get("listeners", "")) or [("PLAINTEXT", "", 9092)]
+    put("listeners", _join(listeners))
+    if p.get("advertised.listeners", "").strip():
+        put("advertised.listeners", _join(_listeners("advertised.listeners", p["advertised.listeners"])))
+    put("zookeeper.connect", f"{LOOPBACK}:{port_text}{chroot}")
+    dirs = [d.strip() for d in p.get("log.dirs", p.get("log.dir", "/tmp/kafka-logs")).split(",") if d.strip()]
+    return SandboxConfig(
+        p, "zookeeper", [], node_id, dirs[0], dirs, changed, zk_port=int(port_text), zk_chroot=chroot
+    )
 
 
 def _escape(text: str, key: bool) -> str:

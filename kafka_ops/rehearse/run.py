@@ -2,7 +2,7 @@
 
 Order of the refusals (each one line, nothing started): not root; the broker not stopped (the audit's
 broker-state rule: who holds the log dirs' .lock, who has their files open); a config the slice does not rehearse
-(ZooKeeper mode, a dedicated controller, a KIP-853 quorum); a scratch dir the broker user could write, or one
+(a dedicated controller, a KIP-853 quorum); a scratch dir the broker user could write, or one
 inside a log dir; a scratch whose free space cannot hold the worst-case copy-up.
 """
 
@@ -178,7 +178,8 @@ def rehearse(
     try:
         t1 = time.monotonic()
         try:
-            script = sandbox.prepare(run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version)
+            cluster_id = (report.get("identity") or {}).get("cluster_id")
+            script = sandbox.prepare(run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id)
         except sandbox.SandboxError as exc:
             raise RehearsalRefused(str(exc)) from None
         say(

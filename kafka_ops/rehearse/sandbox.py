@@ -17,6 +17,7 @@ sandbox's metadata records would be a divergent log, rehearsal.md §3).
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
 import re
@@ -119,8 +120,10 @@ def prepare(
     user: str,
     heap: str,
     version: tuple[int, ...] | None,
+    cluster_id: str | None = None,
 ) -> str:
-    """Write the sandbox's layers, config and inner script into ``run``; the script's path."""
+    """Write the sandbox's layers, config and inner script into ``run``; the script's path. ``cluster_id``:
+    meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper."""
     try:
         pw = pwd.getpwnam(user)
     except KeyError:
@@ -186,6 +189,8 @@ def prepare(
         "-cp", os.path.join(kafka_home, "libs", "*"), "kafka.Kafka", props,
     ]  # fmt: skip
     lines.append(f"cd {q(run + '/tmp')}")
+    if cfg.mode == "zookeeper":
+        lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id)
     # not exec'd: this shell (root) stays the namespace's pid 1. The kernel clears a process's parent-death signal
     # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
@@ -221,6 +226,68 @@ def _mount_points() -> list[str]:
     return list(dict.fromkeys(out))
 
 
+def _zookeeper_lines(
+    run: str, cfg: SandboxConfig, kafka_home: str, java: str, pw: pwd.struct_passwd, cluster_id: str | None
+) -> list[str]:
+    """A throwaway ZooKeeper from the broker's own jars on the port its config names, seeded with ``/cluster/id``
+    from meta.properties (without it the broker makes a new id and exits with InconsistentClusterIdException,
+    KafkaServer.scala@3.5.2:225,240,638; rehearsal.md §6). Topic configs and assignments are not seeded (they need
+    the real ZooKeeper, read with kazoo: not done yet)."""
+    import sys
+
+    zk_props = os.path.join(run, "zookeeper.properties")
+    with open(zk_props, "w") as f:
+        f.write(
+            f"dataDir={run}/zk\nclientPort={cfg.zk_port}\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
+            "admin.enableServer=false\n"
+        )
+    os.chmod(zk_props, 0o644)
+    os.mkdir(os.path.join(run, "zk"), 0o700)
+    os.chown(os.path.join(run, "zk"), pw.pw_uid, pw.pw_gid)
+    zk_log = os.path.join(run, "zk-log4j.properties")
+    with open(zk_log, "w") as f:
+        f.write(
+            "log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
+            f"log4j.appender.F.File={run}/logs/zookeeper.log\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+            f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
+        )
+    os.chmod(zk_log, 0o644)
+    as_user = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--"]
+    jvm = [java, "-Xmx256m", "-XX:-UsePerfData", f"-Dlog4j.configuration=file:{zk_log}",
+           f"-Djava.io.tmpdir={run}/tmp", "-cp", os.path.join(kafka_home, "libs", "*")]  # fmt: skip
+    wait = (
+        "import socket,sys,time\nend=time.time()+60\nwhile time.time()<end:\n try:\n"
+        f"  s=socket.create_connection(('127.0.0.1',{cfg.zk_port}),1);s.sendall(b'srvr')\n"
+        "  if b'Mode:' in s.recv(1024): sys.exit(0)\n except OSError: pass\n time.sleep(0.2)\nsys.exit(1)"
+    )
+    wait_py = os.path.join(run, "zk-wait.py")  # a file: sh has no $'...' quoting for the newlines of a -c
+    with open(wait_py, "w") as f:
+        f.write(wait + "\n")
+    lines = [
+        " ".join(
+            q(a) for a in [*as_user, *jvm, "org.apache.zookeeper.server.quorum.QuorumPeerMain", zk_props]
+        )
+        + " &",
+        f"{q(sys.executable)} {q(wait_py)} || {{ echo 'the sandbox ZooKeeper did not answer within 60 s' >&2; exit 90; }}",
+    ]
+    nodes: list[tuple[str, str | None]] = []
+    path = ""
+    for part in [p for p in cfg.zk_chroot.split("/") if p]:
+        path += "/" + part
+        nodes.append((path, None))
+    if cluster_id:
+        data = json.dumps(
+            {"version": "1", "id": cluster_id}, separators=(",", ":")
+        )  # KafkaZkClient's ClusterIdZNode
+        nodes += [(cfg.zk_chroot + "/cluster", None), (cfg.zk_chroot + "/cluster/id", data)]
+    for node, value in nodes:
+        cli = [*as_user, *jvm, "org.apache.zookeeper.ZooKeeperMain", "-server", f"127.0.0.1:{cfg.zk_port}", "create",
+               node, *([value] if value else [])]  # fmt: skip
+        lines.append(" ".join(q(a) for a in cli) + f" >>{q(run + '/logs/zk-seed.out')} 2>&1 || {{ "
+                     f"echo 'could not seed the sandbox ZooKeeper with {node}' >&2; exit 91; }}")  # fmt: skip
+    return lines
+
+
 def _read_new(path: str, offset: int) -> tuple[str, int]:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -252,10 +319,16 @@ def _children(pid: int) -> list[int]:
 
 
 def _jvm_pid(outer: int) -> int | None:
-    """The JVM as the host sees it: the child of the namespace's pid 1 (the inner shell, unshare's child)."""
+    """The broker's JVM as the host sees it: the child of the namespace's pid 1 (the inner shell, unshare's child)
+    that runs kafka.Kafka (ZooKeeper mode has the sandbox's ZooKeeper beside it)."""
     for init in _children(outer):
         for kid in _children(init):
-            return kid
+            try:
+                with open(f"/proc/{kid}/cmdline", "rb") as f:
+                    if b"\0kafka.Kafka\0" in f.read():
+                        return kid
+            except OSError:
+                continue
     return None
 
 
