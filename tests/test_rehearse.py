@@ -634,3 +634,31 @@ def test_zookeeper_mode_rehearses_with_a_seeded_throwaway_zookeeper(zk_lab: dict
     assert "InconsistentBrokerMetadataException" in r["observed"]["reason"]
     assert os.listdir(zk_lab["scratch"]) == [] and _mounted(zk_lab["scratch"]) == []
     shutil.rmtree(dest)
+
+
+@needs_root
+@rehearsal
+def test_a_log_dir_on_a_read_only_mount_stays_read_only_in_the_sandbox(lab: dict[str, Any]) -> None:
+    # an overlay would make it writable and the rehearsal would start where the real start loses the dir: the real
+    # 3.7.2 start of this copy logged "Error while loading log dir .../data-1" (.lock: Read-only file system), seen
+    dest = _copy(lab, "ro")
+    ro = dest / "data-1"
+    saved = dest / "data-1.saved"
+    ro.rename(saved)
+    ro.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64m", "tmpfs", str(ro)], check=True)
+    try:
+        subprocess.run(["cp", "-a", f"{saved}/.", str(ro)], check=True)
+        subprocess.run(["mount", "-o", "remount,ro", str(ro)], check=True)
+        before = _snapshot([dest / "data-0", ro])
+        code, report, err = _rehearse(lab, dest)
+        after = _snapshot([dest / "data-0", ro])
+    finally:
+        subprocess.run(["umount", str(ro)], check=True)
+    assert code == 1, err
+    assert report is not None
+    dirs = {d["path"]: d for d in report["rehearsal"]["observed"]["log_dirs"]}
+    assert dirs[str(ro)]["state"] == "offline" and "Error while loading log dir" in dirs[str(ro)]["reason"]
+    assert dirs[str(dest / "data-0")]["state"] == "online"
+    assert after == before
+    shutil.rmtree(dest)

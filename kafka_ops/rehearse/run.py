@@ -35,8 +35,9 @@ LIMITS = (
     "a link out of a log dir fails there (the dir offline) where the real start would write",
     "the node is its own single-voter quorum on the metadata it has on disk: changes made while it was down "
     "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
-    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits, read-only mounts, "
-    "free-space and inode limits and ACLs of the real dirs are not reproduced yet",
+    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits, the real "
+    "filesystems' free space and inodes (the upper layer is the scratch's) and ACLs are not reproduced yet; a log "
+    "dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
 )
 
 

@@ -154,6 +154,10 @@ def prepare(
             ) from None
         if not stat.S_ISDIR(st.st_mode):
             raise SandboxError(f"log dir {d} is not a directory")
+        if os.statvfs(real).f_flag & os.ST_RDONLY:
+            # its real mount is read-only: so it stays in the sandbox (every mount is made read-only there), as the
+            # real start will meet it; an overlay would make it writable and the rehearsal too kind
+            continue
         upper, work = os.path.join(run, "upper", str(i)), os.path.join(run, "work", str(i))
         os.makedirs(upper, 0o700)
         os.makedirs(work, 0o700)
