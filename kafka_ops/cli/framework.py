@@ -488,6 +488,7 @@ COMMANDS: dict[str, str] = {
         "timestamp and unclean-shutdown recoveries"
     ),
     "qos": "Compare a topic with what a pipeline wrote",
+    "rehearse": "Rehearse the next start of a stopped broker",
     "report": "Write one HTML page that opens offline",
     "simulate": "Write a broker host as a real broker leaves it",
     "cluster": "Ask the running cluster what a rolling restart needs to know",

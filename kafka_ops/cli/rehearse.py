@@ -1,0 +1,168 @@
+"""`kafka-ops rehearse`: start the stopped broker's own Kafka on a copy-on-write view of its log dirs, in a sandbox."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from kafka_ops.cli.audit import GIVEN, Given, build_options, with_options
+from kafka_ops.cli.framework import Command, app, fail, keep_exit_code, say, show_notes
+
+# the audit's inputs that describe the node (the log dirs are server.properties' own: the sandbox overlays them)
+REHEARSE_INPUTS = (
+    "server_properties", "broker_user", "kafka_version", "topic_configs", "systemd_unit", "broker_state", "now",
+    "horizon", "broker_log",
+)  # fmt: skip
+
+
+class RehearseFormat(StrEnum):
+    text = "text"
+    json = "json"
+
+
+@app.command(cls=Command)
+@with_options("inputs", REHEARSE_INPUTS)
+def rehearse(
+    inputs: Given = GIVEN,
+    kafka_home: Annotated[
+        Path | None,
+        typer.Option(
+            "--kafka-home",
+            metavar="DIR",
+            help="The Kafka distribution to start (its libs/ is what is used; default: $KAFKA_HOME). Another "
+            "release's home rehearses an upgrade.",
+        ),
+    ] = None,
+    java: Annotated[
+        Path | None,
+        typer.Option(
+            "--java", metavar="PATH", help="The java binary (default: $JAVA_HOME/bin/java, else PATH's)."
+        ),
+    ] = None,
+    scratch: Annotated[
+        Path | None,
+        typer.Option(
+            "--scratch",
+            metavar="DIR",
+            help="Root-owned dir for the overlays' writable layers (default /var/lib/kafka-ops/rehearse); on the log "
+            "dirs' own XFS (reflink=1) or btrfs filesystem the copy-up costs ~no space, elsewhere the data's size.",
+        ),
+    ] = None,
+    window: Annotated[
+        float | None,
+        typer.Option(
+            "--window",
+            metavar="SECONDS",
+            min=0,
+            help="How long to watch the broker once started (default: log.initial.task.delay.ms, or 30 s before "
+            "3.8, + file.delete.delay.ms + 5 s: the first retention pass and its deletions).",
+        ),
+    ] = None,
+    heap: Annotated[
+        str, typer.Option("--heap", metavar="SIZE", help="The sandboxed JVM's heap (-Xmx/-Xms).")
+    ] = "1g",
+    format: Annotated[
+        RehearseFormat,
+        typer.Option("--format", "-f", help="text (the outcome and differences) or json (the report)."),
+    ] = RehearseFormat.text,
+) -> None:
+    """Rehearse the next start of a stopped broker: a KRaft broker or combined node, or a broker in ZooKeeper mode,
+    its own Kafka started on its own log dirs through overlays (the real dirs a read-only lower layer, every write on --scratch, thrown away), in private
+    mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and, for a
+    broker-only node, as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded with
+    meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
+    `rehearsal`: what the start did, where it differs from the plan, timings and scratch bytes.
+
+    Refused, with the reason, unless run as root on a stopped broker with room on --scratch for the worst-case
+    copy-up. Dedicated controllers and KIP-853 quorums are not rehearsed yet.
+
+    Exit codes: 0 the rehearsed start started with every log dir online; 1 it exited, did not start, or took a
+    log dir offline; 2 refused or bad input; 3 a bug in kafka-ops.
+    """
+    from kafka_ops.rehearse import RehearsalRefused, RehearseOptions, failed
+    from kafka_ops.rehearse import rehearse as run
+    from kafka_ops.rehearse.scratch import DEFAULT_SCRATCH
+
+    opts = build_options(**inputs)
+    home = str(kafka_home) if kafka_home is not None else os.environ.get("KAFKA_HOME")
+    if not home:
+        fail("give --kafka-home (or set KAFKA_HOME): the Kafka distribution to start")
+    java_bin = str(java) if java is not None else None
+    if java_bin is None and os.environ.get("JAVA_HOME"):
+        java_bin = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
+    java_bin = java_bin or shutil.which("java")
+    if not java_bin or not os.access(java_bin, os.X_OK):
+        fail(
+            f"--java {java_bin or ''}: no executable java (give --java or JAVA_HOME)".replace(
+                "--java :", "--java:"
+            )
+        )
+    ro = RehearseOptions(
+        kafka_home=os.path.abspath(home),
+        java=java_bin,
+        broker_user=inputs.get("broker_user"),
+        scratch=str(scratch) if scratch is not None else DEFAULT_SCRATCH,
+        window_s=window,
+        heap=heap,
+    )
+    show_notes()
+    try:
+        report = run(opts, ro, progress=say)
+    except RehearsalRefused as exc:
+        fail(f"refused: {exc}")
+    from kafka_ops.render.models import validate
+
+    validate({k: v for k, v in report.items() if k != "rehearsal"})  # the audit's part: the published schema
+    code = 1 if failed(report) else 0
+    keep_exit_code(code)
+    if format is RehearseFormat.json:
+        json.dump(report, sys.stdout, indent=1)
+        sys.stdout.write("\n")
+    else:
+        sys.stdout.write(to_text(report))
+    raise typer.Exit(code)
+
+
+def to_text(report: dict[str, Any]) -> str:
+    from kafka_ops.engine.shell import printable, q
+
+    r = report["rehearsal"]
+    plan, obs = report["next_start"], r["observed"]
+    t = r["timings"]
+    lines = [
+        f"plan:     the broker {plan.get('broker')}" + (f" ({plan['reason']})" if plan.get("reason") else ""),
+        f"rehearsal: Kafka {r['kafka_version'] or '?'} {obs['broker']}"
+        + (f" in {t['start_s']} s" if t["start_s"] is not None else "")
+        + (f": {obs['reason']}" if obs.get("reason") and obs["broker"] != "starts" else ""),
+    ]
+    for d in obs["log_dirs"]:
+        lines.append(f"  log dir {q(d['path'])}: {d['state']}" + (f" ({d['reason']})" if d["reason"] else ""))
+    if obs.get("logs_loaded") is not None:
+        lines.append(f"  {obs['logs_loaded']} logs loaded in {obs['load_ms']} ms")
+    lines.append(
+        f"differences: {len(r['differences'])}" if r["differences"] else "differences: none (the plan agrees)"
+    )
+    lines += [f"  {x['text']}" for x in r["differences"]]
+    lines.append(
+        f"timings: audit {t['audit_s']} s, sandbox {t['setup_and_run_s']} s (window {t['window_s']} s, stop "
+        f"{t['stop_s']} s), cleanup {t['cleanup_s']} s; scratch used {r['scratch_bytes']:,} bytes"
+    )
+    real = r["real_dirs"]
+    lines.append(
+        f"real log dirs: {real['entries']} entries, "
+        + (
+            "unchanged (size, mode, owner, mtime)"
+            if real["unchanged"]
+            else f"CHANGED: {', '.join(map(q, real['changed']))}"
+        )
+    )
+    # names from the log dirs reach these lines through the plan and the broker's log: no control character of
+    # theirs reaches the terminal
+    return "\n".join(printable(x) for x in lines) + "\n"

@@ -1,0 +1,251 @@
+"""``kafka-ops rehearse`` as a library call: the audit's plan, then the node's own start in the sandbox, compared.
+
+Order of the refusals (each one line, nothing started): not root; the broker not stopped (the audit's
+broker-state rule: who holds the log dirs' .lock, who has their files open); a config the slice does not rehearse
+(a dedicated controller, a KIP-853 quorum); a scratch dir the broker user could write, or one
+inside a log dir; a scratch whose free space cannot hold the worst-case copy-up.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from kafka_ops.audit.run import run_audit
+from kafka_ops.facts.config import read_server_properties
+from kafka_ops.facts.model import AuditOptions
+from kafka_ops.rehearse import config, sandbox, scratch
+
+DEFAULT_HEAP = "1g"
+START_TIMEOUT_S = 900.0  # copy-up of a large broker on a filesystem without reflink takes minutes
+WINDOW_MARGIN_S = 5.0
+FIXED_INITIAL_TASK_DELAY_MS = (
+    30_000  # LogManager's first retention check up to 3.8 (LogManager.scala@3.7.0:90)
+)
+
+
+# What the sandbox does differently from the real start, by design (docs/rehearse.md)
+LIMITS = (
+    "every mount but the overlaid log dirs and the scratch is read-only in the sandbox: a start that writes through "
+    "a link out of a log dir fails there (the dir offline) where the real start would write",
+    "the node is its own single-voter quorum on the metadata it has on disk: changes made while it was down "
+    "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
+    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits, the real "
+    "filesystems' free space and inodes (the upper layer is the scratch's) and ACLs are not reproduced yet; a log "
+    "dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
+)
+
+
+class RehearsalRefused(RuntimeError):
+    """The rehearsal was not started (one line saying why)."""
+
+
+@dataclass
+class RehearseOptions:
+    kafka_home: str
+    java: str
+    broker_user: str | None = None
+    scratch: str = scratch.DEFAULT_SCRATCH
+    window_s: float | None = None
+    heap: str = DEFAULT_HEAP
+    start_timeout_s: float = START_TIMEOUT_S
+
+
+def default_window_s(props: dict[str, str], version: tuple[int, ...] | None) -> float:
+    """Until the first retention pass and the file-delete delay after it have run: log.initial.task.delay.ms
+    (an internal config since 3.8, ServerLogConfigs.java@3.9.1:189; a constant 30 s before) plus
+    file.delete.delay.ms (default 60 s), plus a margin."""
+    delay = FIXED_INITIAL_TASK_DELAY_MS
+    if version is None or version >= (3, 8):
+        delay = _int(props.get("log.initial.task.delay.ms"), FIXED_INITIAL_TASK_DELAY_MS)
+    return (delay + _int(props.get("file.delete.delay.ms"), 60_000)) / 1000 + WINDOW_MARGIN_S
+
+
+def _int(text: str | None, default: int) -> int:
+    try:
+        return int(str(text).strip())
+    except ValueError:
+        return default
+
+
+def stat_tree(dirs: list[str]) -> dict[str, tuple[int, int, int, int, int]]:
+    """(size, mode, uid, gid, mtime_ns) of every entry under the real dirs (links not followed): the command's
+    own check that the rehearsal changed nothing (content is not hashed: terabytes; a write changes mtime)."""
+    out: dict[str, tuple[int, int, int, int, int]] = {}
+    for d in dirs:
+        for base, subdirs, files in os.walk(d, followlinks=False):
+            for name in [*subdirs, *files, ""]:
+                p = os.path.join(base, name) if name else base
+                try:
+                    st = os.lstat(p)
+                except OSError:
+                    continue
+                out[p] = (st.st_size if not stat.S_ISDIR(st.st_mode) else 0, st.st_mode, st.st_uid, st.st_gid,
+                          st.st_mtime_ns)  # fmt: skip
+    return out
+
+
+def _differences(plan: dict[str, Any], observed: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    if plan.get("broker") != observed["broker"]:
+        out.append(
+            {
+                "what": "broker",
+                "plan": plan.get("broker"),
+                "observed": observed["broker"],
+                "text": f"the plan says the broker {plan.get('broker')}; the rehearsed start "
+                + (observed["broker"] if observed["broker"] != "no answer" else "did not answer")
+                + (f": {observed['reason']}" if observed.get("reason") else ""),
+            }
+        )
+    planned = {d["path"]: d["state"] for d in plan.get("log_dirs", [])}
+    for d in observed["log_dirs"]:
+        want = planned.get(d["path"])
+        if want is not None and want != d["state"]:
+            out.append(
+                {
+                    "what": "log_dir",
+                    "path": d["path"],
+                    "plan": want,
+                    "observed": d["state"],
+                    "text": f"the plan says {d['path']} is {want}; the rehearsed start had it {d['state']}"
+                    + (f": {d['reason']}" if d.get("reason") else ""),
+                }
+            )
+    return out
+
+
+def rehearse(
+    audit: AuditOptions, ro: RehearseOptions, progress: Callable[[str], None] | None = None
+) -> dict[str, Any]:
+    """The audit's report with ``rehearsal``; raises RehearsalRefused before anything starts when it cannot."""
+    say = progress or (lambda _: None)
+    if os.geteuid() != 0:
+        raise RehearsalRefused("rehearse runs as root (it mounts overlays in a namespace of its own)")
+    if not audit.server_properties:
+        raise RehearsalRefused("rehearse needs --server-properties (the config the node starts with)")
+    if not os.path.isdir(os.path.join(ro.kafka_home, "libs")):
+        raise RehearsalRefused(
+            f"--kafka-home {ro.kafka_home}: no libs/ directory (a Kafka distribution's root)"
+        )
+    version = sandbox.kafka_version_of(ro.kafka_home)
+    from_home = audit.kafka_version is None and version is not None
+    if from_home:
+        # the plan is made for the release that will start (another home: an upgrade rehearsal)
+        audit.kafka_version = ".".join(map(str, version or ()))
+    t0 = time.monotonic()
+    report = run_audit(audit)
+    if from_home and "kafka_version" in report.get("inputs", {}):
+        report["inputs"]["kafka_version"]["source"] = f"--kafka-home {ro.kafka_home}/libs"
+    audit_s = time.monotonic() - t0
+    if report["broker_state"] != "stopped":
+        src = (report.get("inputs") or {}).get("broker_state", {}).get("source")
+        raise RehearsalRefused(
+            f"the broker is {report['broker_state']}" + (f" ({src})" if src else "")
+            + ": rehearse only a stopped broker (give --broker-state stopped only if you know it is)"
+        )  # fmt: skip
+    props = read_server_properties(str(audit.server_properties))
+    try:
+        cfg = config.sandbox_properties(dict(props), version)
+    except config.SandboxConfigError as exc:
+        raise RehearsalRefused(f"{audit.server_properties}: {exc}") from None
+    user = ro.broker_user or (report.get("inputs", {}).get("broker_user") or {}).get("value")
+    if not user:
+        raise RehearsalRefused("the broker user is unknown: give --broker-user (or a unit with User=)")
+    dirs = sandbox.overlaid_dirs(cfg)
+    try:
+        root = scratch.prepare_root(ro.scratch, dirs)
+        scratch.check_traverse(root, user)
+    except scratch.ScratchError as exc:
+        raise RehearsalRefused(str(exc)) from None
+    swept = scratch.sweep(root)
+    for s in swept:
+        say(f"removed the scratch of an earlier rehearsal that did not finish: {s}")
+    est = scratch.estimate(root, [d for d in dirs if os.path.isdir(d)])
+    if est.needed_bytes > est.free_bytes:
+        raise RehearsalRefused(
+            f"--scratch {root}: {est.free_bytes:,} bytes free, the rehearsal may need {est.needed_bytes:,} "
+            f"({est.why}; {est.data_bytes:,} bytes of data): give a --scratch with room, or on the log dirs' "
+            "own XFS (reflink=1) or btrfs filesystem"
+        )
+    window = ro.window_s if ro.window_s is not None else default_window_s(dict(props), version)
+    before = stat_tree(dirs)
+    run_dir = scratch.new_run(root)
+    try:
+        t1 = time.monotonic()
+        try:
+            cluster_id = (report.get("identity") or {}).get("cluster_id")
+            script = sandbox.prepare(run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id)
+        except sandbox.SandboxError as exc:
+            raise RehearsalRefused(str(exc)) from None
+        say(
+            f"starting Kafka {'.'.join(map(str, version)) if version else '(version unknown)'} in the sandbox"
+        )
+        try:
+            outcome = sandbox.run(run_dir, script, dirs, window, ro.start_timeout_s, say)
+        except sandbox.SandboxError as exc:
+            raise RehearsalRefused(str(exc)) from None
+        outcome.setup_s = round(time.monotonic() - t1, 2)
+        used = scratch.used_bytes(run_dir)
+    finally:
+        t2 = time.monotonic()
+        shutil.rmtree(run_dir, ignore_errors=True)
+        cleanup_s = time.monotonic() - t2
+    after = stat_tree(dirs)
+    changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    observed = {
+        "broker": outcome.broker,
+        "reason": outcome.reason,
+        "exit_code": outcome.exit_code,
+        "log_dirs": [
+            {
+                "path": d,
+                "state": "offline" if d in outcome.offline else "online",
+                "reason": outcome.offline.get(d),
+            }
+            for d in dirs
+        ],
+        "logs_loaded": outcome.logs_loaded,
+        "load_ms": outcome.load_ms,
+        "fatal": outcome.fatal,
+    }
+    report["rehearsal"] = {
+        "kafka_home": ro.kafka_home,
+        "kafka_version": ".".join(map(str, version)) if version else None,
+        "mode": cfg.mode,
+        "roles": cfg.roles,
+        "changed_properties": {k: {"was": w, "now": n} for k, (w, n) in sorted(cfg.changed.items())},
+        "quorum_state_removed": cfg.drop_quorum_state,
+        "observed": observed,
+        "differences": _differences(report["next_start"], observed),
+        "timings": {
+            "audit_s": round(audit_s, 2),
+            "setup_and_run_s": outcome.setup_s,
+            "start_s": outcome.start_s,
+            "window_s": outcome.window_s,
+            "stop_s": outcome.stop_s,
+            "cleanup_s": round(cleanup_s, 2),
+        },
+        "scratch_bytes": used,
+        "scratch_estimate": {
+            "data_bytes": est.data_bytes,
+            "needed_bytes": est.needed_bytes,
+            "free_bytes": est.free_bytes,
+            "reflink": est.reflink,
+        },
+        "swept": swept,
+        "limits": list(LIMITS),
+        "real_dirs": {"entries": len(before), "unchanged": not changed, "changed": changed[:20]},
+    }
+    return report
+
+
+def failed(report: dict[str, Any]) -> bool:
+    """The gate: the rehearsed start exited (or never answered), or took a log dir offline."""
+    obs = report["rehearsal"]["observed"]
+    return obs["broker"] != "starts" or any(d["state"] == "offline" for d in obs["log_dirs"])

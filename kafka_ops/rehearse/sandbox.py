@@ -1,0 +1,485 @@
+"""Start the node's own Kafka on a copy-on-write view of its log dirs, where nothing it does can matter.
+
+Why util-linux ``unshare`` under ``setpriv --pdeathsig`` rather than code of our own (rehearsal.md §1, §7): one
+maintained tool gives every namespace the sandbox needs, and the kernel tears it all down:
+
+* ``--mount --propagation private``: the overlays exist in the sandbox's mount namespace only; the host never
+  sees them, and they vanish with the namespace's last process (no unmount step to forget);
+* ``--net``: a network namespace whose only interface is loopback, so the broker can never reach the real
+  cluster (or anything else) whatever its config names;
+* ``--pid --fork --kill-child``: the JVM is the namespace's pid 1; when ``unshare`` dies every process of the
+  namespace dies, and ``setpriv --pdeathsig KILL`` kills ``unshare`` when kafka-ops dies (even by SIGKILL).
+
+Each log dir (and the metadata dir) is an overlay mounted on its own path inside the namespace: the real dir the
+read-only lower layer, the writes in the scratch's upper layer, thrown away afterwards (never merged back: the
+sandbox's metadata records would be a divergent log, rehearsal.md §3).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pwd
+import re
+import signal
+import stat
+import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from kafka_ops.engine.shell import q
+from kafka_ops.rehearse.config import SandboxConfig, properties_text
+
+LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties)
+# KafkaRaftServer.startup logs "Kafka Server started" (3.x/4.x); KafkaServer "[KafkaServer id=N] started"
+READY = re.compile(
+    r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started|\[KafkaServer id=\d+\] started)"
+)
+_ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
+# the lines with which a broker takes a log dir offline (LogManager, ReplicaManager; kafka_lab/observe.py checks
+# them against every lab release)
+_DIR_FAILURES = (
+    re.compile(r"Stopping serving logs in dir (\S+)"),
+    re.compile(r"Error while loading log dir (\S+)"),
+    re.compile(r"Failed to create or validate data directory (\S+)"),
+    re.compile(r"Halting broker because dir (\S+) is offline"),
+)
+_ALL_FAILED = re.compile(r"Shutdown broker because all log dirs in (.+) have failed")
+_FATAL = re.compile(r"Fatal error|fatal fault|fatal exception|Shutdown broker because|Halting broker", re.I)
+_LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
+READY_MARK = "kafka-ops-sandbox-ready"
+_UNSAFE_PATH = re.compile(r"[,:\\\x00-\x1f\x7f]")
+
+
+class SandboxError(RuntimeError):
+    """The sandbox could not be set up (one line naming why)."""
+
+
+@dataclass
+class Outcome:
+    broker: str  # starts | exits | no answer
+    reason: str | None = None
+    exit_code: int | None = None
+    offline: dict[str, str] = field(default_factory=dict)  # log dir -> the line that took it offline
+    logs_loaded: int | None = None
+    load_ms: int | None = None
+    setup_s: float = 0.0
+    start_s: float | None = None
+    window_s: float = 0.0
+    stop_s: float = 0.0
+    fatal: list[str] = field(default_factory=list)
+
+
+def kafka_version_of(home: str) -> tuple[int, ...] | None:
+    """The Kafka version of a distribution from its ``libs/kafka_<scala>-<version>.jar``."""
+    try:
+        names = os.listdir(os.path.join(home, "libs"))
+    except OSError:
+        return None
+    for n in names:
+        m = re.match(r"^kafka_\d+\.\d+-(\d+)\.(\d+)\.(\d+)\.jar$", n)
+        if m:
+            return (int(m[1]), int(m[2]), int(m[3]))
+    return None
+
+
+def _log_config(run: str, version: tuple[int, ...] | None) -> tuple[str, str]:
+    """(the -D option, the file) of a log config writing the broker's log into the scratch, never the host's."""
+    log = os.path.join(run, "logs", "server.log")
+    if version is not None and version >= (4, 0):
+        path = os.path.join(run, "log4j2.properties")
+        text = (
+            "status = warn\nappender.f.type = File\nappender.f.name = F\n"
+            f"appender.f.fileName = {log}\nappender.f.layout.type = PatternLayout\n"
+            f"appender.f.layout.pattern = {LOG_PATTERN}\nrootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
+        )
+        opt = f"-Dlog4j2.configurationFile={path}"
+    else:
+        path = os.path.join(run, "log4j.properties")
+        text = (
+            "log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
+            f"log4j.appender.F.File={log}\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+            f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
+        )
+        opt = f"-Dlog4j.configuration=file:{path}"
+    with open(path, "w") as f:
+        f.write(text)
+    return opt, path
+
+
+def overlaid_dirs(cfg: SandboxConfig) -> list[str]:
+    return list(dict.fromkeys(os.path.normpath(d) for d in [*cfg.log_dirs, cfg.metadata_dir]))
+
+
+def prepare(
+    run: str,
+    cfg: SandboxConfig,
+    kafka_home: str,
+    java: str,
+    user: str,
+    heap: str,
+    version: tuple[int, ...] | None,
+    cluster_id: str | None = None,
+) -> str:
+    """Write the sandbox's layers, config and inner script into ``run``; the script's path. ``cluster_id``:
+    meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper."""
+    try:
+        pw = pwd.getpwnam(user)
+    except KeyError:
+        raise SandboxError(f"--broker-user {user}: no such user") from None
+    lines = ["set -eu", "ip link set lo up"]
+    dirs = overlaid_dirs(cfg)
+    # every mount of the namespace read-only but the scratch (its own bind mount) and the overlays mounted after:
+    # an overlay sends the writes to its own files to the upper layer, but a link in a log dir leads out of it
+    # (a partition dir linked to /elsewhere is loaded and written through); read-only mounts stop that. Per-mount
+    # flags: the host's mounts are not changed (the namespace has copies)
+    lines.append(f"mount --bind {q(run)} {q(run)}")
+    for point in _mount_points():
+        if point == run or any(point == x or point.startswith(x + "/") for x in _KERNEL_TREES):
+            continue
+        lines.append(f"mount -o remount,bind,ro {q(point)}")
+    for d in [*dirs, run, kafka_home]:
+        if _UNSAFE_PATH.search(d):
+            raise SandboxError(
+                f"{d!r}: a path with ',', ':', '\\' or control characters cannot be an overlay layer"
+            )
+    for i, d in enumerate(dirs):
+        real = os.path.realpath(d)
+        try:
+            st = os.stat(real)
+        except OSError as exc:
+            raise SandboxError(
+                f"log dir {d}: {exc.strerror}: the rehearsal overlays existing dirs only"
+            ) from None
+        if not stat.S_ISDIR(st.st_mode):
+            raise SandboxError(f"log dir {d} is not a directory")
+        if os.statvfs(real).f_flag & os.ST_RDONLY:
+            # its real mount is read-only: so it stays in the sandbox (every mount is made read-only there), as the
+            # real start will meet it; an overlay would make it writable and the rehearsal too kind
+            continue
+        upper, work = os.path.join(run, "upper", str(i)), os.path.join(run, "work", str(i))
+        os.makedirs(upper, 0o700)
+        os.makedirs(work, 0o700)
+        # the merged dir's root is the upper's root: give it the real dir's owner and mode, else the broker user
+        # could not write its checkpoints there (rehearsal.md §1)
+        os.chown(upper, st.st_uid, st.st_gid)
+        os.chmod(upper, stat.S_IMODE(st.st_mode))
+        # redirect_dir=on: without it overlayfs refuses to rename a dir that exists in the lower layer (EXDEV), and
+        # Kafka's renames of partition dirs (-stray, -delete, future dirs) fail where the real start's succeed: a
+        # dir holding a stray partition went offline in the sandbox (seen); with it the rename is recorded in the
+        # upper layer (Documentation/filesystems/overlayfs.rst, "Renaming directories")
+        lines.append(
+            f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work},redirect_dir=on')} {q(real)}"
+        )
+    os.chmod(os.path.join(run, "upper"), 0o711)
+    if cfg.drop_quorum_state:  # a whiteout in the upper: the real file stays
+        qs = os.path.join(os.path.realpath(cfg.metadata_dir), "__cluster_metadata-0", "quorum-state")
+        lines.append(f"rm -f {q(qs)}")
+    for sub in ("logs", "tmp"):
+        os.mkdir(os.path.join(run, sub), 0o700)
+        os.chown(os.path.join(run, sub), pw.pw_uid, pw.pw_gid)
+    props = os.path.join(run, "server.properties")
+    with open(props, "w", encoding="utf-8") as f:
+        f.write(properties_text(cfg.properties))
+    os.chmod(props, 0o644)
+    log_opt, log_file = _log_config(run, version)
+    os.chmod(log_file, 0o644)
+    jvm = [
+        java, f"-Xmx{heap}", f"-Xms{heap}", "-Djava.awt.headless=true", "-XX:-UsePerfData",
+        # everything the JVM writes outside the log dirs goes to the scratch (not the real server.log, /tmp)
+        f"-Dkafka.logs.dir={run}/logs", log_opt, f"-Djava.io.tmpdir={run}/tmp",
+        f"-XX:ErrorFile={run}/logs/hs_err_pid%p.log", "-XX:-HeapDumpOnOutOfMemoryError",
+        "-cp", os.path.join(kafka_home, "libs", "*"), "kafka.Kafka", props,
+    ]  # fmt: skip
+    lines.append(f"cd {q(run + '/tmp')}")
+    if cfg.mode == "zookeeper":
+        lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id)
+    # not exec'd: this shell (root) stays the namespace's pid 1. The kernel clears a process's parent-death signal
+    # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
+    # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
+    # it, and when pid 1 dies the kernel kills every process of the namespace
+    lines.append(f"echo {READY_MARK}")  # every mount is in place: what follows is the broker's doing
+    lines.append(
+        "setpriv "
+        + " ".join(
+            q(a) for a in (f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--", *jvm)
+        )
+        + " &"
+    )
+    lines.append("wait $!")
+    script = os.path.join(run, "inner.sh")
+    with open(script, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return script
+
+
+_KERNEL_TREES = ("/proc", "/sys", "/dev")  # not where a broker keeps data; /dev's nodes must stay usable
+
+
+def _mount_points() -> list[str]:
+    """The mount points of our namespace (the sandbox's starts as a copy), from /proc/self/mountinfo."""
+    out = []
+    with open("/proc/self/mountinfo", "rb") as f:
+        for line in f:
+            fields = line.split(b" ")
+            if len(fields) > 4:
+                # octal escapes (\040 for a space) as the kernel writes them
+                point = re.sub(rb"\\([0-7]{3})", lambda m: bytes([int(m[1], 8)]), fields[4])
+                out.append(os.fsdecode(point))
+    return list(dict.fromkeys(out))
+
+
+def _zookeeper_lines(
+    run: str, cfg: SandboxConfig, kafka_home: str, java: str, pw: pwd.struct_passwd, cluster_id: str | None
+) -> list[str]:
+    """A throwaway ZooKeeper from the broker's own jars on the port its config names, seeded with ``/cluster/id``
+    from meta.properties (without it the broker makes a new id and exits with InconsistentClusterIdException,
+    KafkaServer.scala@3.5.2:225,240,638; rehearsal.md §6). Topic configs and assignments are not seeded (they need
+    the real ZooKeeper, read with kazoo: not done yet)."""
+    import sys
+
+    zk_props = os.path.join(run, "zookeeper.properties")
+    with open(zk_props, "w") as f:
+        f.write(
+            f"dataDir={run}/zk\nclientPort={cfg.zk_port}\nclientPortAddress=127.0.0.1\nmaxClientCnxns=0\n"
+            "admin.enableServer=false\n"
+        )
+    os.chmod(zk_props, 0o644)
+    os.mkdir(os.path.join(run, "zk"), 0o700)
+    os.chown(os.path.join(run, "zk"), pw.pw_uid, pw.pw_gid)
+    zk_log = os.path.join(run, "zk-log4j.properties")
+    with open(zk_log, "w") as f:
+        f.write(
+            "log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
+            f"log4j.appender.F.File={run}/logs/zookeeper.log\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+            f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
+        )
+    os.chmod(zk_log, 0o644)
+    as_user = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--"]
+    jvm = [java, "-Xmx256m", "-XX:-UsePerfData", f"-Dlog4j.configuration=file:{zk_log}",
+           f"-Djava.io.tmpdir={run}/tmp", "-cp", os.path.join(kafka_home, "libs", "*")]  # fmt: skip
+    wait = (
+        "import socket,sys,time\nend=time.time()+60\nwhile time.time()<end:\n try:\n"
+        f"  s=socket.create_connection(('127.0.0.1',{cfg.zk_port}),1);s.sendall(b'srvr')\n"
+        "  if b'Mode:' in s.recv(1024): sys.exit(0)\n except OSError: pass\n time.sleep(0.2)\nsys.exit(1)"
+    )
+    wait_py = os.path.join(run, "zk-wait.py")  # a file: sh has no $'...' quoting for the newlines of a -c
+    with open(wait_py, "w") as f:
+        f.write(wait + "\n")
+    lines = [
+        " ".join(
+            q(a) for a in [*as_user, *jvm, "org.apache.zookeeper.server.quorum.QuorumPeerMain", zk_props]
+        )
+        + " &",
+        f"{q(sys.executable)} {q(wait_py)} || {{ echo 'the sandbox ZooKeeper did not answer within 60 s' >&2; exit 90; }}",
+    ]
+    nodes: list[tuple[str, str | None]] = []
+    path = ""
+    for part in [p for p in cfg.zk_chroot.split("/") if p]:
+        path += "/" + part
+        nodes.append((path, None))
+    if cluster_id:
+        data = json.dumps(
+            {"version": "1", "id": cluster_id}, separators=(",", ":")
+        )  # KafkaZkClient's ClusterIdZNode
+        nodes += [(cfg.zk_chroot + "/cluster", None), (cfg.zk_chroot + "/cluster/id", data)]
+    for node, value in nodes:
+        cli = [*as_user, *jvm, "org.apache.zookeeper.ZooKeeperMain", "-server", f"127.0.0.1:{cfg.zk_port}", "create",
+               node, *([value] if value else [])]  # fmt: skip
+        lines.append(" ".join(q(a) for a in cli) + f" >>{q(run + '/logs/zk-seed.out')} 2>&1 || {{ "
+                     f"echo 'could not seed the sandbox ZooKeeper with {node}' >&2; exit 91; }}")  # fmt: skip
+    return lines
+
+
+def _read_new(path: str, offset: int) -> tuple[str, int]:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return "", offset
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "", offset
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+        data = b"".join(chunks)
+        cut = data.rfind(b"\n") + 1  # whole lines only
+        return data[:cut].decode("utf-8", "replace"), offset + cut
+    finally:
+        os.close(fd)
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _jvm_pid(outer: int) -> int | None:
+    """The broker's JVM as the host sees it: the child of the namespace's pid 1 (the inner shell, unshare's child)
+    that runs kafka.Kafka (ZooKeeper mode has the sandbox's ZooKeeper beside it)."""
+    for init in _children(outer):
+        for kid in _children(init):
+            try:
+                with open(f"/proc/{kid}/cmdline", "rb") as f:
+                    if b"\0kafka.Kafka\0" in f.read():
+                        return kid
+            except OSError:
+                continue
+    return None
+
+
+def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | None, int | None]:
+    """From the broker's log: offline dirs (with their line), fatal lines, logs loaded and the load's ms."""
+    offline: dict[str, str] = {}
+    fatal: list[str] = []
+    loaded = load_ms = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _ENTRY.match(line)
+        if not m:
+            continue
+        msg = m[3]
+        found = [x[1] for rx in _DIR_FAILURES for x in [rx.search(msg)] if x]
+        a = _ALL_FAILED.search(msg)
+        if a:
+            found += [d.strip() for d in a[1].split(",")]
+        for d in found:
+            d = os.path.normpath(d.rstrip(".,"))
+            for real in dirs:
+                if d in (real, os.path.realpath(real)):
+                    offline.setdefault(real, msg)
+        if m[2] == "FATAL" or (m[2] == "ERROR" and _FATAL.search(msg)):
+            nxt = lines[i + 1].strip() if i + 1 < len(lines) and not _ENTRY.match(lines[i + 1]) else ""
+            fatal.append(f"{msg}: {nxt}" if nxt else msg)
+        x = _LOADED.search(msg)
+        if x:
+            loaded, load_ms = int(x[1]), int(x[2])
+    return offline, fatal, loaded, load_ms
+
+
+def run(
+    run_dir: str,
+    script: str,
+    dirs: list[str],
+    window_s: float,
+    start_timeout_s: float,
+    progress: Callable[[str], None] | None = None,
+) -> Outcome:
+    """Start the sandbox, watch the broker until it started and ``window_s`` more passed (or it exited), stop
+    it (SIGTERM: a clean shutdown inside the sandbox; SIGKILL after 60 s) and return what it did."""
+    say = progress or (lambda _: None)
+    began = time.monotonic()
+    out = open(os.path.join(run_dir, "sandbox.out"), "wb")
+    proc = subprocess.Popen(
+        ["setpriv", "--pdeathsig", "KILL", "--", "unshare", "--mount", "--net", "--pid", "--fork",
+         "--kill-child=KILL", "--mount-proc", "--propagation", "private", "sh", script],
+        stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT, cwd=run_dir,
+        env={"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8"},
+    )  # fmt: skip
+    out.close()
+    try:
+        return _watch(proc, run_dir, dirs, window_s, start_timeout_s, say, began)
+    finally:
+        if proc.poll() is None:  # interrupted (Ctrl-C, an error): SIGKILL unshare, --kill-child does the rest
+            proc.kill()
+            proc.wait()
+
+
+def _watch(
+    proc: subprocess.Popen[bytes],
+    run_dir: str,
+    dirs: list[str],
+    window_s: float,
+    start_timeout_s: float,
+    say: Callable[[str], None],
+    began: float,
+) -> Outcome:
+    log = os.path.join(run_dir, "logs", "server.log")
+    text, offset = "", 0
+    started_at: float | None = None
+    last_note = began
+    code: int | None = None
+    while True:
+        new, offset = _read_new(log, offset)
+        text += new
+        now = time.monotonic()
+        if started_at is None and READY.search(text):
+            started_at = now
+            say(f"started in {now - began:.1f} s; watching it for {window_s:.0f} s")
+        code = proc.poll()
+        if code is not None:
+            break
+        if started_at is not None and now - started_at >= window_s:
+            break
+        if started_at is None and now - began > start_timeout_s:
+            say(f"not started within {start_timeout_s:.0f} s: stopping it")
+            break
+        if now - last_note >= 10:
+            last_note = now
+            say(
+                f"starting ({now - began:.0f} s)"
+                if started_at is None
+                else f"started; {window_s - (now - started_at):.0f} s of the window left"
+            )
+        time.sleep(0.2)
+    watched = time.monotonic()
+    exited_by_itself = code is not None
+    if code is None:
+        jvm = _jvm_pid(proc.pid)
+        if jvm is not None:
+            try:
+                os.kill(jvm, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+        try:
+            proc.wait(60)
+        except subprocess.TimeoutExpired:
+            proc.kill()  # SIGKILL unshare: --kill-child takes the namespace with it
+            proc.wait()
+    stopped = time.monotonic()
+    new, offset = _read_new(log, offset)
+    text += new
+    if exited_by_itself and READY_MARK not in _sandbox_out(run_dir):
+        raise SandboxError(f"the sandbox could not be set up (exit {proc.returncode}): {_tail(run_dir)}")
+    offline, fatal, loaded, load_ms = judge(text, dirs)
+    o = Outcome("starts" if started_at is not None and not exited_by_itself else "exits")
+    if started_at is None and not exited_by_itself:
+        o.broker = "no answer"
+    o.exit_code = proc.returncode if exited_by_itself else None
+    o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
+    if o.broker == "exits":
+        code = proc.returncode
+        # the inner shell reports a JVM killed by signal N as 128 + N (and unshare passes it on)
+        ended = (
+            f"killed by signal {-code}" if code < 0
+            else f"killed by signal {code - 128}, exit code {code}" if code > 128
+            else f"exit code {code}"
+        )  # fmt: skip
+        tail = _tail(run_dir)
+        o.reason = (
+            fatal[0]
+            if fatal
+            else f"the JVM ended ({ended}) without a fatal line" + (f": {tail}" if tail else "")
+        )
+    o.start_s = None if started_at is None else round(started_at - began, 2)
+    o.window_s = round(watched - started_at, 2) if started_at is not None else 0.0
+    o.stop_s = round(stopped - watched, 2)
+    return o
+
+
+def _sandbox_out(run_dir: str) -> str:
+    return _read_new(os.path.join(run_dir, "sandbox.out"), 0)[0]
+
+
+def _tail(run_dir: str) -> str | None:
+    """The sandbox's own output (unshare, mount, the JVM before log4j) when the broker's log says nothing."""
+    lines = [x for x in _sandbox_out(run_dir).splitlines() if x.strip() and x.strip() != READY_MARK]
+    return " / ".join(lines[-3:]) if lines else None
