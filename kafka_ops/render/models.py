@@ -267,6 +267,12 @@ class AfterFailedStartModel(BaseModel):
     check: str | None = Field(description="SHUT004 when a marker is written over unrecovered data")
 
 
+class NextStartUnknownModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    what: str = Field(description="The part of the start the plan does not decide")
+    reason: str = Field(description="The input it lacks")
+
+
 class NextStartModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kafka_version: str | None = Field(
@@ -305,6 +311,11 @@ class NextStartModel(BaseModel):
     quorum_state: NextStartQuorumStateModel | None = Field(
         None,
         description="The KRaft quorum-state file when the start cannot read it (DIR007; null otherwise)",
+    )
+    unknown: list[NextStartUnknownModel] = Field(
+        default_factory=list,
+        description="What the plan could not decide for lack of an input (the broker user, the mount table, "
+        "statvfs): each part of the start that depends on it, and why it is unknown (broker.environment)",
     )
     after_failed_start: AfterFailedStartModel | None = Field(
         None,
