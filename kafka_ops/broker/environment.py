@@ -26,6 +26,17 @@ What a start writes in each log dir (apache/kafka at the tags named; the lab's r
 * The KRaft metadata log (``__cluster_metadata-0``) is opened read-write and recovered at every start by the raft
   client, before LogManager (``KafkaRaftManager.buildMetadataLog``): on a read-only or full metadata log dir
   "Got exception while starting SharedServer" and the broker exits (lab: 3.7.2).
+* The four log-dir checkpoints are created empty when missing, as their ``OffsetCheckpointFile`` is constructed
+  (``Files.createFile`` in the ``CheckpointFile`` constructor: CheckpointFile.scala@2.8.2:87,
+  server-common CheckpointFile.java@1eb7644:64-70), outside the failure channel: recovery-point-offset-checkpoint
+  and log-start-offset-checkpoint when LogManager is built (LogManager.scala@2.8.2:107-110, @3.7.1:133-137,
+  @1eb7644:134-137), cleaner-offset-checkpoint when the cleaner starts (LogCleanerManager.scala@2.8.2:73-74,
+  ``log.cleaner.enable``), replication-offset-checkpoint when the ReplicaManager is built
+  (ReplicaManager.scala@2.8.2:260-261, @3.7.1:308-309). A dir that failed at ``.lock`` is still among
+  ``liveLogDirs`` then (the failure handler runs later, from ReplicaManager.startup), so a missing checkpoint in a
+  dir the broker user cannot create files in (read-only, no free inode, a root it cannot write) makes the
+  constructor's IOException end the start: "Fatal error during KafkaServer startup" (lab: 2.8.2, a root-owned
+  dir without recovery-point-offset-checkpoint, AccessDeniedException) and the broker exits.
 * ZooKeeper mode writes ``meta.properties`` to every online log dir at the end of every start
   (``KafkaServer.checkpointBrokerMetadata``, KafkaServer.scala@2.8.2:311,769-774); its IOException is fatal.
 
@@ -38,6 +49,9 @@ unknown, and the plan says so (:func:`unknowns`).
 
 from __future__ import annotations
 
+import os
+
+from kafka_ops.broker import reach
 from kafka_ops.broker.meta import broker_mode, metadata_log_dir
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
@@ -46,6 +60,13 @@ from kafka_ops.units import human_bytes
 
 CHECK = "ENV001"
 EXITS, OFFLINE = "exits", "offline"
+# the checkpoints created when missing, in the order the start builds their OffsetCheckpointFile
+CREATED = (
+    ("recovery-point-offset-checkpoint", "LogManager is built"),
+    ("log-start-offset-checkpoint", "LogManager is built"),
+    ("cleaner-offset-checkpoint", "the log cleaner starts"),
+    ("replication-offset-checkpoint", "the ReplicaManager is built"),
+)
 
 
 @slotted(frozen=True)
@@ -54,6 +75,8 @@ class EnvVerdict:
     problem: str  # read_only | no_space | no_inodes
     reason: str
     fix: str
+    # the other outcome the broker may choose (the plan keeps ``start`` and names this in next_start.unknown)
+    alternative: str | None = None
 
 
 def free_for_broker(h: HostFacts, ldf: LogDirFacts) -> int | None:
@@ -66,10 +89,53 @@ def free_for_broker(h: HostFacts, ldf: LogDirFacts) -> int | None:
     return m.free_bytes
 
 
+def _cannot_create(h: HostFacts, ldf: LogDirFacts) -> str | None:
+    """Why the broker user cannot create a file in the log dir's root, or None (it can, or it is not known)."""
+    m = ldf.mount
+    if m is not None and m.read_only:
+        return "its filesystem is read-only"
+    if m is not None and m.free_inodes is not None and m.free_inodes <= 0:
+        return "its filesystem has no free inode"
+    who = h.identity
+    if who is not None:
+        for pr in reach.problems(who, ldf):
+            # a parent or the root without search: meta.properties is unreadable, the dir is not live (PERM003)
+            if pr["kind"] in ("parent", "create", "not_dir") or "x" in str(pr["missing"]):
+                return None
+            if pr["kind"] == "root" and "w" in str(pr["missing"]):
+                return f"the broker user {who.user} cannot write in it ({pr['owner']})"
+    return None
+
+
+def _missing_created(h: HostFacts, ldf: LogDirFacts) -> list[tuple[str, str]]:
+    cleaner = h.configs.server.get("log.cleaner.enable", "true").strip().lower() != "false"
+    present = {os.path.basename(f.path) for f in ldf.scan.root_files}
+    return [
+        (name, when)
+        for name, when in CREATED
+        if name not in present and (cleaner or name != "cleaner-offset-checkpoint")
+    ]
+
+
 def verdict(h: HostFacts, ldf: LogDirFacts) -> EnvVerdict | None:
     """What the next start does with this log dir because of its filesystem, or None (nothing, or not known)."""
     m = ldf.mount
-    if h.broker_state == "running" or m is None or not ldf.scan.exists:
+    if h.broker_state == "running" or not ldf.scan.exists:
+        return None
+    why = _cannot_create(h, ldf)
+    missing = _missing_created(h, ldf) if why else []
+    if why and missing:
+        name, when = missing[0]
+        return EnvVerdict(
+            EXITS, "cannot_create",
+            f"{ldf.path}/{name} is missing and {ldf.path} cannot have files created in it ({why}): the start "
+            f"creates it empty when {when} (Files.createFile in the CheckpointFile constructor, outside the log "
+            "dir failure channel), and the IOException ends the start ('Fatal error during KafkaServer startup'): "
+            "the broker exits",
+            f"Make {ldf.path} writable by the broker user before the start (its filesystem read-write with free "
+            "inodes, the dir owned by the broker user), or take it out of log.dirs.",
+        )  # fmt: skip
+    if m is None:
         return None
     kraft_meta = broker_mode(h) == "kraft" and metadata_log_dir(h) == ldf.path
     where = f"{ldf.path} (filesystem {m.mount_point}, {m.fstype} {m.source})"
@@ -130,9 +196,12 @@ def verdict(h: HostFacts, ldf: LogDirFacts) -> EnvVerdict | None:
             f"{where} {what}: after an unclean stop recovery rewrites the indexes and writes a producer snapshot "
             "for each recovered segment (Log.recoverSegment -> ProducerStateManager.takeSnapshot), and the "
             "IOException 'No space left on device' takes the log dir offline ('Error while loading log dir'); "
-            "an index entry written into its memory map where no block can be allocated is a SIGBUS "
-            "(InternalError, not an IOException) and makes the broker exit instead",
+            "unless an index entry written into its memory map where no block can be allocated comes first: a "
+            "SIGBUS, InternalError 'a fault occurred in a recent unsafe memory access operation', not an "
+            "IOException, and the broker exits (a real 2.8.2 broker did each, on the same files)",
             fix,
+            f"the broker exits instead of taking {ldf.path} offline if a rebuilt index entry needs a block before "
+            "a producer snapshot does (InternalError from the memory-mapped index)",
         )  # fmt: skip
     caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
     rewrite = (
@@ -163,6 +232,12 @@ def unknowns(h: HostFacts) -> list[dict[str, str]]:
     for ldf in h.log_dirs:
         if not ldf.scan.exists:
             continue
+        v = verdict(h, ldf)
+        if v is not None and v.alternative:
+            out.append({
+                "what": f"whether the broker starts with {ldf.path} offline, or exits (ENV001)",
+                "reason": f"{v.alternative}: which write fails first is not decided by the files",
+            })  # fmt: skip
         if h.identity is None:
             out.append({
                 "what": f"whether the broker user can write in {ldf.path} (.lock, the checkpoints, "

@@ -1,6 +1,7 @@
 """ENV001: a log dir on a filesystem the broker's next start cannot write in: mounted (or remounted by the
-kernel) read-only, or with no free space or no free inode for the broker user. The broker exits, or takes the
-dir offline, at its start.
+kernel) read-only, or with no free space or no free inode for the broker user; or a log dir missing a checkpoint
+the start creates, where the broker user cannot create files. The broker exits, or takes the dir offline, at its
+start.
 
 The rule (what a start writes in a log dir, and what each family does when it cannot) is
 kafka_ops.broker.environment's, which the next-start plan follows too. Nothing is said when the broker is
@@ -31,7 +32,6 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
     if v is None:
         return
     m = ldf.mount
-    assert m is not None  # verdict() needs the mount facts
     yield run.finding(
         f"{v.reason}.",
         v.fix,
@@ -40,11 +40,11 @@ def run(ctx: Context, ldf: LogDirFacts) -> Iterator[Finding]:
         details={
             "problem": v.problem,
             "start": v.start,
-            "mount_point": m.mount_point,
-            "fstype": m.fstype,
-            "options": m.options,
+            "mount_point": m.mount_point if m else None,
+            "fstype": m.fstype if m else None,
+            "options": m.options if m else None,
             "free_bytes": environment.free_for_broker(ctx.host, ldf),
-            "free_inodes": m.free_inodes,
+            "free_inodes": m.free_inodes if m else None,
             "clean_shutdown": ldf.clean_shutdown,
         },
     )
