@@ -18,6 +18,7 @@ from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
 
 from ..conftest import NOW_MS
+from .osusers import Users, broker_users, open_tmp  # noqa: F401
 
 
 def host(root: Path, *, zk: bool, unclean: bool = False) -> SimulatedHost:
@@ -210,3 +211,48 @@ def test_a_healthy_filesystem_says_nothing_and_the_unknowns_are_named(
     # a mount table that could not be read: the read-only question is unknown too
     report = audit(h, monkeypatch, "2.8.2", table=str(tmp_path / "missing"))
     assert sum("read-only" in u["what"] for u in report["next_start"]["unknown"]) == 2
+
+
+def test_read_only_dir_without_its_recovery_point_checkpoint_exits(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # LogManager creates the missing checkpoint (Files.createFile) outside the failure channel: the start ends
+    h = host(tmp_path / "h", zk=True)
+    second = h.log_dirs[1]
+    os.unlink(os.path.join(second, "recovery-point-offset-checkpoint"))
+    table = mountinfo(tmp_path / "mi", [(second, "ro", "ro")])
+    report = audit(h, monkeypatch, "2.8.2", table=table)
+    ns = report["next_start"]
+    assert (ns["broker"], ns["check"]) == ("exits", "ENV001")
+    assert (
+        "recovery-point-offset-checkpoint is missing" in ns["reason"]
+        and "its filesystem is read-only" in ns["reason"]
+    )
+    assert [f["details"]["problem"] for f in env001(report)] == ["cannot_create"]
+
+
+def test_root_owned_dir_offline_with_its_checkpoints_exits_without(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    u = broker_users
+    h = simulate_host(
+        str(open_tmp / "h"),
+        HostSpec(
+            now_ms=NOW_MS, topics=[TopicSpec("orders", partitions=2, records_per_partition=100)],
+            broker_user=u.broker.name, broker_uid=u.broker.uid, broker_gid=u.broker.gid,
+        ),
+    )  # fmt: skip
+    second = h.log_dirs[1]
+    os.chown(second, 0, 0)
+    os.chmod(second, 0o755)
+    report = audit(h, monkeypatch, "3.7.2", broker_user=u.broker.name)
+    assert report["next_start"]["broker"] == "starts"
+    assert dirs(report)[second] == ("offline", "PERM003")  # .kafka_cleanshutdown cannot be deleted
+    assert env001(report) == []
+    os.unlink(os.path.join(second, "cleaner-offset-checkpoint"))  # the cleaner creates it when it starts
+    ns = audit(h, monkeypatch, "3.7.2", broker_user=u.broker.name)["next_start"]
+    assert (ns["broker"], ns["check"]) == ("exits", "ENV001")
+    assert f"the broker user {u.broker.name} cannot write in it (root:root mode 0755)" in ns["reason"]
+    assert "the log cleaner starts" in ns["reason"]
