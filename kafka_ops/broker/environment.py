@@ -224,11 +224,72 @@ def verdict(h: HostFacts, ldf: LogDirFacts) -> EnvVerdict | None:
     )  # fmt: skip
 
 
+ID_CHECK = "ENV002"
+
+
+def identity_verdict(h: HostFacts) -> EnvVerdict | None:
+    """The exit of a ZooKeeper-mode broker whose meta.properties name another cluster than ZooKeeper's
+    ``/cluster/id`` (read with --zookeeper), or None (they match, or it is not known: :func:`unknowns`).
+
+    KafkaServer.startup (KafkaServer.scala@2.8.2:200-218, the same up to 3.9): ``getOrGenerateClusterId`` reads
+    /cluster/id, creating it with a new random id when it is missing; then "The Cluster ID <zk> doesn't match
+    stored clusterId Some(<meta>) in meta.properties. The broker is trying to join the wrong cluster. Configured
+    zookeeper.connect may be wrong." (InconsistentClusterIdException) and the broker exits, before LogManager."""
+    if h.broker_state == "running" or broker_mode(h) != "zk" or not h.meta_cluster_id:
+        return None
+    zk = h.options.zookeeper
+    if zk is None:
+        return None
+    theirs, at = zk.get("cluster_id"), zk.get("connect")
+    if theirs == h.meta_cluster_id:
+        return None
+    if theirs is None:
+        what = (
+            f"ZooKeeper at {at} has no /cluster/id: the broker creates it with a new random id "
+            "(getOrGenerateClusterId), which is not"
+        )
+    else:
+        what = f"ZooKeeper at {at} has /cluster/id {theirs}, not"
+    return EnvVerdict(
+        EXITS, "cluster_id",
+        f"{what} the cluster.id {h.meta_cluster_id} of meta.properties: InconsistentClusterIdException ('The "
+        f"Cluster ID ... doesn't match stored clusterId Some({h.meta_cluster_id}) in meta.properties. The broker is "
+        "trying to join the wrong cluster. Configured zookeeper.connect may be wrong.') and the broker exits before "
+        "it opens a log dir",
+        "Point zookeeper.connect at this broker's own ZooKeeper ensemble (with its chroot, e.g. zk1:2181/kafka). "
+        "Only if these log dirs really are to join that cluster: move meta.properties aside in every log dir "
+        "(their data is another cluster's: remove it too), never edit cluster.id to make the check pass.",
+    )  # fmt: skip
+
+
+def _identity_unknown(h: HostFacts) -> dict[str, str] | None:
+    """The cluster-id comparison the plan could not make (ZooKeeper mode, stopped, meta.properties with an id)."""
+    if broker_mode(h) != "zk" or not h.meta_cluster_id or h.options.zookeeper is not None:
+        return None
+    cluster = h.cluster or {}
+    theirs = cluster.get("cluster_id")
+    if theirs and theirs == h.meta_cluster_id:
+        return None  # the cluster at --bootstrap-server shares it: its ZooKeeper has it
+    why = h.options.zookeeper_skip or "ZooKeeper was not asked (--zookeeper auto reads zookeeper.connect)"
+    if theirs:
+        why += f"; the cluster at {cluster.get('bootstrap')} has cluster.id {theirs} (CLU004)"
+    elif h.options.cluster_skip:
+        why += f"; {h.options.cluster_skip}"
+    return {
+        "what": f"whether ZooKeeper's /cluster/id is meta.properties' {h.meta_cluster_id}: if not, the broker "
+        "exits (InconsistentClusterIdException, ENV002)",
+        "reason": why,
+    }
+
+
 def unknowns(h: HostFacts) -> list[dict[str, str]]:
     """What the plan could not decide about the start's writes, for lack of an input: [{what, reason}]."""
     if h.broker_state == "running":
         return []
     out = []
+    ident = _identity_unknown(h)
+    if ident is not None:
+        out.append(ident)
     for ldf in h.log_dirs:
         if not ldf.scan.exists:
             continue

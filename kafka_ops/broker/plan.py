@@ -318,6 +318,9 @@ def pre_load_exit(h: HostFacts) -> tuple[str, str] | None:
     v = meta.exit_verdict(h)
     if v is not None:
         return v.message.rstrip("."), "DIR002"
+    ident = environment.identity_verdict(h)  # ZooKeeper's /cluster/id, checked before LogManager (ENV002)
+    if ident is not None:
+        return ident.reason, environment.ID_CHECK
     for ldf in h.log_dirs:  # a metadata log dir whose meta.properties the broker user cannot open
         effect = reach.start_effect(h, ldf)
         if effect is not None and effect[0] == "exits":

@@ -204,10 +204,13 @@ def test_a_healthy_filesystem_says_nothing_and_the_unknowns_are_named(
     assert set(dirs(report).values()) == {("online", None)}
     # no broker user given (and none in a unit): whether it may write in each dir is not decided, and said so
     unknown = report["next_start"]["unknown"]
-    assert [u["reason"] for u in unknown] == [
+    assert [u["reason"] for u in unknown if "PERM003" in u["what"]] == [
         "the broker user is unknown (--broker-user, or User= in the systemd unit)"
     ] * 2
-    assert all("PERM003" in u["what"] for u in unknown)
+    # ZooKeeper mode, ZooKeeper not asked: whether its /cluster/id is meta.properties' is not decided either
+    [ident] = [u for u in unknown if "/cluster/id" in u["what"]]
+    assert "InconsistentClusterIdException" in ident["what"] and "--zookeeper auto" in ident["reason"]
+    assert len(unknown) == 3
     # a mount table that could not be read: the read-only question is unknown too
     report = audit(h, monkeypatch, "2.8.2", table=str(tmp_path / "missing"))
     assert sum("read-only" in u["what"] for u in report["next_start"]["unknown"]) == 2
