@@ -201,7 +201,8 @@ def verdict(h: HostFacts, ldf: LogDirFacts) -> EnvVerdict | None:
             "IOException, and the broker exits (a real 2.8.2 broker did each, on the same files)",
             fix,
             f"the broker exits instead of taking {ldf.path} offline if a rebuilt index entry needs a block before "
-            "a producer snapshot does (InternalError from the memory-mapped index)",
+            "a producer snapshot does (InternalError from the memory-mapped index): which write fails first is not "
+            "in the files",
         )  # fmt: skip
     caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
     rewrite = (
@@ -221,6 +222,7 @@ def verdict(h: HostFacts, ldf: LogDirFacts) -> EnvVerdict | None:
         f"{rewrite}, which LogManager.loadLogs catches (KAFKA-13773, 3.2.1): the log dir goes offline at the start"
         + ("" if caught else "; a broker older than 3.2.1 exits instead (the Kafka version is unknown)"),
         fix,
+        None if caught else "a broker older than 3.2.1 exits instead (KAFKA-13773; the Kafka version is unknown)",
     )  # fmt: skip
 
 
@@ -297,7 +299,7 @@ def unknowns(h: HostFacts) -> list[dict[str, str]]:
         if v is not None and v.alternative:
             out.append({
                 "what": f"whether the broker starts with {ldf.path} offline, or exits (ENV001)",
-                "reason": f"{v.alternative}: which write fails first is not decided by the files",
+                "reason": v.alternative,
             })  # fmt: skip
         if h.identity is None:
             out.append({

@@ -63,6 +63,15 @@ class LogDirModel(BaseModel):
     free_bytes: int | None
     total_bytes: int | None
     mount_point: str | None
+    read_only: bool | None = Field(
+        None,
+        description="The filesystem is mounted read-only (per-mount or superblock options of /proc/self/mountinfo: "
+        "also a remount after I/O errors); null when the mount table was not read (ENV001)",
+    )
+    free_inodes: int | None = Field(
+        None,
+        description="Inodes available to unprivileged users (statvfs f_favail); null when unknown (ENV001)",
+    )
     retention_delete_bytes: int = Field(0, description="Bytes time/size retention deletes within the horizon")
     host: str | None = Field(None, description="The host of this log dir (fleet reports)")
     lock_held: bool | None = Field(

@@ -59,7 +59,7 @@ def mountinfo(path: Path, lines: list[tuple[str, str, str]]) -> str:
 def audit(
     h: SimulatedHost,
     monkeypatch: pytest.MonkeyPatch,
-    version: str,
+    version: str | None,
     *,
     table: str | None = None,
     full: dict[str, str] | None = None,
@@ -129,6 +129,7 @@ def test_read_only_data_dir_goes_offline_and_the_broker_starts_zk(
         "critical", second, "read_only", "offline",
     )  # fmt: skip
     assert "mount -o remount,rw" in f["remediation"]
+    assert {d["path"]: d["read_only"] for d in report["log_dirs"]} == {h.log_dirs[0]: False, second: True}
 
 
 def test_read_only_both_dirs_the_broker_exits_zk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -259,3 +260,19 @@ def test_root_owned_dir_offline_with_its_checkpoints_exits_without(
     assert (ns["broker"], ns["check"]) == ("exits", "ENV001")
     assert f"the broker user {u.broker.name} cannot write in it (root:root mode 0755)" in ns["reason"]
     assert "the log cleaner starts" in ns["reason"]
+
+
+def test_full_filesystem_version_unknown_offline_and_the_exit_named(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # no --kafka-version (and none found): the rule changes at 3.2.1, the plan names the other outcome
+    h = host(tmp_path / "h", zk=True)
+    report = audit(h, monkeypatch, None, full={h.log_dirs[1]: "bytes"})
+    ns = report["next_start"]
+    assert ns["kafka_version"] is None and ns["broker"] == "starts"
+    assert dirs(report)[h.log_dirs[1]] == ("offline", "ENV001")
+    [u] = [u for u in ns["unknown"] if "or exits" in u["what"]]
+    assert "older than 3.2.1 exits instead" in u["reason"]
+    # a known version decides it
+    report = audit(h, monkeypatch, "3.7.2", full={h.log_dirs[1]: "bytes"})
+    assert not [u for u in report["next_start"]["unknown"] if "or exits" in u["what"]]
