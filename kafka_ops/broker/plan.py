@@ -908,6 +908,11 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
                 f"{d['path']} goes OFFLINE ({d['segments_not_loaded']} segments not loaded): {d['reason']} "
                 f"[{d['check']}]."
             )
+    by_reason: dict[str, list[str]] = {}  # what the plan could not decide, one line per missing input
+    for u in ns.get("unknown") or []:
+        by_reason.setdefault(u["reason"], []).append(u["what"])
+    for reason, whats in by_reason.items():
+        out.append(f"Not decided ({reason}): " + "; ".join(whats) + ".")
     segs = ns["segments"]
     if ns["broker"] == "exits":
         out.append(

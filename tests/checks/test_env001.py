@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from kafka_ops.audit import run_audit
+from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.facts import collect, mounts
 from kafka_ops.facts.model import AuditOptions
 from kafka_ops.simulator.host import Failures, HostSpec, SimulatedHost, TopicSpec, simulate_host
@@ -212,6 +213,12 @@ def test_a_healthy_filesystem_says_nothing_and_the_unknowns_are_named(
     [ident] = [u for u in unknown if "/cluster/id" in u["what"]]
     assert "InconsistentClusterIdException" in ident["what"] and "--zookeeper auto" in ident["reason"]
     assert len(unknown) == 3
+    # in words (text, Markdown, HTML): one line per missing input
+    words = [w for w in plan_sentences(report["next_start"]) if w.startswith("Not decided")]
+    assert len(words) == 2 and words[0].startswith(
+        "Not decided (ZooKeeper was not asked (--zookeeper auto reads zookeeper.connect)): whether ZooKeeper's"
+    )
+    assert words[1].count("whether the broker user can write in") == 2
     # a mount table that could not be read: the read-only question is unknown too
     report = audit(h, monkeypatch, "2.8.2", table=str(tmp_path / "missing"))
     assert sum("read-only" in u["what"] for u in report["next_start"]["unknown"]) == 2
