@@ -30,7 +30,7 @@ def read_cluster_id(connect: str, timeout_s: float = 10.0) -> dict[str, Any]:
         from kazoo.handlers.threading import KazooTimeoutError
     except ImportError:
         raise ZooKeeperUnavailable(
-            "kazoo is not installed (pip install kazoo, a dependency of kafka-ops): ZooKeeper was not asked"
+            "kazoo is not installed (the zookeeper extra: pip install 'kafka-ops[zookeeper]'): ZooKeeper was not asked"
         ) from None
     # read_only: a server that lost its quorum still answers reads; no retries beyond the deadline
     zk = KazooClient(

@@ -20,7 +20,7 @@ from tests.lab.conftest import _lab_skip_reason
 
 pytestmark = pytest.mark.lab
 
-kazoo = pytest.importorskip("kazoo.client", reason="kazoo (a dependency of kafka-ops) is not installed")
+kazoo = pytest.importorskip("kazoo.client", reason="kazoo (the zookeeper extra) is not installed")
 
 
 @pytest.fixture(scope="module")
