@@ -72,7 +72,7 @@ CREATED = (
 @slotted(frozen=True)
 class EnvVerdict:
     start: str  # exits | offline
-    problem: str  # read_only | no_space | no_inodes
+    problem: str  # read_only | no_space | no_inodes | cannot_create | cluster_id
     reason: str
     fix: str
     # the other outcome the broker may choose (the plan keeps ``start`` and names this in next_start.unknown)
@@ -107,6 +107,13 @@ def _cannot_create(h: HostFacts, ldf: LogDirFacts) -> str | None:
     return None
 
 
+def _fatal_line(h: HostFacts) -> str:
+    # KafkaServer.startup (ZooKeeper mode) / BrokerServer.startup (KRaft, BrokerServer.scala@3.7.1:552)
+    if broker_mode(h) == "kraft":
+        return "Fatal error during broker startup. Prepare to shutdown"
+    return "Fatal error during KafkaServer startup. Prepare to shutdown"
+
+
 def _missing_created(h: HostFacts, ldf: LogDirFacts) -> list[tuple[str, str]]:
     cleaner = h.configs.server.get("log.cleaner.enable", "true").strip().lower() != "false"
     present = {os.path.basename(f.path) for f in ldf.scan.root_files}
@@ -130,8 +137,7 @@ def verdict(h: HostFacts, ldf: LogDirFacts) -> EnvVerdict | None:
             EXITS, "cannot_create",
             f"{ldf.path}/{name} is missing and {ldf.path} cannot have files created in it ({why}): the start "
             f"creates it empty when {when} (Files.createFile in the CheckpointFile constructor, outside the log "
-            "dir failure channel), and the IOException ends the start ('Fatal error during KafkaServer startup'): "
-            "the broker exits",
+            f"dir failure channel), and the IOException ends the start ('{_fatal_line(h)}'): the broker exits",
             f"Make {ldf.path} writable by the broker user before the start (its filesystem read-write with free "
             "inodes, the dir owned by the broker user), or take it out of log.dirs.",
         )  # fmt: skip
