@@ -129,6 +129,13 @@ def _judge(
 def _stop(b: LabBroker) -> None:
     if b.running:
         b.stop()
+    # A KRaft broker may create again, empty, in data-0 a partition of the dir it took offline when the topic's
+    # directory assignment had not reached the controller yet (seen once on 3.7.2 here): the next start would
+    # then exit on the duplicate (DIR003, which the plan said). Not what this test judges: remove the copies.
+    data = b.log_dirs[1]
+    for p in b.log_dirs[0].glob("env-*"):
+        if os.path.isdir(data / p.name):
+            shutil.rmtree(p)
 
 
 def test_read_only_root_owned_and_full_log_dir(disk_broker: tuple[LabBroker, Path]) -> None:
@@ -138,6 +145,7 @@ def test_read_only_root_owned_and_full_log_dir(disk_broker: tuple[LabBroker, Pat
     b.start()
     create_topics(b.bootstrap, [TopicSpec("env", 4)])
     produce(b.bootstrap, "env", 1000, value_bytes=1000)
+    time.sleep(5)  # KRaft 3.7+: the replicas' directory assignments reach the controller (AssignmentsManager)
     b.stop()
     assert any(p.name.startswith("env-") for p in data.iterdir()), "no partition in the loop-mounted dir"
 
