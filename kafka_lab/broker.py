@@ -447,6 +447,10 @@ class LabBroker:
                 f"StorageTool format failed for {self.version}: {(proc.stdout + proc.stderr)[-800:]}"
             )
 
+    def start_zookeeper(self) -> None:
+        """Start this lab's ZooKeeper alone (ZooKeeper-mode versions' jars ship it): ``zk_port`` on loopback."""
+        self._start_zookeeper()
+
     def _start_zookeeper(self) -> None:
         if self.zk_proc is not None and self.zk_proc.poll() is None:
             return

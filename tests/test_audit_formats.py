@@ -21,7 +21,7 @@ from .conftest import NOW_MS
 Cli = Callable[..., tuple[int, str, str]]
 BRIEF = re.compile(r"^(?P<where>\S.*?): (?P<check>[A-Z]+\d{3}) (?P<severity>info|warning|error|critical)"
                    r"(?P<waived> \(waived(?::[^)]*)?\))? (?P<message>\S.*)$")  # fmt: skip
-FREE = re.compile(r'"free_bytes": \d+')
+FREE = re.compile(r'"free_(?:bytes|inodes)": \d+')
 # a filesystem's free space as DIR001/DIR004 word it: it moves between two audits on a busy machine
 FREE_TEXT = re.compile(r"\d+(?:\.\d)? (?:B|KiB|MiB|GiB|TiB) free")
 

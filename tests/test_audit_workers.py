@@ -23,7 +23,16 @@ from tests.conftest import NOW_MS
 def steady_disk(monkeypatch: pytest.MonkeyPatch) -> None:
     """The same free space for every run (other processes write to the disk meanwhile: DIR001/DIR004 quote it)."""
     monkeypatch.setattr(
-        mounts.os, "statvfs", lambda path: SimpleNamespace(f_blocks=1 << 26, f_frsize=4096, f_bavail=1 << 25)
+        mounts.os,
+        "statvfs",
+        lambda path: SimpleNamespace(
+            f_blocks=1 << 26,
+            f_frsize=4096,
+            f_bavail=1 << 25,
+            f_bfree=1 << 25,
+            f_files=1 << 20,
+            f_favail=1 << 19,
+        ),
     )
 
 

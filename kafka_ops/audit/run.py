@@ -281,6 +281,8 @@ def log_dir_summary(ctx: AuditContext, ldf: LogDirFacts) -> dict[str, Any]:
         "free_bytes": m.free_bytes if m else None,
         "total_bytes": m.total_bytes if m else None,
         "mount_point": m.mount_point if m else None,
+        "read_only": m.read_only if m else None,
+        "free_inodes": m.free_inodes if m else None,
         "retention_delete_bytes": a.retention_delete_bytes,
         "lock_held": ldf.lock_held,
         "lock_pids": ldf.lock_pids,

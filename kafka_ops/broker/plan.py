@@ -55,6 +55,7 @@ from dataclasses import field
 from typing import Any
 
 from kafka_ops.broker import (
+    environment,
     failed_start,
     failure_channel,
     leftovers,
@@ -193,6 +194,9 @@ def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
     why = _log_dir_access_offline(h, ldf)
     if why is not None:
         return why
+    env = environment.verdict(h, ldf)  # a read-only or full filesystem (ENV001)
+    if env is not None and env.start == environment.OFFLINE:
+        return env.reason, environment.CHECK
     for d in failure_channel.dir_damage(h, ldf):  # read by loadLogs, the ReplicaManager, the cleaner
         return d.reason, d.check
     return None
@@ -314,10 +318,17 @@ def pre_load_exit(h: HostFacts) -> tuple[str, str] | None:
     v = meta.exit_verdict(h)
     if v is not None:
         return v.message.rstrip("."), "DIR002"
+    ident = environment.identity_verdict(h)  # ZooKeeper's /cluster/id, checked before LogManager (ENV002)
+    if ident is not None:
+        return ident.reason, environment.ID_CHECK
     for ldf in h.log_dirs:  # a metadata log dir whose meta.properties the broker user cannot open
         effect = reach.start_effect(h, ldf)
         if effect is not None and effect[0] == "exits":
             return effect[1], "PERM003"
+    for ldf in h.log_dirs:  # a read-only or full filesystem the start must write in (ENV001)
+        env = environment.verdict(h, ldf)
+        if env is not None and env.start == environment.EXITS:
+            return env.reason, environment.CHECK
     for _ldf, path, meta_dir in meta.misplaced_metadata_logs(h):
         return (
             f"{path} is the KRaft metadata log in a data dir, but the metadata log dir is {meta_dir}: "
@@ -743,6 +754,7 @@ class NextStartPlan:
                 "future_dirs": [],
                 "producer_snapshots": [],
                 "quorum_state": None,
+                "unknown": [],
                 "after_failed_start": None,
             }
         exited = self.exit is not None
@@ -798,6 +810,8 @@ class NextStartPlan:
                 self._snapshot_dict(c, exited) for c in sorted(self.snapshots, key=lambda c: c.path)
             ],
             "quorum_state": self._quorum_state(),
+            # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
+            "unknown": environment.unknowns(h),
             "after_failed_start": self._after_failed_start(),
         }
 
@@ -894,6 +908,11 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
                 f"{d['path']} goes OFFLINE ({d['segments_not_loaded']} segments not loaded): {d['reason']} "
                 f"[{d['check']}]."
             )
+    by_reason: dict[str, list[str]] = {}  # what the plan could not decide, one line per missing input
+    for u in ns.get("unknown") or []:
+        by_reason.setdefault(u["reason"], []).append(u["what"])
+    for reason, whats in by_reason.items():
+        out.append(f"Not decided ({reason}): " + "; ".join(whats) + ".")
     segs = ns["segments"]
     if ns["broker"] == "exits":
         out.append(

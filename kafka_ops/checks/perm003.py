@@ -92,7 +92,8 @@ def _consequence(problems: list[dict[str, object]], log_dir: str) -> str:
             ".kafka_cleanshutdown at start (CleanShutdownFileHandler.delete), writing a checkpoint's .tmp (every "
             "60 s, CheckpointFile.write) or a new partition dir fails with an IOException that takes the dir "
             "offline at start or within a minute (in KRaft, failing to add a directory.id to meta.properties "
-            "stops the broker)."
+            "stops the broker). A log-dir checkpoint missing from it is created when the start builds its "
+            "CheckpointFile, outside the failure channel: then the broker exits instead (ENV001)."
         )
     return (
         why

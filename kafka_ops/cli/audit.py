@@ -88,6 +88,40 @@ def add_cluster(
         note_later(f"warning: {opts.cluster_skip}")
 
 
+def add_zookeeper(opts: Any, connect: str | None, timeout_s: float) -> None:
+    """ZooKeeper's /cluster/id into ``opts`` (read once, read only, within ``timeout_s``), or why it is unknown.
+    ``auto``: the zookeeper.connect of the audited server.properties."""
+    if connect is None:
+        return
+    from kafka_ops.cluster.zookeeper import ZooKeeperUnavailable, read_cluster_id
+
+    if connect.strip() == "auto":
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.facts.config import read_server_properties
+
+        found = None
+        if opts.server_properties:
+            try:
+                found = (
+                    read_server_properties(opts.server_properties).get("zookeeper.connect", "").strip()
+                    or None
+                )
+            except (EngineError, OSError):
+                found = None
+        if found is None:
+            opts.zookeeper_skip = (
+                "--zookeeper auto: no zookeeper.connect in the server.properties: ZooKeeper was not asked"
+            )
+            note_later(f"warning: {opts.zookeeper_skip}")
+            return
+        connect = found
+    try:
+        opts.zookeeper = read_cluster_id(connect, timeout_s)
+    except ZooKeeperUnavailable as exc:
+        opts.zookeeper_skip = str(exc)
+        note_later(f"warning: {opts.zookeeper_skip}")
+
+
 def run_with_progress(opts: Any, show: bool) -> dict[str, Any]:
     """Run the audit with a progress bar on stderr while partitions are scanned."""
     from kafka_ops.audit import run_audit
@@ -303,6 +337,16 @@ def audit(
             help="The audited broker's node id for the cluster checks (default: node.id/broker.id of meta.properties).",
         ),
     ] = None,
+    zookeeper: Annotated[
+        str | None,
+        typer.Option(
+            "--zookeeper",
+            metavar="CONNECT|auto",
+            help="Read ZooKeeper's /cluster/id (read only, bounded by --cluster-timeout) and compare it with "
+            "meta.properties, as a ZooKeeper-mode broker does at its start (ENV002); auto: the zookeeper.connect of "
+            "server.properties.",
+        ),
+    ] = None,
     output: Annotated[
         Path | None,
         typer.Option(
@@ -341,6 +385,7 @@ def audit(
     if not opts.log_dirs and not opts.server_properties and not Path("/etc/kafka/server.properties").exists():
         fail("no log dirs to audit: give --log-dir or --server-properties")
     add_cluster(opts, bootstrap_server, command_config, cluster_timeout, require_cluster, broker_id)
+    add_zookeeper(opts, zookeeper, cluster_timeout)
     import time
 
     started = time.monotonic()

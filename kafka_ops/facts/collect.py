@@ -197,7 +197,7 @@ def gather_host(opts: AuditOptions) -> HostFacts:
     return h
 
 
-def gather_log_dir(h: HostFacts, path: str, mounts: list[tuple[str, str, str]]) -> LogDirFacts:
+def gather_log_dir(h: HostFacts, path: str, mounts: list[tuple[str, ...]]) -> LogDirFacts:
     # partitions are streamed by iter_partitions(): list their names only
     scan = scan_log_dir(path, read_tails=False, partitions=False)
     ldf = LogDirFacts(os.path.abspath(path), True, scan)
@@ -290,6 +290,10 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
         raw = h.configs.server_value("node.id") or h.configs.server_value("broker.id")
         node = int(raw) if raw is not None and raw.lstrip("-").isdigit() and int(raw) >= 0 else None
     h.node_id = node
+    if opts.zookeeper is not None:
+        h.inputs["zookeeper"] = Input(opts.zookeeper, "--zookeeper")
+    elif opts.zookeeper_skip is not None:
+        h.skipped_inputs["zookeeper"] = opts.zookeeper_skip
     if opts.cluster is None:
         # asked and not answered: a skip with its reason (never a silent pass); not asked: not part of the audit
         if opts.cluster_skip is not None:

@@ -46,6 +46,10 @@ class AuditOptions:
     cluster: dict[str, Any] | None = None
     cluster_skip: str | None = None
     broker_id: int | None = None
+    # ZooKeeper's /cluster/id (kafka_ops.cluster.zookeeper.read_cluster_id: {"connect", "cluster_id"}, asked by the
+    # CLI with --zookeeper), or why it is unknown
+    zookeeper: dict[str, Any] | None = None
+    zookeeper_skip: str | None = None
 
 
 @slotted

@@ -20,6 +20,7 @@ FAMILIES = {
     "SYSD": "The systemd unit: how the broker is stopped and what it may use (the OOM-kill incident)",
     "CLN": "The log cleaner: compaction that stopped or will stop (the dead-cleaner incident)",
     "DIR": "Log dirs: layout, filesystems, free space, checkpoints",
+    "ENV": "The environment the broker starts in: the filesystems it must write in",
     "CONF": "Configuration the broker refuses at start",
     "CLU": "The running cluster (`--bootstrap-server`): can it spare this broker now?",
     "FLEET": "The fleet job (`kafka-ops fleet audit`): hosts that could not be audited",

@@ -63,6 +63,15 @@ class LogDirModel(BaseModel):
     free_bytes: int | None
     total_bytes: int | None
     mount_point: str | None
+    read_only: bool | None = Field(
+        None,
+        description="The filesystem is mounted read-only (per-mount or superblock options of /proc/self/mountinfo: "
+        "also a remount after I/O errors); null when the mount table was not read (ENV001)",
+    )
+    free_inodes: int | None = Field(
+        None,
+        description="Inodes available to unprivileged users (statvfs f_favail); null when unknown (ENV001)",
+    )
     retention_delete_bytes: int = Field(0, description="Bytes time/size retention deletes within the horizon")
     host: str | None = Field(None, description="The host of this log dir (fleet reports)")
     lock_held: bool | None = Field(
@@ -271,6 +280,12 @@ class AfterFailedStartModel(BaseModel):
     check: str | None = Field(description="SHUT004 when a marker is written over unrecovered data")
 
 
+class NextStartUnknownModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    what: str = Field(description="The part of the start the plan does not decide")
+    reason: str = Field(description="The input it lacks")
+
+
 class NextStartModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     kafka_version: str | None = Field(
@@ -309,6 +324,11 @@ class NextStartModel(BaseModel):
     quorum_state: NextStartQuorumStateModel | None = Field(
         None,
         description="The KRaft quorum-state file when the start cannot read it (DIR007; null otherwise)",
+    )
+    unknown: list[NextStartUnknownModel] = Field(
+        default_factory=list,
+        description="What the plan could not decide for lack of an input (the broker user, the mount table, "
+        "statvfs): each part of the start that depends on it, and why it is unknown (broker.environment)",
     )
     after_failed_start: AfterFailedStartModel | None = Field(
         None,

@@ -169,7 +169,7 @@ def _comparable(data: dict[str, Any]) -> dict[str, Any]:
     """The page data without what differs between two audits of one host: where the report came from and the
     filesystem's free space (other processes write to it)."""
     text = json.dumps(data)
-    for key in ("free_bytes", "limit_bytes"):
+    for key in ("free_bytes", "free_inodes", "limit_bytes"):
         text = re.sub(rf'"{key}": \d+', f'"{key}": 0', text)
     text = re.sub(r'"source": "[^"]*"', '"source": ""', text)
     # free space also shows in words (DIR004's "fills in ...", the disk chart's limit): mask numbers in sentences
