@@ -20,7 +20,16 @@ from kafka_ops.cli.cluster import (
     RequireClusterOpt,
     ask_cluster,
 )
-from kafka_ops.cli.framework import Command, app, fail, keep_exit_code, note_later, say, show_notes
+from kafka_ops.cli.framework import (
+    Command,
+    app,
+    check_output,
+    fail,
+    keep_exit_code,
+    note_later,
+    say,
+    show_notes,
+)
 
 
 class AuditFormat(StrEnum):
@@ -158,17 +167,6 @@ def _write_atomically(output: Path, write: Callable[[IO[str]], object]) -> None:
             write(f)
     except OutputError as exc:
         fail(str(exc))
-
-
-def check_output(output: Path | None) -> None:
-    """Refuse an output path before the work (engine.outputs' rule): one line, exit 2."""
-    from kafka_ops.engine.outputs import OutputError, check_target
-
-    if output is not None:
-        try:
-            check_target(str(output))
-        except OutputError as exc:
-            fail(str(exc))
 
 
 # ------------------------------------------------------------------------------------- the shared options

@@ -58,7 +58,7 @@ def forecast(
     Exit codes: 0 done; 2 bad usage or unreadable input.
     """
     from kafka_ops.broker.forecast import iter_forecasts, write_csv, write_json
-    from kafka_ops.cli.audit import check_output
+    from kafka_ops.cli.framework import check_output
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.engine.outputs import OutputError, output_file
     from kafka_ops.facts.collect import gather

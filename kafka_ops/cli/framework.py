@@ -490,3 +490,15 @@ def load_all() -> typer.Typer:
         if m.name != "__main__":  # the entry point (python -m kafka_ops.cli) runs the CLI when imported
             importlib.import_module(f"{__package__}.{m.name}")
     return app
+
+
+def check_output(output: Path | None) -> None:
+    """Refuse an output path before the work (engine.outputs' rule): one line, exit 2. Here, not in cli.audit:
+    report and forecast use it too, and cli.audit imports cli.report (no loop among the commands)."""
+    from kafka_ops.engine.outputs import OutputError, check_target
+
+    if output is not None:
+        try:
+            check_target(str(output))
+        except OutputError as exc:
+            fail(str(exc))

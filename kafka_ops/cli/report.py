@@ -42,7 +42,7 @@ def report(
     fixes, the retention forecast and each topic's size over time as charts, disk use and recovery per log dir,
     and for several hosts a host by check matrix.
     """
-    from kafka_ops.cli.audit import check_output
+    from kafka_ops.cli.framework import check_output
     from kafka_ops.engine.shell import printable
     from kafka_ops.render.report import ReportError, load_report
 
