@@ -46,13 +46,21 @@ def broker_parent(tmp_path: Path, user: pwd.struct_passwd) -> Path:
 # ------------------------------------------------------------------ 1: the log dir, the unit's dir
 
 
+def log_dir_made_a_link(
+    tmp_path: Path, hostile: pwd.struct_passwd
+) -> tuple[Path, dict[str, tuple[int, int, int]]]:
+    """(/var/lib/kafka, root's decoy files as they are): the broker user replaced its log dir /var/lib/kafka/data
+    by a link to root's dir."""
+    _binary, ddir = decoys(tmp_path)
+    parent = broker_parent(tmp_path, hostile)
+    os.symlink(ddir, parent / "data")
+    return parent, snapshot(tmp_path / "decoy")
+
+
 def test_a_log_dir_swapped_for_a_link_to_roots_dir_is_refused(
     tmp_path: Path, hostile: pwd.struct_passwd
 ) -> None:
-    _binary, ddir = decoys(tmp_path)
-    before = snapshot(tmp_path / "decoy")
-    parent = broker_parent(tmp_path, hostile)
-    os.symlink(ddir, parent / "data")  # the broker user replaced its log dir by a link to root's dir
+    parent, before = log_dir_made_a_link(tmp_path, hostile)
     r = run("fix", "ownership", "--log-dir", str(parent / "data"), "--broker-user", hostile.pw_name, "--apply",
             "--journal-dir", str(tmp_path / "j"))  # fmt: skip
     assert r.returncode == 2, r.stdout + r.stderr
@@ -76,10 +84,7 @@ def test_the_shipped_collector_refuses_a_log_dir_link_in_one_line(
     """The kafka_datadirs role's door to the ownership fix: the same refusal, no traceback."""
     from kafka_ops.collector import ship
 
-    _binary, ddir = decoys(tmp_path)
-    before = snapshot(tmp_path / "decoy")
-    parent = broker_parent(tmp_path, hostile)
-    os.symlink(ddir, parent / "data")
+    parent, before = log_dir_made_a_link(tmp_path, hostile)
     r = subprocess.run(
         [sys.executable, "-I", "-S", "-", "ownership", "--log-dir", str(parent / "data"), "--broker-user",
          hostile.pw_name, "--apply", "--journal-dir", str(tmp_path / "j")],

@@ -84,7 +84,7 @@ def _open_target(path: str, broker_uid: int | None) -> tuple[int, str]:
         dfd, real_dir = _open(d, broker_uid)
     except safepath.PathRefused as exc:
         raise OutputError(
-            f"{path}: refused, not written: {exc}; write it in a dir only root can change"
+            f"{path}: refused, not written: {exc.why}"  # the why names the dir and says what to do
         ) from None
     except OSError as exc:
         raise OutputError(f"{path}: cannot write: {(exc.strerror or str(exc)).lower()}") from exc
