@@ -48,10 +48,11 @@ def trusted_ids(
     broker_uid: int | None = None, invoker: bool = False
 ) -> tuple[frozenset[int], frozenset[int]]:
     """(uids, gids) whose write access to a dir does not let anyone else swap what is in it: root and ourselves;
-    a non-root user's own group; with ``invoker`` (an output the operator asked for) also the user who ran
-    ``sudo`` (root already); never ``broker_uid``."""
+    with ``invoker`` (an output the operator asked for, in its own dirs) also a non-root user's own group and the
+    user who ran ``sudo`` (root already); never ``broker_uid``. Without it (journals, quarantine, drop-in, log
+    dirs) a group other than root's is never trusted."""
     uids, gids = {0, os.geteuid()}, {0}
-    if os.geteuid() != 0:
+    if invoker and os.geteuid() != 0:
         gids.add(os.getegid())
     sudo = os.environ.get("SUDO_UID", "")
     if invoker and os.geteuid() == 0 and sudo.isdigit():
