@@ -46,13 +46,21 @@ def broker_parent(tmp_path: Path, user: pwd.struct_passwd) -> Path:
 # ------------------------------------------------------------------ 1: the log dir, the unit's dir
 
 
+def log_dir_made_a_link(
+    tmp_path: Path, hostile: pwd.struct_passwd
+) -> tuple[Path, dict[str, tuple[int, int, int]]]:
+    """(/var/lib/kafka, root's decoy files as they are): the broker user replaced its log dir /var/lib/kafka/data
+    by a link to root's dir."""
+    _binary, ddir = decoys(tmp_path)
+    parent = broker_parent(tmp_path, hostile)
+    os.symlink(ddir, parent / "data")
+    return parent, snapshot(tmp_path / "decoy")
+
+
 def test_a_log_dir_swapped_for_a_link_to_roots_dir_is_refused(
     tmp_path: Path, hostile: pwd.struct_passwd
 ) -> None:
-    _binary, ddir = decoys(tmp_path)
-    before = snapshot(tmp_path / "decoy")
-    parent = broker_parent(tmp_path, hostile)
-    os.symlink(ddir, parent / "data")  # the broker user replaced its log dir by a link to root's dir
+    parent, before = log_dir_made_a_link(tmp_path, hostile)
     r = run("fix", "ownership", "--log-dir", str(parent / "data"), "--broker-user", hostile.pw_name, "--apply",
             "--journal-dir", str(tmp_path / "j"))  # fmt: skip
     assert r.returncode == 2, r.stdout + r.stderr
@@ -76,10 +84,7 @@ def test_the_shipped_collector_refuses_a_log_dir_link_in_one_line(
     """The kafka_datadirs role's door to the ownership fix: the same refusal, no traceback."""
     from kafka_ops.collector import ship
 
-    _binary, ddir = decoys(tmp_path)
-    before = snapshot(tmp_path / "decoy")
-    parent = broker_parent(tmp_path, hostile)
-    os.symlink(ddir, parent / "data")
+    parent, before = log_dir_made_a_link(tmp_path, hostile)
     r = subprocess.run(
         [sys.executable, "-I", "-S", "-", "ownership", "--log-dir", str(parent / "data"), "--broker-user",
          hostile.pw_name, "--apply", "--journal-dir", str(tmp_path / "j")],
@@ -238,6 +243,73 @@ def test_fix_systemd_writes_through_an_unpredictable_temp_never_a_planted_link(t
     assert victim.read_text() == "root's\n"
     assert "TimeoutStopSec=" in (dropin_dir / "kafka-ops.conf").read_text()
     assert sorted(p.name for p in dropin_dir.iterdir()) == ["kafka-ops.conf", "kafka-ops.conf.kafka-ops.tmp"]
+
+
+# ------------------------------------------------------------------ 4b: one rule for every path opened as root
+
+
+def test_the_collectors_tail_refuses_a_log_whose_dir_the_broker_user_made_a_link(
+    tmp_path: Path, hostile: pwd.struct_passwd
+) -> None:
+    """The roll's rescue (`tail` mode) opens the log's dir by handle from / as the fix does (engine.safepath): the
+    broker user, owner of /var/lib/kafka, replaced its log dir by a link to a root-only dir; a link refused only at
+    the file's own name was followed there, and a root-only file's last lines were printed."""
+    from kafka_ops.collector import ship
+
+    parent = broker_parent(tmp_path, hostile)
+    rootonly = tmp_path / "root-only"
+    rootonly.mkdir(mode=0o700)
+    (rootonly / "server.log").write_text("line one\nSECRET-ROOT-ONLY-LINE\n")
+    os.symlink(rootonly, parent / "logs")
+    os.lchown(parent / "logs", hostile.pw_uid, hostile.pw_gid)
+    real = parent / "real"
+    real.mkdir()
+    (real / "server.log").write_text("INFO started\n")
+    os.chown(real, hostile.pw_uid, hostile.pw_gid)
+    code = ship.build()
+
+    def tail(log: Path) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-I", "-S", "-", "tail", "--broker-log", str(log), "--lines", "5"],
+            input=code, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+
+    r = tail(parent / "logs" / "server.log")
+    assert r.returncode == 2 and "SECRET" not in r.stdout + r.stderr, (r.stdout, r.stderr)
+    (line,) = r.stderr.splitlines()
+    assert f"{parent}/logs is a symlink in {parent}, which is owned by uid {hostile.pw_uid}" in line, line
+    ok = tail(real / "server.log")  # the broker user's own log in its own dir: read, as before
+    assert ok.returncode == 0, ok.stderr
+    assert json.loads(ok.stdout) == {"file": str(real / "server.log"), "lines": ["INFO started"]}
+
+
+def test_a_posix_acl_for_the_broker_user_refuses_a_journal_dir_and_a_journal(
+    tmp_path: Path, hostile: pwd.struct_passwd
+) -> None:
+    """Journals follow the outputs' stricter reading of the rule: a dir or a journal that a POSIX ACL lets the
+    broker user write is theirs to swap or fill, whatever its owner and mode bits say."""
+    from .checks.osusers import set_acl
+
+    top, _part, _names = log_dir(tmp_path, hostile)
+    jdir = tmp_path / "j"
+    jdir.mkdir(mode=0o755)
+    set_acl(jdir, user=7, group=5, other=5, named_users=[(hostile.pw_uid, 7)])
+    before = snapshot(top)
+    r = run("fix", "ownership", "--log-dir", str(top), "--broker-user", hostile.pw_name, "--apply",
+            "--journal-dir", str(jdir))  # fmt: skip
+    assert r.returncode == 2, r.stdout
+    (line,) = r.stderr.splitlines()
+    assert f"is writable by user {hostile.pw_uid} (a POSIX ACL)" in line, line
+    assert snapshot(top) == before and list(jdir.iterdir()) == []
+    ours = tmp_path / "ours"
+    journal = fixes.apply(fixes.plan_ownership([str(top)], hostile.pw_uid, hostile.pw_gid), str(ours))
+    assert journal
+    set_acl(journal, user=6, group=4, other=4, named_users=[(hostile.pw_uid, 6)])
+    r = run("fix", "undo", journal)
+    assert r.returncode == 2, r.stdout
+    (line,) = r.stderr.splitlines()
+    assert "not undone: the journal is writable by user" in line and "could have written" in line, line
+    assert all(state(p)[0] == hostile.pw_uid for p in top.rglob("*"))  # nothing was undone
 
 
 # ------------------------------------------------------------------ 5: issue 39

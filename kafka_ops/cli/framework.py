@@ -556,7 +556,8 @@ def load_all() -> typer.Typer:
 
 
 def check_output(output: Path | None) -> None:
-    """Refuse an output path before the work (engine.outputs' rule): one line, exit 2."""
+    """Refuse an output path before the work (engine.outputs' rule): one line, exit 2. Here, not in cli.audit:
+    report and forecast use it too, and cli.audit imports cli.report (no loop among the commands)."""
     from kafka_ops.engine.outputs import OutputError, check_target
 
     if output is not None:

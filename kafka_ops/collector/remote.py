@@ -275,8 +275,10 @@ TAIL_LINE_CHARS = 1000
 
 def _tail(paths: list[str], lines: int) -> int:
     """The last ``lines`` lines of one broker log, as one JSON document ``{"file", "lines"}``: the rolling
-    restart's rescue, run as root on a path the broker user controls. So it is opened as every broker file is
-    (engine.fileio.open_regular: never through a symlink, never blocking, a FIFO, device or socket refused
+    restart's rescue, run as root on a path the broker user controls. So its dir is opened by handle from / as
+    every path opened as root (engine.safepath.open_dir: a link on the way is followed only where the broker user
+    could not have made it), and the file in it as every broker file is (engine.fileio.open_regular: never
+    through a symlink, never blocking, a FIFO, device or socket refused
     unread), a file with more than one hard link is refused (it may be a root-only file linked into the log
     dir), at most TAIL_MAX_BYTES are read from its end, each line is cut to TAIL_LINE_CHARS and its control
     characters are written as visible escapes (engine.shell.printable): a log line cannot drive the terminal
@@ -285,6 +287,7 @@ def _tail(paths: list[str], lines: int) -> int:
 
     from kafka_ops.engine.errors import EngineError
     from kafka_ops.engine.fileio import open_regular
+    from kafka_ops.engine.safepath import PathRefused, open_dir
     from kafka_ops.engine.shell import printable
 
     if len(paths) != 1:
@@ -293,26 +296,39 @@ def _tail(paths: list[str], lines: int) -> int:
     path = paths[0]
     want = max(0, min(lines, TAIL_MAX_LINES))
     try:
-        with open_regular(path) as f:
-            st = os.fstat(f.fileno())
-            if st.st_nlink > 1:
-                raise EngineError(path, f"a file with {st.st_nlink} hard links: not read")
-            start = max(0, st.st_size - TAIL_MAX_BYTES)
-            f.seek(start)
-            data = f.read(TAIL_MAX_BYTES)  # bounded: what the file grew by since the fstat is not read
-    except EngineError as exc:
+        # its dir by handle from / (engine.safepath): a link anywhere on the way in a dir the broker user can
+        # write (its log dir, or that dir's parent made a link to /root) is refused, not only at the file
+        dfd, real_dir = open_dir(os.path.dirname(os.path.abspath(path)), what="broker log's dir")
+    except PathRefused as exc:
         print(f"kafka-ops-collector: {printable(exc)}", file=sys.stderr)
         return 2
     except OSError as exc:
         print(f"kafka-ops-collector: {printable(path)}: {exc.strerror or exc}", file=sys.stderr)
         return 2
+    real = os.path.join(real_dir, os.path.basename(path))
+    try:
+        with open_regular(os.path.basename(path), dir_fd=dfd) as f:
+            st = os.fstat(f.fileno())
+            if st.st_nlink > 1:
+                raise EngineError(real, f"a file with {st.st_nlink} hard links: not read")
+            start = max(0, st.st_size - TAIL_MAX_BYTES)
+            f.seek(start)
+            data = f.read(TAIL_MAX_BYTES)  # bounded: what the file grew by since the fstat is not read
+    except EngineError as exc:  # named by the path it resolved to (opened by its name in the dir's handle)
+        print(f"kafka-ops-collector: {printable(EngineError(real, exc.reason))}", file=sys.stderr)
+        return 2
+    except OSError as exc:
+        print(f"kafka-ops-collector: {printable(real)}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
+    finally:
+        os.close(dfd)
     got = data.split(b"\n")
     if got and got[-1] == b"":
         got.pop()
     if start > 0 and got:
         got.pop(0)  # begun mid-line
     text = [printable(x.decode("utf-8", "replace").removesuffix("\r")[:TAIL_LINE_CHARS]) for x in got]
-    print(json.dumps({"file": path, "lines": text[-want:] if want else []}))
+    print(json.dumps({"file": real, "lines": text[-want:] if want else []}))
     return 0
 
 

@@ -39,8 +39,9 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from kafka_ops.engine.compat import slotted
-from kafka_ops.remediate.safepath import FixError, check_dir, dir_ids, open_dir, others_can_write
-from kafka_ops.remediate.safepath import q as _q
+from kafka_ops.engine.safepath import PathRefused as FixError  # a fix's refusal is one line, as a path's
+from kafka_ops.engine.safepath import check_dir, dir_ids, open_dir, others_can_write
+from kafka_ops.engine.shell import q as _q
 
 JOURNAL_DIRS = ("/var/lib/kafka-ops/journal", os.path.expanduser("~/.local/state/kafka-ops/journal"))
 JOURNAL_VERSION = 2
@@ -170,7 +171,7 @@ class _Tree:
     open so that a walk-ordered sequence of paths opens each directory once."""
 
     def __init__(self, root: str, create: bool = False) -> None:
-        # by handle from /, a link refused where the broker user could have made it (safepath); a dir we create
+        # by handle from /, a link refused where the broker user could have made it (engine.safepath); a dir we create
         # things in (the quarantine) must be root's alone
         self.fd, self.resolved = open_dir(root, write=create, create=create)
         self.root = root
@@ -553,7 +554,7 @@ def plan_quarantine_indexes(segments: list[tuple[str, int]], quarantine: str, lo
     q = os.path.abspath(quarantine)
     roots = [os.path.abspath(d) for d in log_dirs]
     # a directory in a log dir that is not topic-partition stops the broker (LocalLog.parseTopicPartitionName);
-    # one the broker user can write is its own to fill: the rule of every dir a fix writes in (safepath)
+    # one the broker user can write is its own to fill: the rule of every dir a fix writes in (engine.safepath)
     refused = check_dir(q, dir_ids(roots), "--quarantine")
     if refused:
         plan.refused = refused
@@ -629,7 +630,7 @@ def default_journal_dir(log_dirs: list[str] | None = None) -> str:
 
 
 def journal_dir_problem(path: str, log_dirs: list[str] | None = None) -> str | None:
-    """Why ``path`` may not hold undo journals (None: it may): the rule of every dir a fix writes in (safepath):
+    """Why ``path`` may not hold undo journals (None: it may): the rule of every dir a fix writes in (engine.safepath):
     it and every dir on the way writable by root alone, and outside every log dir (a second `fix ownership`
     would chown a journal there). Undo trusts what a journal says, so the broker user must not be able to
     plant one, or rename the dir away and put its own in its place."""
@@ -892,7 +893,7 @@ def _apply_each(actions: list[Action], j: _Journal, skip: Callable[[str], None])
                 skip(f"{_q(a.path)}: {why}")
                 continue
         elif a.op == "write":
-            # the drop-in dir 0755 as systemd's own; it and the unit's dir root's alone (safepath), else refused
+            # the drop-in dir 0755 as systemd's own; it and the unit's dir root's alone (engine.safepath), else refused
             dfd, _resolved = open_dir(os.path.dirname(a.path), write=True, create=True, mode=0o755)
             try:
                 _write_file(dfd, os.path.basename(a.path), a.after)
@@ -1013,7 +1014,7 @@ def open_journal(path: str) -> tuple[int, int, str]:
         st = os.fstat(fd)
         why = (
             "not a regular file" if not statmod.S_ISREG(st.st_mode)
-            else others_can_write(st) or (f"{st.st_nlink} hard links" if st.st_nlink > 1 else None)
+            else others_can_write(st, fd) or (f"{st.st_nlink} hard links" if st.st_nlink > 1 else None)
         )  # fmt: skip
         if why:
             os.close(fd)

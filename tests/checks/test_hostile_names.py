@@ -45,6 +45,20 @@ VERBS = (
 STUB = '#!/bin/bash\n{ printf "%s\\0" "${0##*/}" "$@"; printf "\\n--END--\\n"; } >> "$STUBLOG"\n'
 
 
+# the checks that print a command with a path or a topic of this host
+COMMAND_CHECKS = {
+    "DIR003",
+    "IDX001",
+    "IDX002",
+    "IDX004",
+    "PERM001",
+    "RET002",
+    "SHUT002",
+    "SHUT003",
+    "SYSD001",
+}
+
+
 @pytest.fixture(scope="module")
 def hostile(broker_users: Users) -> Iterator[HostileHost]:  # noqa: F811
     root = Path(tempfile.mkdtemp(prefix="kafka-ops-hostile-"))
@@ -155,17 +169,7 @@ def test_every_printed_command_takes_each_name_as_one_literal_word(
             assert any(os.fsencode(SHELL_PAYLOAD) in a for a in args), (cmd, calls)
             tried[f["check"]] = tried.get(f["check"], 0) + 1
     # the checks that print a command with a path or a topic of this host, each tried at least once
-    assert {
-        "DIR003",
-        "IDX001",
-        "IDX002",
-        "IDX004",
-        "PERM001",
-        "RET002",
-        "SHUT002",
-        "SHUT003",
-        "SYSD001",
-    } <= set(tried), tried
+    assert COMMAND_CHECKS <= set(tried), tried
 
 
 def test_the_delete_dirs_remove_command_removes_exactly_them(outputs: dict[str, str], tmp_path: Path) -> None:
@@ -331,14 +335,4 @@ def test_every_remediation_quotes_every_name_in_text_markdown_and_json(outputs: 
                     fmt,
                     cmd,
                 )
-    assert {
-        "DIR003",
-        "IDX001",
-        "IDX002",
-        "IDX004",
-        "PERM001",
-        "RET002",
-        "SHUT002",
-        "SHUT003",
-        "SYSD001",
-    } <= tried, tried
+    assert COMMAND_CHECKS <= tried, tried
