@@ -58,10 +58,10 @@ def test_the_demo_audit_at_80_columns_says_the_verdict_first_and_cuts_no_sentenc
     lines = out.splitlines()
     assert code == 1
     assert all(narrow(line) for line in lines), [line for line in lines if not narrow(line)]
-    # COLUMNS said: stderr wraps at it even into a pipe (a CI log read at 80 columns)
-    assert all(narrow(line) for line in err.splitlines()), [
-        line for line in err.splitlines() if not narrow(line)
-    ]
+    # COLUMNS said: the gate's summary, verdict and failing findings wrap at it even into a pipe (a CI log read
+    # at 80 columns); a note on how an option was read stays one line there, as an error does (say())
+    gate = [line for line in err.splitlines() if "--now" not in line]
+    assert all(narrow(line) for line in gate), [line for line in gate if not narrow(line)]
     # stderr on a terminal of 80 columns (a pipe here: one line per message): the notes, the summary, the
     # verdict and the failing findings, wrapped
     from .terminal import in_terminal

@@ -31,7 +31,7 @@ REPO = str(Path(__file__).resolve().parent.parent)
 def run(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "kafka_ops.cli", *args], capture_output=True, text=True,
-        env={**os.environ, "PYTHONPATH": REPO, "COLUMNS": "200"},
+        env={**os.environ, "PYTHONPATH": REPO},
     )  # fmt: skip
 
 

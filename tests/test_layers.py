@@ -53,6 +53,7 @@ UNITS = {
     "cluster": "services",
     "spark": "services",
     "fleet": "apps",
+    "rehearse": "apps",  # the rehearsal: the audit and a sandboxed broker start (kafka_ops/rehearse/)
     "qos": "apps",
     "simulator": "apps",
     "cli": "cli",

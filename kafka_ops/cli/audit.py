@@ -411,14 +411,14 @@ def audit(
     # it) the verdict, so that a CI log of `-f junit -o FILE` says why it passed or failed
     from kafka_ops.render.text import verdict
 
-    say(run_summary(report))
+    say(run_summary(report), piped=True)
     if output is not None or format in (
         AuditFormat.json,
         AuditFormat.junit,
         AuditFormat.html,
         AuditFormat.prometheus,
     ):
-        say(verdict(report))
+        say(verdict(report), piped=True)
         write_err(failing_lines(report))
     raise typer.Exit(code)
 

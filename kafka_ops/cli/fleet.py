@@ -380,7 +380,7 @@ def fleet_audit(
         from kafka_ops.cli.framework import write_err
         from kafka_ops.render.text import verdict
 
-        say(verdict(report))
+        say(verdict(report), piped=True)
         write_err(failing_lines(report))
     raise typer.Exit(code)
 

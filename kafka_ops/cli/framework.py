@@ -53,30 +53,31 @@ def fail(message: str, code: int = 2) -> NoReturn:
     raise typer.Exit(code)
 
 
-def say(message: str) -> None:
-    """A one-line note or warning on stderr, prefixed like every error; wrapped, the lines after the first
-    indented, at the width a person reads it at (:func:`stderr_width`)."""
-    write_err([f"{command_path()}: {one_line(message)}"])
+def say(message: str, piped: bool = False) -> None:
+    """A one-line note or warning on stderr, prefixed like every error; on a terminal wrapped, the lines after
+    the first indented, at the width a person reads it at (:func:`stderr_width`); into a pipe or a file one line,
+    whatever COLUMNS says (a script or a log reads an error or a note as one line), unless ``piped``: the gate's
+    summary and verdict wrap at COLUMNS into a pipe too (a CI log read at 80 columns)."""
+    write_err([f"{command_path()}: {one_line(message)}"], piped=piped)
 
 
-def _tty_width(stream: Any) -> int | None:
-    """The width ``stream`` is read at: COLUMNS when set (as shells set it, or a user who says the width), else
-    the terminal's; None for a pipe or a file without COLUMNS: a CI log or `| grep` gets one line per message or
-    item, a person a screen's width."""
+def _tty_width(stream: Any, piped: bool = False) -> int | None:
+    """The width ``stream`` is read at: on a terminal COLUMNS (as shells set it) or the terminal's width; into a
+    pipe or a file, COLUMNS when ``piped`` (what the caller writes is laid out for a reader, the gate's verdict
+    and its failing findings), else None: one line per message or item (a CI log, `| grep`)."""
     try:
         cols = os.environ.get("COLUMNS", "")
-        if cols.isdigit() and int(cols) > 0:
-            return max(20, int(cols))
+        said = int(cols) if cols.isdigit() and int(cols) > 0 else None
         if not stream.isatty():
-            return None
-        return max(20, os.get_terminal_size(stream.fileno()).columns)
+            return max(20, said) if piped and said else None
+        return max(20, said or os.get_terminal_size(stream.fileno()).columns)
     except (OSError, ValueError, AttributeError):
         return None
 
 
-def stderr_width() -> int | None:
-    """The width stderr is read at when it is a terminal (:func:`_tty_width`)."""
-    return _tty_width(sys.stderr)
+def stderr_width(piped: bool = True) -> int | None:
+    """The width stderr is read at (:func:`_tty_width`)."""
+    return _tty_width(sys.stderr, piped)
 
 
 def screen_width() -> int:
@@ -103,10 +104,11 @@ def echo_wrapped(text: str, first: str = "", indent: str = "    ") -> None:
     sys.stdout.write("".join(f"{line}\n" for line in lines or [first.rstrip()]))
 
 
-def write_err(lines: list[str], indent: str = "  ") -> None:
+def write_err(lines: list[str], indent: str = "  ", piped: bool = True) -> None:
     """Lines on stderr, each wrapped at :func:`stderr_width` (its next lines indented by ``indent``); a word
-    wider than a line, a path, is never broken: it has a line of its own."""
-    width = stderr_width()
+    wider than a line, a path, is never broken: it has a line of its own. ``piped``: wrapped at COLUMNS into a
+    pipe too (the verdict, the failing findings); else only on a terminal (errors and notes: one line each)."""
+    width = stderr_width(piped)
     out = []
     for line in lines:
         if width is None or len(line) <= width:

@@ -30,7 +30,7 @@ import os
 import secrets
 import stat
 from collections.abc import Iterator
-from typing import IO
+from typing import IO, Any
 
 from kafka_ops.engine import safepath
 
@@ -141,9 +141,9 @@ def output_file(path: str, broker_uid: int | None = None, binary: bool = False) 
             break
         else:
             raise OutputError(f"{path}: cannot write: no free temp name")
-        f = os.fdopen(fd, "wb" if binary else "w", **({} if binary else {"encoding": "utf-8", "newline": ""}))
+        f: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
         with f:
-            yield f  # type: ignore[misc]
+            yield f
             f.flush()
             os.fchmod(f.fileno(), 0o666 & ~umask)
             os.fsync(f.fileno())

@@ -16,10 +16,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import kafka_ops.rehearse.config as config
+import kafka_ops.rehearse.sandbox as sandbox
+import kafka_ops.rehearse.scratch as scratch
 from kafka_ops.audit.run import run_audit
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
-from kafka_ops.rehearse import config, sandbox, scratch
 
 DEFAULT_HEAP = "1g"
 START_TIMEOUT_S = 900.0  # copy-up of a large broker on a filesystem without reflink takes minutes
