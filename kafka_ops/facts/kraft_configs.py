@@ -62,9 +62,8 @@ def apply(h: HostFacts) -> None:
                 )
             else:
                 cfg.assumed = (
-                    "no topic configs were read (no --topic-configs, no --bootstrap-server, and no KRaft metadata "
-                    "log in the audited dirs: in ZooKeeper mode they are in ZooKeeper): the broker's defaults "
-                    "were assumed for every topic"
+                    "no topic config was read (no KRaft metadata log in the audited dirs: ZooKeeper mode keeps "
+                    "them in ZooKeeper; give --bootstrap-server or --topic-configs)"
                 )
         return
     image = read[0]
