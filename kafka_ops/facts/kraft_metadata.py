@@ -220,11 +220,32 @@ def read_image(partition_dir: str) -> MetadataImage | None:
 def read_metadata(partition_dir: str) -> tuple[MetadataImage, bool] | None:
     """The metadata image of this host's copy of ``__cluster_metadata-0``: its latest complete snapshot, then
     the log's records after it, in order, up to where they can be read (``image.stopped`` says why it stopped
-    short); with whether it was read whole by :func:`read_image`'s rule. None when nothing could be read."""
+    short); with whether it was read whole by :func:`read_image`'s rule. None when nothing could be read.
+
+    The last answer is kept while the dir's files (names, sizes, mtimes) are the same: the configs
+    (facts.kraft_configs) and the strays (broker.strays) of one audit read one image, not the log twice."""
+    global _last
     try:
         names = os.listdir(partition_dir)
+        sig = (partition_dir, tuple(sorted(_stat(partition_dir, n) for n in names)))
     except OSError:
         return None
+    if _last[0] == sig:
+        return _last[1]
+    out = _read_metadata(partition_dir, names)
+    _last = (sig, out)
+    return out
+
+
+_last: tuple[object, tuple[MetadataImage, bool] | None] = (None, None)
+
+
+def _stat(d: str, name: str) -> tuple[str, int, int]:
+    st = os.lstat(os.path.join(d, name))
+    return name, st.st_size, st.st_mtime_ns
+
+
+def _read_metadata(partition_dir: str, names: list[str]) -> tuple[MetadataImage, bool] | None:
     snaps = sorted(
         (s[0], s[1], n) for n in names if (s := parse_kraft_snapshot(n)) is not None and s[2] == "complete"
     )
