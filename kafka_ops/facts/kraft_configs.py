@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 
-from kafka_ops.engine.errors import EngineError
 from kafka_ops.facts.kraft_metadata import BROKER_RESOURCE, TOPIC_RESOURCE, MetadataImage, read_metadata
 from kafka_ops.facts.model import HostFacts, Input
 
@@ -52,19 +51,22 @@ def apply(h: HostFacts) -> None:
     path = metadata_dir(h)
     read = read_metadata(path) if path is not None else None
     if read is None:
+        if from_option:
+            return
         if path is not None:
-            why = f"the KRaft metadata log {path} has no snapshot or segment kafka-ops can read"
-            h.errors.append(EngineError(path, why))
-        if not from_option:
-            if path is not None:
-                cfg.assumed = (
-                    f"{why}: the topics' own configs were not read, the broker's defaults were assumed"
-                )
-            else:
-                cfg.assumed = (
-                    "no topic config was read (no KRaft metadata log in the audited dirs: ZooKeeper mode keeps "
-                    "them in ZooKeeper; give --bootstrap-server or --topic-configs)"
-                )
+            cfg.assumed = (
+                f"no topic config was read (the KRaft metadata log {path} has no snapshot or segment to read)"
+            )
+        elif cfg.process_roles():
+            cfg.assumed = (
+                "no topic config was read (a KRaft broker, but its metadata log __cluster_metadata-0 is in none of "
+                "the audited dirs: give --log-dir for metadata.log.dir, --bootstrap-server or --topic-configs)"
+            )
+        else:
+            cfg.assumed = (
+                "no topic config was read (no KRaft metadata log in the audited dirs: ZooKeeper mode keeps them "
+                "in ZooKeeper; give --bootstrap-server or --topic-configs)"
+            )
         return
     image = read[0]
     node = h.node_id
