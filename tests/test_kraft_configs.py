@@ -325,14 +325,25 @@ def test_zookeeper_mode_says_the_defaults_were_assumed(tmp_path: Path) -> None:
             ],
         ),
     )
-    report = run_audit(
-        AuditOptions(
-            server_properties=h.server_properties,
-            broker_state="stopped",
-            now_ms=NOW_MS,
-            kafka_version="3.6.0",
-        )
+    opts = AuditOptions(
+        server_properties=h.server_properties, broker_state="stopped", now_ms=NOW_MS, kafka_version="3.6.0"
     )
+    # the simulator writes a KRaft broker's server.properties: without its metadata log, that is what is said
+    note = run_audit(opts)["next_start"]["config_note"]
+    assert note and "a KRaft broker, but its metadata log" in note
+    with open(h.server_properties) as f:
+        text = f.read().replace("process.roles=broker,controller\n", "zookeeper.connect=127.0.0.1:2181\n")
+    with open(h.server_properties, "w") as f:
+        f.write(text.replace("node.id=", "broker.id="))
+    for d in h.log_dirs:  # a ZooKeeper-mode meta.properties (version 0, broker.id)
+        path = os.path.join(d, "meta.properties")
+        with open(path) as f:
+            props = dict(
+                line.split("=", 1) for line in f.read().splitlines() if "=" in line and line[0] != "#"
+            )
+        with open(path, "w") as f:
+            f.write(f"version=0\nbroker.id={props['node.id']}\ncluster.id={props['cluster.id']}\n")
+    report = run_audit(opts)
     note = report["next_start"]["config_note"]
     assert note and "ZooKeeper" in note
     segs = [s for s in report["next_start"]["segments"] if s["deleted_by"]]
