@@ -91,6 +91,8 @@ def apply(h: HostFacts) -> None:
     if from_option:
         inp = h.inputs["topic_configs"]
         inp.notes = [*notes, f"topic overrides from {inp.source}, not from the metadata log"]
+        if dynamic:
+            inp.dynamic = dict(dynamic)
         return
     topics = {name: dict(v) for (rtype, name), v in image.configs.items() if rtype == TOPIC_RESOURCE}
     cfg.topics = topics
@@ -98,6 +100,6 @@ def apply(h: HostFacts) -> None:
     cfg.topic_origins = {t: _at(image, (TOPIC_RESOURCE, t)) for t in topics}
     h.inputs["topic_configs"] = Input(path, "KRaft metadata log", notes=notes)
     if dynamic:
-        h.inputs["topic_configs"].dynamic = {label: values for label, values in dynamic}
+        h.inputs["topic_configs"].dynamic = dict(dynamic)
     h.skipped_inputs.pop("topic_configs", None)
     h.last_topic_config = None
