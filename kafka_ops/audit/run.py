@@ -263,7 +263,8 @@ def config_sources(
     cfg = h.configs
     tc = h.inputs.get("topic_configs")
     if tc is not None:
-        tc.topics = {t: cfg.origin(t) for t in sorted(topics)}
+        # (the KRaft metadata log's own partition is no topic with configs)
+        tc.topics = {t: cfg.origin(t) for t in sorted(topics) if t != "__cluster_metadata"}
 
     def origin(topic: str) -> str:
         return ASSUMED if cfg.assumed else cfg.origin(topic)

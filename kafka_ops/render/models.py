@@ -406,6 +406,12 @@ class FleetModel(BaseModel):
     next_start: dict[str, NextStartModel] = Field(
         default_factory=dict, description="Each audited host's next_start plan, by host"
     )
+    topic_configs: dict[str, InputModel] = Field(
+        default_factory=dict,
+        description="Each audited host's inputs.topic_configs (where its topics' configs came from: a KRaft host's "
+        "own metadata log, the cluster, a file), by host; a host without one assumed the broker's defaults (its "
+        "next_start.config_note says why)",
+    )
 
 
 class IdentityModel(BaseModel):
