@@ -78,10 +78,14 @@ def apply(h: HostFacts) -> None:
         if values:
             dynamic.append((label, dict(values)))
     cfg.dynamic = dynamic
-    where = (
-        f"{os.path.basename(image.snapshot) if image.snapshot else 'no snapshot'}, then the log to offset "
-        f"{image.end_offset - 1}"
-    )
+    snap = os.path.basename(image.snapshot) if image.snapshot else None
+    snap_end = int(snap.split("-", 1)[0]) if snap else 0
+    if snap and image.end_offset <= snap_end:
+        where = f"snapshot {snap}, no record after it"
+    elif snap:
+        where = f"snapshot {snap}, then the log to offset {image.end_offset - 1}"
+    else:
+        where = f"no snapshot, the log from its start to offset {image.end_offset - 1}"
     notes = [
         f"this host's copy of the metadata log ({where}): the broker applies what the quorum committed, which "
         "may be newer"

@@ -281,7 +281,7 @@ def _read_metadata(partition_dir: str, names: list[str]) -> tuple[MetadataImage,
         ]
         if later:
             image.stopped = image.stopped or (
-                f"segment {min(later):020d}.log is missing: the records it held after offset {image.end_offset} "
+                f"segment {min(later):020d}.log is missing: the records it held from offset {image.end_offset} on "
                 "are not on this host"
             )
             if any(b >= image.end_offset for b in later):
