@@ -113,7 +113,9 @@ def test_audit_of_a_real_data_dir_is_the_same_on_39(corpus_dir: Path) -> None:
         "--expect-mount", f"{corpus_dir}=/", codes=(0, 1),
     )  # fmt: skip
     assert report["errors"] == [] and report["log_dirs"][0]["partitions"] > 0
-    assert report["findings"]  # SHUT001/IDX005/RET002 at least (tests/test_corpus_audit.py): checks ran
+    # the checks ran; the KRaft node with a clean stop has nothing to say since its topics' own configs (compacted
+    # Connect/Schema Registry topics) are read from its metadata log (tests/test_kraft_configs.py)
+    assert report["checks_run"] and (report["findings"] or report["log_dirs"][0]["clean_shutdown"])
 
 
 def _args(host: SimulatedHost) -> list[str]:

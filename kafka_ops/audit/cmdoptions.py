@@ -58,7 +58,8 @@ _ALL = (
     ),
     Option(
         "--topic-configs",
-        "Topic overrides: `kafka-configs --describe --all` output, JSON or YAML.",
+        "Topic overrides: `kafka-configs --describe --all` output, JSON or YAML (default on a KRaft host: its own, "
+        "from its metadata log).",
         "FILE",
         path=True,
     ),

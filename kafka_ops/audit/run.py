@@ -171,6 +171,7 @@ def run_audit(
     # partitions in order; gathered by worker processes if it pays, which also make their forecasts and run the
     # partition-alone checks (with a context of their own)
     prepare = partial(prepare_partition, AuditContext(h), alone, host_forecast.grid)
+    topics_seen: set[str] = set()
     for ldf, partitions in iter_log_dirs(h, prepare=prepare):
         names = ldf.scan.partition_names
         # a log dir's forecast joins the host's at its end: if the dir goes offline, it deletes nothing
@@ -180,6 +181,7 @@ def run_audit(
         deleted = 0
         for i, pf in enumerate(partitions, start=1):
             update_aggregate(ctx, pf)
+            topics_seen.add(pf.part.topic)
             deletions: dict[int, tuple[int, str]] = {}
             if pf.part.segments:
                 fc = for_check(ctx, pf)
@@ -214,6 +216,9 @@ def run_audit(
     plan.attach_checks(findings)
     findings.sort(key=lambda f: finding_order(f.severity, f.check, f.log_dir, f.path, f.segment))
     _own_access_errors(errors, skipped, h.identity.uid if h.identity is not None else None)
+    forecast = host_forecast.to_dict()
+    next_start = plan.to_dict()
+    config_sources(h, topics_seen, findings, forecast, next_start)
     counts = {s: 0 for s in SEVERITY_RANK}
     for f in findings:
         counts[f.severity] += 1
@@ -232,10 +237,51 @@ def run_audit(
         "findings": [f.to_dict() for f in findings],
         # a reader's error names the file and the line, never the line's bytes (the file may be a link to any)
         "errors": [{**e, "error": content_free(e["error"])} if "error" in e else e for e in errors],
-        "forecast": host_forecast.to_dict(),
-        "next_start": plan.to_dict(),
+        "forecast": forecast,
+        "next_start": next_start,
         "identity": {"node_id": h.node_id, "cluster_id": h.meta_cluster_id},
     }
+
+
+# the checks whose findings a topic's config decides (retention, the cleaner): said where their configs came from
+CONFIG_CHECKS = ("RET", "CLN")
+ASSUMED = "broker defaults (assumed: no topic configs read)"
+
+
+def config_sources(
+    h: HostFacts,
+    topics: set[str],
+    findings: list[Finding],
+    forecast: dict[str, Any],
+    next_start: dict[str, Any],
+) -> None:
+    """Say where each topic's configs came from: per topic in ``inputs.topic_configs.topics``, and next to every
+    prediction a topic config decides (next_start's retention deletions, the forecast's topics, RET/CLN
+    findings). When no topic config was read at all (ZooKeeper mode without --bootstrap-server or
+    --topic-configs), each says that the broker's defaults were assumed, and next_start and the forecast carry
+    the one note why (``config_note``); the severity stays what the check says."""
+    cfg = h.configs
+    tc = h.inputs.get("topic_configs")
+    if tc is not None:
+        # (the KRaft metadata log's own partition is no topic with configs)
+        tc.topics = {t: cfg.origin(t) for t in sorted(topics) if t != "__cluster_metadata"}
+
+    def origin(topic: str) -> str:
+        return ASSUMED if cfg.assumed else cfg.origin(topic)
+
+    for t in forecast.get("topics", []):
+        t["config_source"] = origin(t["topic"])
+    forecast["config_note"] = cfg.assumed
+    if next_start.get("broker") is not None:
+        for seg in next_start["segments"]:
+            if seg.get("deleted_by") in ("retention.ms", "retention.bytes", "log_start_offset"):
+                seg["config_source"] = origin(seg["topic"])
+        next_start["config_note"] = cfg.assumed
+    for f in findings:
+        if f.check.startswith(CONFIG_CHECKS) and f.topic is not None:
+            f.details["config_source"] = origin(f.topic)
+            if cfg.assumed and "broker's defaults were assumed" not in f.message:
+                f.message += " (The topic's own configs were not read: the broker's defaults were assumed.)"
 
 
 def _own_access_errors(

@@ -979,6 +979,8 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
             "removeTempFilesAndCollectSwapFiles)"
         )
     out.append("It " + "; ".join(parts) + ".")
+    if by_retention and ns.get("config_note"):  # one line, not one per segment (audit.run.config_sources)
+        out.append(f"  Retention assumes the broker's defaults for every topic: {ns['config_note']}.")
     q = ns.get("quorum_state")
     if q and q["fate"] == quorum_state.CLEARED:
         out.append(

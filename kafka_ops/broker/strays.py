@@ -53,36 +53,18 @@ only.
 from __future__ import annotations
 
 import os
-from dataclasses import field
 
 from kafka_ops.broker import meta, suffixed_dirs
-from kafka_ops.engine import binary, versions
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
-from kafka_ops.engine.layout import METADATA_TOPIC, parse_kraft_snapshot, parse_segment_file
-from kafka_ops.engine.metadata_records import decode_metadata_record
-from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_records
+from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.facts.kraft_metadata import MetadataImage, read_image
 from kafka_ops.facts.model import HostFacts
 
 RENAMED_STRAY, DELETED, KEPT, DEPENDS = "renamed_stray", "deleted", "kept", "depends"
 EXITS = "exits"  # 3.7.0 only: a log without a topic id stops the start (KAFKA-16814)
-
-
-@slotted
-class MetadataImage:
-    """The topics of a metadata log as this host's copy has them (TopicsImage's ids, names and partitions)."""
-
-    path: str  # the __cluster_metadata-0 dir
-    snapshot: str | None  # the snapshot read first, if any
-    end_offset: int  # the offset after the last record applied
-    topics: dict[str, tuple[str, set[int]]] = field(default_factory=dict)  # topic id -> (name, partitions)
-    # (topic id, partition) -> its replica node ids, None where a record of a version this kafka-ops does not
-    # know left them unread (the assignment is then not judged)
-    replicas: dict[tuple[str, int], tuple[int, ...] | None] = field(default_factory=dict)
-
-    def name_id(self, name: str) -> str | None:
-        return next((tid for tid, (n, _) in self.topics.items() if n == name), None)
 
 
 @slotted
@@ -106,160 +88,6 @@ class Stray:
         """``<topic>-<partition>``: the name the broker renames it by (``<tp>.<uuid>-stray`` / ``-delete``), also
         for a ``<tp>.<uuid>-future`` dir."""
         return f"{self.topic}-{self.partition}"
-
-
-class _Unreadable(Exception):
-    pass
-
-
-def _apply(image: MetadataImage, rec: dict[str, object]) -> None:
-    data = rec.get("data")
-    if not isinstance(data, dict):
-        return
-    t = rec.get("type")
-    if t == "TOPIC_RECORD":
-        image.topics[str(data["topicId"])] = (str(data["name"]), set())
-    elif t == "PARTITION_RECORD":
-        entry = image.topics.get(str(data["topicId"]))
-        if entry is None:
-            raise _Unreadable(f"a PartitionRecord of topic id {data['topicId']} before its TopicRecord")
-        pid = data["partitionId"]
-        p = int(pid) if isinstance(pid, int) else -1
-        entry[1].add(p)
-        image.replicas[(str(data["topicId"]), p)] = _node_ids(data.get("replicas"))
-    elif t == "PARTITION_CHANGE_RECORD":
-        key = (str(data["topicId"]), int(data["partitionId"]) if isinstance(data["partitionId"], int) else -1)
-        if "replicas" not in data:
-            image.replicas[key] = None  # a record read by its leading fields only: the replicas are not known
-        elif data["replicas"] is not None:  # null: unchanged
-            image.replicas[key] = _node_ids(data["replicas"])
-    elif t == "REMOVE_TOPIC_RECORD":
-        tid = str(data["topicId"])
-        image.topics.pop(tid, None)
-        for key in [k for k in image.replicas if k[0] == tid]:
-            del image.replicas[key]
-
-
-def _node_ids(value: object) -> tuple[int, ...] | None:
-    if not isinstance(value, list) or not all(isinstance(x, int) for x in value):
-        return None
-    return tuple(value)
-
-
-_TOPIC_TYPES = ("TOPIC_RECORD", "PARTITION_RECORD", "PARTITION_CHANGE_RECORD", "REMOVE_TOPIC_RECORD")
-
-
-def _uvarint(b: bytes, pos: int) -> tuple[int, int]:
-    try:
-        return binary.read_uvarint(b, pos)
-    except (binary.Truncated, ValueError) as e:
-        raise _Unreadable("a varint past the end") from e
-
-
-def _leading_fields(rec: dict[str, object], value: bytes | None, error: str) -> dict[str, object]:
-    """The fields this module needs from a topic record of a version this kafka-ops does not know: they lead the
-    message in every version of its schema (TopicRecord: Name, TopicId; PartitionRecord: PartitionId, TopicId;
-    PartitionChangeRecord: PartitionId, TopicId; RemoveTopicRecord: TopicId), so a later release's record still
-    gives them (not its replicas: left unknown); else the image is unreadable."""
-    import base64
-
-    if value is None:
-        raise _Unreadable(error)
-    b = bytes(value)
-    pos = 0
-    for _ in range(3):  # frame version, record type, record version
-        _, pos = _uvarint(b, pos)
-    t = rec.get("type")
-    data: dict[str, object] = {}
-    if t == "TOPIC_RECORD":
-        n, pos = _uvarint(b, pos)
-        if n < 1 or pos + n - 1 + 16 > len(b):
-            raise _Unreadable(error)
-        data["name"] = b[pos : pos + n - 1].decode("utf-8", "replace")
-        pos += n - 1
-    elif t in ("PARTITION_RECORD", "PARTITION_CHANGE_RECORD"):
-        if pos + 4 + 16 > len(b):
-            raise _Unreadable(error)
-        data["partitionId"] = int.from_bytes(b[pos : pos + 4], "big", signed=True)
-        pos += 4
-    if pos + 16 > len(b):
-        raise _Unreadable(error)
-    data["topicId"] = base64.urlsafe_b64encode(b[pos : pos + 16]).decode().rstrip("=")
-    return {"type": t, "version": rec.get("version"), "data": data}
-
-
-def _replay(image: MetadataImage, path: str, start: int) -> None:
-    """Apply the committed-looking records of one file from offset ``start`` (metadata transactions: the records
-    between BeginTransaction and AbortTransaction are dropped, as the MetadataLoader does)."""
-    pending: list[dict[str, object]] | None = None
-    with LogBuffer.open(path) as buf:
-        scanner = BatchScanner(buf, verify_crc=True)
-        for batch in scanner:
-            if batch.is_control or batch.next_offset <= start:
-                continue
-            for r in iter_records(buf, batch):
-                if r.offset < start:
-                    continue
-                rec = decode_metadata_record(r.value)
-                if "error" in rec:
-                    if rec.get("type") not in _TOPIC_TYPES:
-                        continue  # a record of a later release's type or version that does not make topics
-                    rec = _leading_fields(rec, r.value, f"{path}: offset {r.offset}: {rec['error']}")
-                t = rec["type"]
-                if t == "BEGIN_TRANSACTION_RECORD":
-                    pending = []
-                elif t == "END_TRANSACTION_RECORD":
-                    for p in pending or []:
-                        _apply(image, p)
-                    pending = None
-                elif t == "ABORT_TRANSACTION_RECORD":
-                    pending = None
-                elif pending is not None:
-                    pending.append(rec)
-                else:
-                    _apply(image, rec)
-                image.end_offset = r.offset + 1
-        # a torn or corrupt tail ends the scan: recovery truncates it there as well
-
-
-def read_image(partition_dir: str) -> MetadataImage | None:
-    """The topics of the metadata log in ``partition_dir`` (``__cluster_metadata-0``), or None when it cannot
-    be read whole: no snapshot covers the records before the first segment, a record does not decode, a file
-    cannot be opened."""
-    try:
-        names = os.listdir(partition_dir)
-    except OSError:
-        return None
-    snaps = sorted(
-        (s[0], s[1], n) for n in names if (s := parse_kraft_snapshot(n)) is not None and s[2] == "complete"
-    )
-    segs = sorted(
-        (p.base_offset, n) for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".log")
-    )
-    logs = {b for b, _ in segs}
-    indexed = {
-        p.base_offset for n in names if (p := parse_segment_file(n)) is not None and n.endswith(".index")
-    }
-    image = MetadataImage(partition_dir, None, 0)
-    try:
-        if snaps:
-            end, _epoch, name = snaps[-1]
-            image.snapshot = os.path.join(partition_dir, name)
-            _replay(image, image.snapshot, 0)
-            image.end_offset = end
-        if segs and segs[0][0] > image.end_offset:
-            return None  # records between the snapshot and the first segment are missing
-        if not segs and not snaps:
-            return None
-        if any(b >= image.end_offset and b not in logs for b in indexed):
-            return None  # a segment whose .log is missing: records this copy does not have
-        for _base, name in segs:
-            _replay(image, os.path.join(partition_dir, name), image.end_offset)
-    except (_Unreadable, EngineError, RecordError, OSError, KeyError, ValueError, TypeError):
-        return None
-    except Exception:  # a codec library's own error (a compressed batch), or a bug: say nothing
-        return None
-    return image
 
 
 def metadata_partition_dir(h: HostFacts) -> str | None:

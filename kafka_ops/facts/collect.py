@@ -30,6 +30,7 @@ from kafka_ops.engine.logdir import (
     scan_partition,
 )
 from kafka_ops.engine.records import BatchScanner, LogBuffer
+from kafka_ops.facts import kraft_configs
 from kafka_ops.facts.access import partition_files, path_facts, read_acl
 from kafka_ops.facts.config import (
     TopicConfig,
@@ -113,10 +114,12 @@ def gather_host(opts: AuditOptions) -> HostFacts:
     if opts.topic_configs:
         h.configs.topics = read_topic_configs(opts.topic_configs)
         h.configs.topics_source = opts.topic_configs
+        h.configs.topics_origin = "file"
         h.inputs["topic_configs"] = Input(opts.topic_configs, "--topic-configs")
     else:
         h.skipped_inputs["topic_configs"] = (
-            "no --topic-configs: topics use the broker defaults of server.properties"
+            "no --topic-configs: topics use the broker defaults of server.properties (on a KRaft host: their own "
+            "configs, from its metadata log)"
         )
 
     # systemd unit
@@ -274,6 +277,7 @@ def gather(opts: AuditOptions) -> HostFacts:
         h.log_dirs.append(gather_log_dir(h, d, mounts))
     determine_broker_state(h)
     apply_cluster(h, opts)
+    kraft_configs.apply(h)  # after the cluster's: --topic-configs and --bootstrap-server take its place
     return h
 
 
@@ -308,7 +312,8 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
     if topics:
         h.configs.topics = {t: dict(c) for t, c in topics.items()}
         h.configs.topics_source = f"the cluster at {opts.cluster.get('bootstrap')}"
-        h.configs.topics_label = "cluster"
+        h.configs.topics_label = h.configs.topics_origin = "cluster"
+        h.configs.topic_origins = {}
         h.inputs["topic_configs"] = Input(h.configs.topics_source, "--bootstrap-server")
         h.skipped_inputs.pop("topic_configs", None)
         h.last_topic_config = None

@@ -491,6 +491,25 @@ class Configs:
     server_source: str | None = None
     topics_source: str | None = None
     topics_label: str = "topic"  # what a topic's own value is called in messages ("cluster": asked from it)
+    # KRaft dynamic broker configs (the metadata log's ConfigRecords of BROKER resources), highest precedence
+    # first: (label, {property: value}) for this node's, then the cluster default's (facts.kraft_configs)
+    dynamic: list[tuple[str, dict[str, str]]] = field(default_factory=list)
+    # where each topic's overrides came from when they are not all from one place (the metadata log: the offset
+    # of the ConfigRecord that last changed them), topic -> label; topics_origin: what the others are said to use
+    topic_origins: dict[str, str] = field(default_factory=dict)
+    topics_origin: str = "broker defaults"
+    # why no topic override was read at all (ZooKeeper mode without --bootstrap-server / --topic-configs): said
+    # next to every prediction a topic config decides; None when topic configs were read
+    assumed: str | None = None
+
+    def origin(self, topic: str) -> str:
+        """Where ``topic``'s configs come from: "metadata log at offset N", "cluster", "file" or "broker defaults"."""
+        found = self.topic_origins.get(topic)
+        if found is not None:
+            return found
+        if topic in self.topics and self.topics_origin != "broker defaults":
+            return self.topics_origin
+        return "broker defaults"
 
     def server_value(self, prop: str) -> str | None:
         """A server.properties value as Kafka parses it, or None when unset or refused (CONF001 says so)."""
@@ -508,7 +527,25 @@ class Configs:
             return out
 
     def broker_default(self, key: str) -> tuple[str, str]:
-        for prop in _SYNONYMS.get(key, []):
+        # a dynamic broker config (KRaft: node, then cluster default) takes the place of server.properties: only
+        # the first synonym can be set dynamically (DynamicLogConfig.ReconfigurableConfigs = the values of
+        # ServerTopicConfigSynonyms.TOPIC_CONFIG_SYNONYMS: log.retention.ms, never .hours or .minutes; any other
+        # is dropped, "Non-dynamic configs ... will be ignored", DynamicBrokerConfig.fromPersistentProps), and it
+        # drops its static synonyms (overrideProps -> brokerConfigSynonyms); a value the broker's ConfigDef refuses
+        # is ignored too (removeInvalidConfigs). DynamicLogConfig.reconfigure then makes them the logs' defaults
+        # (apache/kafka 3.9.0, core/src/main/scala/kafka/server/DynamicBrokerConfig.scala)
+        synonyms = _SYNONYMS.get(key, [])
+        if synonyms and self.dynamic:
+            prop = synonyms[0]
+            spec = SERVER_CONFIG.get(prop)
+            for label, values in self.dynamic:
+                raw = values.get(prop)
+                if raw is None:
+                    continue
+                parsed, bad = check_value(prop, raw, spec) if spec else (raw, None)
+                if bad is None:
+                    return canonical(parsed), label
+        for prop in synonyms:
             raw = self.server_value(prop)
             if raw is not None:  # a refused value is skipped, as if unset: the broker does not start with it
                 unit = prop.rsplit(".", 1)[-1]

@@ -56,9 +56,19 @@ class AuditOptions:
 class Input:
     value: object
     source: str
+    # topic_configs only (each said when set): per topic, where its configs came from; what limits the reading;
+    # the dynamic broker configs (KRaft) applied as the topics' defaults, by layer
+    topics: dict[str, str] | None = None
+    notes: list[str] | None = None
+    dynamic: dict[str, dict[str, str]] | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {"value": self.value, "source": self.source}
+        d: dict[str, object] = {"value": self.value, "source": self.source}
+        for k in ("topics", "notes", "dynamic"):
+            v = getattr(self, k)
+            if v is not None:
+                d[k] = v
+        return d
 
 
 @dataclass

@@ -74,6 +74,11 @@ def merge(
         "fleet": {
             **fleet,
             "next_start": {h: r["next_start"] for h, r in sorted(reports.items()) if r.get("next_start")},
+            "topic_configs": {
+                h: r["inputs"]["topic_configs"]
+                for h, r in sorted(reports.items())
+                if (r.get("inputs") or {}).get("topic_configs")
+            },
         }
         if fleet is not None
         else None,

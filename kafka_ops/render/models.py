@@ -42,6 +42,22 @@ class FindingModel(BaseModel):
 class InputModel(BaseModel):
     value: Any
     source: str = Field(description="Where the value came from (an option, a file, a default)")
+    topics: dict[str, str] | None = Field(
+        None,
+        description="topic_configs only: per audited topic, where its configs came from: 'metadata log at offset "
+        "N' or 'metadata snapshot <file>' (a KRaft host's own ConfigRecords), 'cluster' (--bootstrap-server), "
+        "'file' (--topic-configs) or 'broker defaults' (no override of its own)",
+    )
+    notes: list[str] | None = Field(
+        None,
+        description="topic_configs only: what limits the reading (a KRaft host's copy of the metadata log: up to "
+        "which offset, and why it stopped short)",
+    )
+    dynamic: dict[str, dict[str, str]] | None = Field(
+        None,
+        description="topic_configs only: a KRaft host's dynamic broker configs (this node's, the cluster "
+        "default's), which take the place of server.properties as the topics' defaults",
+    )
 
 
 class SkippedModel(BaseModel):
@@ -164,6 +180,11 @@ class NextStartSegmentModel(BaseModel):
     reason: str | None = Field(None, description="Why, in one line")
     checks: list[str] = Field(
         default_factory=list, description="Checks whose findings are about this segment"
+    )
+    config_source: str | None = Field(
+        None,
+        description="For a deletion by retention: where the topic's configs came from (as inputs.topic_configs."
+        "topics says; 'broker defaults (assumed: no topic configs read)' when none was read)",
     )
 
 
@@ -336,6 +357,12 @@ class NextStartModel(BaseModel):
         "start leaves in each log dir and what the start after it then recovers (broker.failed_start); null when "
         "the broker starts, exits before loading, or is running",
     )
+    config_note: str | None = Field(
+        None,
+        description="Why the topics' own configs were not read (ZooKeeper mode without --bootstrap-server or "
+        "--topic-configs; a KRaft metadata log that cannot be read): the retention deletions assume the broker's "
+        "defaults. Null when they were read",
+    )
 
 
 class FleetHostModel(BaseModel):
@@ -402,6 +429,12 @@ class FleetModel(BaseModel):
     replicas_at_risk: list[ReplicaAtRiskModel]
     next_start: dict[str, NextStartModel] = Field(
         default_factory=dict, description="Each audited host's next_start plan, by host"
+    )
+    topic_configs: dict[str, InputModel] = Field(
+        default_factory=dict,
+        description="Each audited host's inputs.topic_configs (where its topics' configs came from: a KRaft host's "
+        "own metadata log, the cluster, a file), by host; a host without one assumed the broker's defaults (its "
+        "next_start.config_note says why)",
     )
 
 

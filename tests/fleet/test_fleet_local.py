@@ -403,3 +403,21 @@ def test_the_report_counts_spark_jobs_and_diff_reads_results_an_older_kafka_ops_
     r = CliRunner().invoke(load_all(), [*audit, "--no-results"])
     assert r.exit_code == 0, r.output
     assert json.loads(r.stdout)["fleet"]["spark_jobs"] == 1  # the audit alone
+
+
+def test_fleet_audit_of_a_kraft_host_uses_its_own_topic_configs(spark: Any) -> None:
+    """The fleet audits each host with the collector's code: a KRaft host's topic configs come from its metadata
+    log there too (tests/test_kraft_configs.py), and the fleet report keeps each host's topic_configs input."""
+    from tests.conftest import CORPUS
+
+    log_dir = CORPUS / "ItumelengMogase__Real-Time-Data-Pipeline-for-Patient-Admissions" / "kafka-data"
+    if not log_dir.is_dir():
+        pytest.skip("corpus not present")
+    args = ["--log-dir", str(log_dir), "--broker-state", "stopped", "--now", str(NOW_MS), "-f", "json"]
+    fleet = CliRunner().invoke(load_all(), ["fleet", "audit", *args, "--no-results"])
+    assert fleet.exit_code == 0, fleet.output
+    r = json.loads(fleet.stdout)
+    [(host, tc)] = r["fleet"]["topic_configs"].items()
+    assert tc["source"] == "KRaft metadata log" and tc["topics"]["_schemas"].startswith("metadata snapshot")
+    ns = r["fleet"]["next_start"][host]
+    assert [s for s in ns["segments"] if s["deleted_by"]] == [] and ns["config_note"] is None
