@@ -97,11 +97,11 @@ def _apply(image: MetadataImage, rec: dict[str, object], offset: int | None = No
         entry[1].add(p)
         image.replicas[(str(data["topicId"]), p)] = _node_ids(data.get("replicas"))
     elif t == "PARTITION_CHANGE_RECORD":
-        key = (str(data["topicId"]), int(data["partitionId"]) if isinstance(data["partitionId"], int) else -1)
+        part = (str(data["topicId"]), int(data["partitionId"]) if isinstance(data["partitionId"], int) else -1)
         if "replicas" not in data:
-            image.replicas[key] = None  # a record read by its leading fields only: the replicas are not known
+            image.replicas[part] = None  # a record read by its leading fields only: the replicas are not known
         elif data["replicas"] is not None:  # null: unchanged
-            image.replicas[key] = _node_ids(data["replicas"])
+            image.replicas[part] = _node_ids(data["replicas"])
     elif t == "REMOVE_TOPIC_RECORD":
         tid = str(data["topicId"])
         gone = image.topics.pop(tid, None)
@@ -110,8 +110,8 @@ def _apply(image: MetadataImage, rec: dict[str, object], offset: int | None = No
             # configs go with it (deleteAll), so a topic created again under that name starts with none
             image.configs.pop((TOPIC_RESOURCE, gone[0]), None)
             image.config_offsets.pop((TOPIC_RESOURCE, gone[0]), None)
-        for key in [k for k in image.replicas if k[0] == tid]:
-            del image.replicas[key]
+        for part in [k for k in image.replicas if k[0] == tid]:
+            del image.replicas[part]
 
 
 def _node_ids(value: object) -> tuple[int, ...] | None:
