@@ -429,13 +429,24 @@ def test_no_packet_leaves_and_a_sigkill_leaves_no_mount_or_process(lab: dict[str
                 with pytest.raises(BlockingIOError):
                     s.accept()  # no connection ever reached the host's listeners
         assert _mounted(lab["scratch"])  # the overlays, in the sandbox's namespace only
+        assert _loops_of(lab["scratch"])  # the writable layers' image, loop-mounted in the sandbox
         assert str(lab["scratch"]).encode() not in Path("/proc/self/mountinfo").read_bytes()
         # SIGKILL of kafka-ops: pdeathsig kills unshare, --kill-child the namespace's processes
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         deadline = time.monotonic() + 10
-        while _sandbox_pids(lab["scratch"]) or _mounted(lab["scratch"]) or _alive(jvm):
-            assert time.monotonic() < deadline, (_sandbox_pids(lab["scratch"]), _mounted(lab["scratch"]), jvm)
+        while (
+            _sandbox_pids(lab["scratch"])
+            or _mounted(lab["scratch"])
+            or _alive(jvm)
+            or _loops_of(lab["scratch"])
+        ):
+            assert time.monotonic() < deadline, (
+                _sandbox_pids(lab["scratch"]),
+                _mounted(lab["scratch"]),
+                jvm,
+                _loops_of(lab["scratch"]),
+            )
             time.sleep(0.2)
         left = os.listdir(lab["scratch"])
         assert len(left) == 1  # the scratch itself is left on disk ...
@@ -662,3 +673,65 @@ def test_a_log_dir_on_a_read_only_mount_stays_read_only_in_the_sandbox(lab: dict
     assert dirs[str(dest / "data-0")]["state"] == "online"
     assert after == before
     shutil.rmtree(dest)
+
+
+def _loops_of(path: Path) -> list[str]:
+    """`losetup -a`'s lines whose backing file lies under ``path``."""
+    out = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=True).stdout
+    return [x for x in out.splitlines() if f"({path}/" in x or f"{path}/" in x]
+
+
+@needs_root
+@rehearsal
+def test_a_full_log_dir_filesystem_is_as_full_in_the_sandbox(lab: dict[str, Any], tmp_path: Path) -> None:
+    # data-1 on a small ext4 whose free bytes for the broker user are all taken: the real start cannot write there.
+    # With the upper layer on the roomy scratch the rehearsal started with both dirs online (the old code)
+    dest = _copy(lab, "full")
+    full = dest / "data-1"
+    saved = dest / "data-1.saved"
+    full.rename(saved)
+    full.mkdir()
+    image = tmp_path / "small.img"
+    subprocess.run(["truncate", "-s", "24M", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", str(image)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(full)], check=True)
+    try:
+        (full / "lost+found").rmdir()  # else 3.7.2 exits: 'lost+found' is not in the form of topic-partition
+        subprocess.run(["cp", "-a", f"{saved}/.", str(full)], check=True)
+        os.chown(full, *_owner(saved))
+        vfs = os.statvfs(full)
+        subprocess.run(
+            ["fallocate", "-l", str(vfs.f_bavail * vfs.f_frsize), str(full / "filler")], check=True
+        )
+        assert os.statvfs(full).f_bavail * os.statvfs(full).f_frsize < 64 * 1024
+        before = _snapshot([dest / "data-0", full])
+        # past the first high-watermark checkpoint (replica.high.watermark.checkpoint.interval.ms, 5 s)
+        code, report, err = _rehearse(lab, dest, "--window", "12")
+        after = _snapshot([dest / "data-0", full])
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+    assert report is not None, err
+    space = {tuple(s["dirs"]): s for s in report["rehearsal"]["space"]}
+    small = space[(str(full),)]
+    # the sandbox's writable layer had the real free room, after the copy-up (not the scratch's gigabytes)
+    assert (
+        small["real_free_bytes"] < 64 * 1024 and small["layer_free_bytes"] <= small["real_free_bytes"] + 8192
+    )
+    assert abs(small["layer_free_inodes"] - small["real_free_inodes"]) <= 16
+    dirs = {d["path"]: d for d in report["rehearsal"]["observed"]["log_dirs"]}
+    assert dirs[str(full)]["state"] == "offline", json.dumps([report["rehearsal"]["observed"], small])
+    assert "No space left on device" in json.dumps(report["rehearsal"]["observed"])
+    assert code == 1
+    if (
+        report["next_start"]["log_dirs"]
+        and {d["path"]: d["state"] for d in report["next_start"]["log_dirs"]}.get(str(full)) != "offline"
+    ):  # the plan without ENV001 says online: the rehearsal says where it is wrong
+        assert any(x.get("path") == str(full) for x in report["rehearsal"]["differences"])
+    assert after == before
+    assert not _loops_of(lab["scratch"])
+    shutil.rmtree(dest)
+
+
+def _owner(p: Path) -> tuple[int, int]:
+    st = p.lstat()
+    return st.st_uid, st.st_gid

@@ -24,12 +24,14 @@ import re
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
+from kafka_ops.rehearse.scratch import Image
 
 LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties)
 # KafkaRaftServer.startup logs "Kafka Server started" (3.x/4.x); KafkaServer "[KafkaServer id=N] started"
@@ -121,6 +123,7 @@ def prepare(
     heap: str,
     version: tuple[int, ...] | None,
     cluster_id: str | None = None,
+    images: list[Image] | None = None,
 ) -> str:
     """Write the sandbox's layers, config and inner script into ``run``; the script's path. ``cluster_id``:
     meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper."""
@@ -144,6 +147,13 @@ def prepare(
             raise SandboxError(
                 f"{d!r}: a path with ',', ':', '\\' or control characters cannot be an overlay layer"
             )
+    # the real filesystems' free bytes and inodes (scratch.make_images); mount -o loop sets the device's autoclear
+    # flag: the kernel detaches it when the namespace's mount goes, however the sandbox ends
+    image_of = {}
+    for img in images or []:
+        lines.append(f"mount -o loop,nosuid,nodev {q(img.path)} {q(img.mount)}")
+        lines.append(f"mkdir -m 711 {q(img.mount + '/upper')} && mkdir -m 700 {q(img.mount + '/work')}")
+        image_of.update({os.path.normpath(d): img for d in img.dirs})
     for i, d in enumerate(dirs):
         real = os.path.realpath(d)
         try:
@@ -158,13 +168,20 @@ def prepare(
             # its real mount is read-only: so it stays in the sandbox (every mount is made read-only there), as the
             # real start will meet it; an overlay would make it writable and the rehearsal too kind
             continue
-        upper, work = os.path.join(run, "upper", str(i)), os.path.join(run, "work", str(i))
-        os.makedirs(upper, 0o700)
-        os.makedirs(work, 0o700)
+        img = image_of.get(os.path.normpath(d))
+        layers = img.mount if img else run
+        upper, work = os.path.join(layers, "upper", str(i)), os.path.join(layers, "work", str(i))
         # the merged dir's root is the upper's root: give it the real dir's owner and mode, else the broker user
         # could not write its checkpoints there (rehearsal.md §1)
-        os.chown(upper, st.st_uid, st.st_gid)
-        os.chmod(upper, stat.S_IMODE(st.st_mode))
+        if img:  # made in the sandbox, on the mounted image
+            mode = f"{stat.S_IMODE(st.st_mode):o}"
+            lines.append(f"mkdir -m 700 {q(upper)} {q(work)} && chown {st.st_uid}:{st.st_gid} {q(upper)} "
+                         f"&& chmod {mode} {q(upper)}")  # fmt: skip
+        else:
+            os.makedirs(upper, 0o700)
+            os.makedirs(work, 0o700)
+            os.chown(upper, st.st_uid, st.st_gid)
+            os.chmod(upper, stat.S_IMODE(st.st_mode))
         # redirect_dir=on: without it overlayfs refuses to rename a dir that exists in the lower layer (EXDEV), and
         # Kafka's renames of partition dirs (-stray, -delete, future dirs) fail where the real start's succeed: a
         # dir holding a stray partition went offline in the sandbox (seen); with it the rename is recorded in the
@@ -172,7 +189,25 @@ def prepare(
         lines.append(
             f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work},redirect_dir=on')} {q(real)}"
         )
-    os.chmod(os.path.join(run, "upper"), 0o711)
+    for n, img in enumerate(images or []):
+        # copy up now what Kafka opens read-write (the files of partition dirs, .lock: touch -r keeps their mtime,
+        # which retention reads), then take the image's room down to the real filesystem's free bytes and inodes:
+        # the copy-up is the rehearsal's own cost, the rest is what the broker gets, as at the real start
+        for d in img.dirs:
+            real = q(os.path.realpath(d))
+            lines.append(
+                f"find {real} -mindepth 2 -maxdepth 2 -type f -exec touch -c -r {{}} {{}} + 2>/dev/null || true; "
+                f"[ -f {real}/.lock ] && touch -c -r {real}/.lock {real}/.lock || true"
+            )
+        pad_py = os.path.join(run, "pad.py")  # a file: sh has no quoting for a -c's newlines
+        with open(pad_py, "w") as f:
+            f.write(_PAD)
+        lines.append(
+            f"{q(sys.executable)} {q(pad_py)} {q(img.mount)} {img.real_free_bytes} {img.real_free_inodes} "
+            f"{q(os.path.join(run, f'fs-{n}.pad.json'))}"
+        )
+    if os.path.isdir(os.path.join(run, "upper")):
+        os.chmod(os.path.join(run, "upper"), 0o711)
     if cfg.drop_quorum_state:  # a whiteout in the upper: the real file stays
         qs = os.path.join(os.path.realpath(cfg.metadata_dir), "__cluster_metadata-0", "quorum-state")
         lines.append(f"rm -f {q(qs)}")
@@ -214,6 +249,16 @@ def prepare(
     return script
 
 
+# takes an image's free bytes and inodes (for a non-root user) down to the real filesystem's: a root-owned filler
+_PAD = """import json,os,sys
+m,b,i,out=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),sys.argv[4]
+d=os.path.join(m,'pad');os.mkdir(d,0o700)
+v=os.statvfs(m);extra=v.f_bavail*v.f_frsize-b-4096*(1+(max(0,v.f_favail-i)//128))
+if extra>0:
+ fd=os.open(os.path.join(d,'bytes'),os.O_CREAT|os.O_WRONLY,0o600);os.posix_fallocate(fd,0,extra);os.close(fd)
+for k in range(max(0,os.statvfs(m).f_favail-i)):open(os.path.join(d,str(k)),'w').close()
+v=os.statvfs(m);json.dump({'free_bytes':v.f_bavail*v.f_frsize,'free_inodes':v.f_favail},open(out,'w'))
+"""
 _KERNEL_TREES = ("/proc", "/sys", "/dev")  # not where a broker keeps data; /dev's nodes must stay usable
 
 
@@ -237,7 +282,6 @@ def _zookeeper_lines(
     from meta.properties (without it the broker makes a new id and exits with InconsistentClusterIdException,
     KafkaServer.scala@3.5.2:225,240,638; rehearsal.md §6). Topic configs and assignments are not seeded (they need
     the real ZooKeeper, read with kazoo: not done yet)."""
-    import sys
 
     zk_props = os.path.join(run, "zookeeper.properties")
     with open(zk_props, "w") as f:
@@ -351,11 +395,13 @@ def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | 
         a = _ALL_FAILED.search(msg)
         if a:
             found += [d.strip() for d in a[1].split(",")]
+        # the exception that follows the line says why (No space left on device, Read-only file system)
+        cause = lines[i + 1].strip() if i + 1 < len(lines) and not _ENTRY.match(lines[i + 1]) else ""
         for d in found:
             d = os.path.normpath(d.rstrip(".,"))
             for real in dirs:
                 if d in (real, os.path.realpath(real)):
-                    offline.setdefault(real, msg)
+                    offline.setdefault(real, f"{msg}: {cause}" if cause else msg)
         if m[2] == "FATAL" or (m[2] == "ERROR" and _FATAL.search(msg)):
             nxt = lines[i + 1].strip() if i + 1 < len(lines) and not _ENTRY.match(lines[i + 1]) else ""
             fatal.append(f"{msg}: {nxt}" if nxt else msg)
