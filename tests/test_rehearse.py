@@ -735,3 +735,77 @@ def test_a_full_log_dir_filesystem_is_as_full_in_the_sandbox(lab: dict[str, Any]
 def _owner(p: Path) -> tuple[int, int]:
     st = p.lstat()
     return st.st_uid, st.st_gid
+
+
+@pytest.fixture(scope="module")
+def retention_lab(lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A stopped Kafka 3.7.2 combined node whose topic ``old`` (retention.ms of a day, a topic config held in the
+    node's metadata log) holds records three days old in closed segments, and a topic ``t``."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    b = LabBroker(VERSION, log_dirs=2)
+    try:
+        b.start()
+        small = {"segment.bytes": 20000}
+        produce.create_topics(
+            b.bootstrap,
+            [produce.TopicSpec("t", partitions=2, configs=small),
+             produce.TopicSpec("old", configs={**small, "retention.ms": 86_400_000})],
+        )  # fmt: skip
+        produce.await_topics(b.bootstrap, ["t", "old"])
+        produce.produce(b.bootstrap, "t", 100)
+        produce.produce(
+            b.bootstrap, "old", 60, timestamp_ms=int(time.time() * 1000) - 3 * 86_400_000, flush_every=5
+        )
+        b.stop()
+        yield {**lab, "workdir": b.workdir}
+    finally:
+        b.close()
+
+
+@needs_root
+@rehearsal
+def test_observed_load_times_recoveries_and_deletions_per_dir_and_segment(
+    retention_lab: dict[str, Any],
+) -> None:
+    dest = _copy(retention_lab, "observe")
+    old = next(dest.glob("data-*/old-0"))
+    (dest / "data-1" / ".kafka_cleanshutdown").unlink()  # an unclean stop of data-1: its logs are recovered
+    dirs = [dest / "data-0", dest / "data-1"]
+    before = _snapshot(dirs)
+    # 3.7.2's first retention pass runs 30 s after the start (LogManager.scala@3.7.0:90)
+    _, report, err = _rehearse(retention_lab, dest, "--window", "36")
+    assert report is not None, err
+    assert _snapshot(dirs) == before
+    obs = report["rehearsal"]["observed"]
+    per_dir = {d["path"]: d for d in obs["log_dirs"]}
+    assert per_dir[str(dest / "data-1")]["clean_shutdown"] is False
+    assert per_dir[str(dest / "data-0")]["clean_shutdown"] is True
+    for d in per_dir.values():
+        assert d["logs"] >= 1 and 0 <= d["load_s"] < 30
+    assert sum(d["logs"] for d in per_dir.values()) == obs["logs_loaded"]
+    # every segment of `old` was deleted by its retention.ms: all its records expired, so the active one too (the
+    # log rolls a new one first, UnifiedLog.deleteOldSegments)
+    bases = sorted(int(p.name[:20]) for p in old.glob("*.log"))
+    assert len(bases) >= 3
+    deleted = {g["base_offset"]: g for g in obs["segments"] if g["deleted_at"] and g["topic"] == "old"}
+    assert sorted(deleted) == bases
+    assert {g["deleted_by"] for g in deleted.values()} == {"retention.ms"}
+    assert all(g["log"] == str(old / f"{b:020d}.log") for b, g in deleted.items())
+    # the recovered segments of data-1 are those the plan says recoverLog re-reads
+    recovered = {
+        g["log"] for g in obs["segments"] if g["load"] == "recovered" and str(dest / "data-1") in g["log"]
+    }
+    planned = {g["log"] for g in report["next_start"]["segments"] if g["load"] == "recovered"}
+    assert recovered and recovered == {p for p in planned if str(dest / "data-1") in p}
+    # where the plan keeps a segment the rehearsal deleted, `differences` says so, segment by segment
+    plan_deletes = {
+        g["log"] for g in report["next_start"]["segments"] if g.get("deleted_by") or g.get("deleted_at")
+    }
+    diffs = {x["path"]: x for x in report["rehearsal"]["differences"] if x["what"] == "segment"}
+    for g in deleted.values():
+        if g["log"] not in plan_deletes:
+            assert diffs[g["log"]]["plan"] == "kept" and diffs[g["log"]]["observed"] == "deleted"
+            assert "the rehearsed start deleted it (retention.ms)" in diffs[g["log"]]["text"]
+    shutil.rmtree(dest)

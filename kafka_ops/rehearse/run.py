@@ -22,6 +22,7 @@ from kafka_ops.audit.run import run_audit
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
 from kafka_ops.rehearse import config, sandbox, scratch
+from kafka_ops.rehearse.observe import observe, segment_differences
 
 DEFAULT_HEAP = "1g"
 START_TIMEOUT_S = 900.0  # copy-up of a large broker on a filesystem without reflink takes minutes
@@ -224,6 +225,7 @@ def rehearse(
         cleanup_s = time.monotonic() - t2
     after = stat_tree(dirs)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    per_dir, segments = observe(outcome.log_text, dirs)
     observed = {
         "broker": outcome.broker,
         "reason": outcome.reason,
@@ -233,11 +235,13 @@ def rehearse(
                 "path": d,
                 "state": "offline" if d in outcome.offline else "online",
                 "reason": outcome.offline.get(d),
+                **per_dir[d],
             }
             for d in dirs
         ],
         "logs_loaded": outcome.logs_loaded,
         "load_ms": outcome.load_ms,
+        "segments": segments,
         "fatal": outcome.fatal,
     }
     report["rehearsal"] = {
@@ -248,7 +252,8 @@ def rehearse(
         "changed_properties": {k: {"was": w, "now": n} for k, (w, n) in sorted(cfg.changed.items())},
         "quorum_state_removed": cfg.drop_quorum_state,
         "observed": observed,
-        "differences": _differences(report["next_start"], observed),
+        "differences": _differences(report["next_start"], observed)
+        + segment_differences(report["next_start"].get("segments", []), segments),
         "timings": {
             "audit_s": round(audit_s, 2),
             "setup_and_run_s": outcome.setup_s,

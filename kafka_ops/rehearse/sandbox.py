@@ -71,6 +71,7 @@ class Outcome:
     window_s: float = 0.0
     stop_s: float = 0.0
     fatal: list[str] = field(default_factory=list)
+    log_text: str = ""  # the broker's log of the rehearsed start (observe.py reads it)
 
 
 def kafka_version_of(home: str) -> tuple[int, ...] | None:
@@ -496,11 +497,13 @@ def _watch(
     if exited_by_itself and READY_MARK not in _sandbox_out(run_dir):
         raise SandboxError(f"the sandbox could not be set up (exit {proc.returncode}): {_tail(run_dir)}")
     offline, fatal, loaded, load_ms = judge(text, dirs)
+    o_text = text
     o = Outcome("starts" if started_at is not None and not exited_by_itself else "exits")
     if started_at is None and not exited_by_itself:
         o.broker = "no answer"
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
+    o.log_text = o_text
     if o.broker == "exits":
         code = proc.returncode
         # the inner shell reports a JVM killed by signal N as 128 + N (and unshare passes it on)
