@@ -809,3 +809,50 @@ def test_observed_load_times_recoveries_and_deletions_per_dir_and_segment(
             assert diffs[g["log"]]["plan"] == "kept" and diffs[g["log"]]["observed"] == "deleted"
             assert "the rehearsed start deleted it (retention.ms)" in diffs[g["log"]]["text"]
     shutil.rmtree(dest)
+
+
+@needs_root
+@rehearsal
+def test_zookeeper_mode_is_seeded_from_the_real_zookeeper(zk_lab: dict[str, Any]) -> None:
+    # the real ZooKeeper (the lab's, restarted on loopback from its data) holds a retention.ms override of 1 s for
+    # `t`: seeded into the sandbox's ZooKeeper, the rehearsed start's first retention pass deletes t's segments
+    # (without the seed the broker has no partition state and deletes nothing, rehearsal.md §6)
+    kazoo_client = pytest.importorskip("kazoo.client")
+    dest = _copy(zk_lab, "zkseed")
+    zk_props = dest / "config" / "zookeeper.properties"
+    zk_props.write_text(zk_props.read_text().replace(str(zk_lab["workdir"]), str(dest)))
+    connect = parse_properties((dest / "config" / "server.properties").read_text())["zookeeper.connect"]
+    java = shutil.which("java")
+    assert java is not None
+    zk = subprocess.Popen(
+        [java, "-Xmx128m", "-cp", f"{zk_lab['home']}/libs/*", "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+         str(zk_props)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    dirs = [dest / "data-0", dest / "data-1"]
+    try:
+        client = kazoo_client.KazooClient(hosts=connect)
+        client.start(timeout=30)
+        node = json.loads(client.get("/config/topics/t")[0])
+        node["config"]["retention.ms"] = "1000"
+        client.set("/config/topics/t", json.dumps(node).encode())
+        client.stop()
+        client.close()
+        before = _snapshot(dirs)
+        # 2.8.2's first retention pass runs 30 s after the start (LogManager.InitialTaskDelayMs)
+        _, report, err = _rehearse(zk_lab, dest, "--window", "36")
+    finally:
+        zk.terminate()
+        zk.wait(30)
+    assert report is not None, err
+    assert _snapshot(dirs) == before
+    seed = report["rehearsal"]["zookeeper_seed"]
+    assert seed["source"].startswith("the real ZooKeeper") and seed["topics"] == ["t"]
+    assert {"/cluster/id", "/config/topics/t", "/brokers/topics/t"} <= set(seed["nodes"])
+    obs = report["rehearsal"]["observed"]
+    assert obs["broker"] == "starts", obs
+    deleted = {
+        (g["partition"], g["base_offset"]): g["deleted_by"] for g in obs["segments"] if g["deleted_at"]
+    }
+    assert deleted == {(0, 0): "retention.ms", (1, 0): "retention.ms"}, obs["segments"]
+    shutil.rmtree(dest)

@@ -162,6 +162,11 @@ def to_text(report: dict[str, Any]) -> str:
             )
         elif g["load"] != "as_is":
             lines.append(f"  {g['load'].replace('_', ' ')}: {q(g['log'])}")
+    if r.get("zookeeper_seed"):
+        z = r["zookeeper_seed"]
+        lines.append(
+            f"  ZooKeeper seeded from {z['source']}: {len(z['nodes'])} nodes, topics {', '.join(z['topics'])}"
+        )
     lines.append(
         f"differences: {len(r['differences'])}" if r["differences"] else "differences: none (the plan agrees)"
     )

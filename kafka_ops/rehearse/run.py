@@ -21,7 +21,7 @@ from typing import Any
 from kafka_ops.audit.run import run_audit
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
-from kafka_ops.rehearse import config, sandbox, scratch
+from kafka_ops.rehearse import config, sandbox, scratch, zkseed
 from kafka_ops.rehearse.observe import observe, segment_differences
 
 DEFAULT_HEAP = "1g"
@@ -197,8 +197,14 @@ def rehearse(
             ) from None
         try:
             cluster_id = (report.get("identity") or {}).get("cluster_id")
+            seed = None
+            if cfg.mode == "zookeeper":
+                say(
+                    f"reading this broker's topics from the real ZooKeeper {props.get('zookeeper.connect')} (read-only)"
+                )
+                seed = zkseed.read_real(str(props.get("zookeeper.connect")), dirs, cluster_id)
             script = sandbox.prepare(
-                run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id, images
+                run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id, images, seed
             )
         except sandbox.SandboxError as exc:
             raise RehearsalRefused(str(exc)) from None
@@ -270,6 +276,9 @@ def rehearse(
             "reflink": est.reflink,
         },
         "swept": swept,
+        "zookeeper_seed": None
+        if seed is None
+        else {"source": seed.source, "topics": seed.topics, "nodes": sorted(seed.nodes)},
         "space": [
             {
                 "dirs": img.dirs,

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
 from kafka_ops.rehearse.scratch import Image
+from kafka_ops.rehearse.zkseed import SEED_PY, Seed, kazoo_path
 
 LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties)
 # KafkaRaftServer.startup logs "Kafka Server started" (3.x/4.x); KafkaServer "[KafkaServer id=N] started"
@@ -125,6 +126,7 @@ def prepare(
     version: tuple[int, ...] | None,
     cluster_id: str | None = None,
     images: list[Image] | None = None,
+    seed: Seed | None = None,
 ) -> str:
     """Write the sandbox's layers, config and inner script into ``run``; the script's path. ``cluster_id``:
     meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper."""
@@ -230,7 +232,7 @@ def prepare(
     ]  # fmt: skip
     lines.append(f"cd {q(run + '/tmp')}")
     if cfg.mode == "zookeeper":
-        lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id)
+        lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id, seed)
     # not exec'd: this shell (root) stays the namespace's pid 1. The kernel clears a process's parent-death signal
     # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
@@ -277,7 +279,13 @@ def _mount_points() -> list[str]:
 
 
 def _zookeeper_lines(
-    run: str, cfg: SandboxConfig, kafka_home: str, java: str, pw: pwd.struct_passwd, cluster_id: str | None
+    run: str,
+    cfg: SandboxConfig,
+    kafka_home: str,
+    java: str,
+    pw: pwd.struct_passwd,
+    cluster_id: str | None,
+    seed: Seed | None = None,
 ) -> list[str]:
     """A throwaway ZooKeeper from the broker's own jars on the port its config names, seeded with ``/cluster/id``
     from meta.properties (without it the broker makes a new id and exits with InconsistentClusterIdException,
@@ -319,6 +327,19 @@ def _zookeeper_lines(
         + " &",
         f"{q(sys.executable)} {q(wait_py)} || {{ echo 'the sandbox ZooKeeper did not answer within 60 s' >&2; exit 90; }}",
     ]
+    kp = kazoo_path()
+    if seed is not None and kp is not None:
+        # the real ZooKeeper's nodes for this broker (zkseed.read_real), written with kazoo in one process
+        nodes_json, seed_py = os.path.join(run, "zk-seed.json"), os.path.join(run, "zk-seed.py")
+        with open(nodes_json, "w") as f:
+            json.dump(seed.nodes, f)
+        with open(seed_py, "w") as f:
+            f.write(SEED_PY)
+        lines.append(
+            f"PYTHONPATH={q(kp)} {q(sys.executable)} {q(seed_py)} {cfg.zk_port} {q(cfg.zk_chroot)} {q(nodes_json)} "
+            f">>{q(run + '/logs/zk-seed.out')} 2>&1 || {{ echo 'could not seed the sandbox ZooKeeper' >&2; exit 91; }}"
+        )
+        return lines
     nodes: list[tuple[str, str | None]] = []
     path = ""
     for part in [p for p in cfg.zk_chroot.split("/") if p]:
