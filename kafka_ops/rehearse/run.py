@@ -18,10 +18,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import kafka_ops.rehearse.config as config
+import kafka_ops.rehearse.sandbox as sandbox
+import kafka_ops.rehearse.scratch as scratch
+import kafka_ops.rehearse.zkseed as zkseed
 from kafka_ops.audit.run import run_audit
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
-from kafka_ops.rehearse import config, sandbox, scratch, zkseed
 from kafka_ops.rehearse.observe import observe, segment_differences
 
 DEFAULT_HEAP = "1g"
