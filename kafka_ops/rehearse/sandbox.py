@@ -193,21 +193,17 @@ def prepare(
             f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work},redirect_dir=on')} {q(real)}"
         )
     for n, img in enumerate(images or []):
-        # copy up now what Kafka opens read-write (the files of partition dirs, .lock: touch -r keeps their mtime,
-        # which retention reads), then take the image's room down to the real filesystem's free bytes and inodes:
-        # the copy-up is the rehearsal's own cost, the rest is what the broker gets, as at the real start
-        for d in img.dirs:
-            real = q(os.path.realpath(d))
-            lines.append(
-                f"find {real} -mindepth 2 -maxdepth 2 -type f -exec touch -c -r {{}} {{}} + 2>/dev/null || true; "
-                f"[ -f {real}/.lock ] && touch -c -r {real}/.lock {real}/.lock || true"
-            )
+        # copy up now what Kafka opens read-write (every file of a partition dir, .lock: opened O_RDWR, never
+        # written, so their mtimes, which retention reads, stay), then take the image's room down to the real
+        # filesystem's free bytes and inodes: the copy-up is the rehearsal's own cost, the rest is what the broker
+        # gets, as at the real start
         pad_py = os.path.join(run, "pad.py")  # a file: sh has no quoting for a -c's newlines
         with open(pad_py, "w") as f:
             f.write(_PAD)
         lines.append(
             f"{q(sys.executable)} {q(pad_py)} {q(img.mount)} {img.real_free_bytes} {img.real_free_inodes} "
-            f"{q(os.path.join(run, f'fs-{n}.pad.json'))}"
+            f"{q(os.path.join(run, f'fs-{n}.pad.json'))} "
+            + " ".join(q(os.path.realpath(d)) for d in img.dirs)
         )
     if os.path.isdir(os.path.join(run, "upper")):
         os.chmod(os.path.join(run, "upper"), 0o711)
@@ -253,8 +249,18 @@ def prepare(
 
 
 # takes an image's free bytes and inodes (for a non-root user) down to the real filesystem's: a root-owned filler
-_PAD = """import json,os,sys
+_PAD = """import json,os,stat,sys
 m,b,i,out=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),sys.argv[4]
+def up(p):
+ try:
+  if not stat.S_ISREG(os.lstat(p).st_mode):return
+  os.close(os.open(p,os.O_RDWR|os.O_NOFOLLOW|os.O_NONBLOCK))
+ except OSError as e:print('copy-up',p,e,file=sys.stderr)
+for top in sys.argv[5:]:
+ up(os.path.join(top,'.lock'))
+ for e in os.scandir(top):
+  if e.is_dir(follow_symlinks=False):
+   for f in os.scandir(e.path):up(f.path)
 d=os.path.join(m,'pad');os.mkdir(d,0o700)
 v=os.statvfs(m);extra=v.f_bavail*v.f_frsize-b-4096*(1+(max(0,v.f_favail-i)//128))
 if extra>0:
@@ -405,6 +411,7 @@ def _jvm_pid(outer: int) -> int | None:
 def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | None, int | None]:
     """From the broker's log: offline dirs (with their line), fatal lines, logs loaded and the load's ms."""
     offline: dict[str, str] = {}
+    failures: dict[str, str] = {}  # log dir -> the LogDirFailureChannel error about it
     fatal: list[str] = []
     loaded = load_ms = None
     lines = text.splitlines()
@@ -419,6 +426,15 @@ def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | 
             found += [d.strip() for d in a[1].split(",")]
         # the exception that follows the line says why (No space left on device, Read-only file system)
         cause = lines[i + 1].strip() if i + 1 < len(lines) and not _ENTRY.match(lines[i + 1]) else ""
+        if "LogDirFailureChannel)" in msg:
+            # the I/O error that makes the broker stop serving a dir a moment later ("Error while writing to
+            # checkpoint file D/t-0/leader-epoch-checkpoint" + "java.io.IOException: No space left on device")
+            for real in dirs:
+                if real + "/" in msg or os.path.realpath(real) + "/" in msg:
+                    failures.setdefault(real, f"{msg}: {cause}" if cause else msg)
+        if not cause and found:
+            cause = next((failures[r] for r in dirs if r in failures and any(
+                os.path.normpath(x.rstrip(".,")) in (r, os.path.realpath(r)) for x in found)), "")  # fmt: skip
         for d in found:
             d = os.path.normpath(d.rstrip(".,"))
             for real in dirs:
