@@ -429,13 +429,24 @@ def test_no_packet_leaves_and_a_sigkill_leaves_no_mount_or_process(lab: dict[str
                 with pytest.raises(BlockingIOError):
                     s.accept()  # no connection ever reached the host's listeners
         assert _mounted(lab["scratch"])  # the overlays, in the sandbox's namespace only
+        assert _loops_of(lab["scratch"])  # the writable layers' image, loop-mounted in the sandbox
         assert str(lab["scratch"]).encode() not in Path("/proc/self/mountinfo").read_bytes()
         # SIGKILL of kafka-ops: pdeathsig kills unshare, --kill-child the namespace's processes
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         deadline = time.monotonic() + 10
-        while _sandbox_pids(lab["scratch"]) or _mounted(lab["scratch"]) or _alive(jvm):
-            assert time.monotonic() < deadline, (_sandbox_pids(lab["scratch"]), _mounted(lab["scratch"]), jvm)
+        while (
+            _sandbox_pids(lab["scratch"])
+            or _mounted(lab["scratch"])
+            or _alive(jvm)
+            or _loops_of(lab["scratch"])
+        ):
+            assert time.monotonic() < deadline, (
+                _sandbox_pids(lab["scratch"]),
+                _mounted(lab["scratch"]),
+                jvm,
+                _loops_of(lab["scratch"]),
+            )
             time.sleep(0.2)
         left = os.listdir(lab["scratch"])
         assert len(left) == 1  # the scratch itself is left on disk ...
@@ -661,4 +672,187 @@ def test_a_log_dir_on_a_read_only_mount_stays_read_only_in_the_sandbox(lab: dict
     assert dirs[str(ro)]["state"] == "offline" and "Error while loading log dir" in dirs[str(ro)]["reason"]
     assert dirs[str(dest / "data-0")]["state"] == "online"
     assert after == before
+    shutil.rmtree(dest)
+
+
+def _loops_of(path: Path) -> list[str]:
+    """`losetup -a`'s lines whose backing file lies under ``path``."""
+    out = subprocess.run(["losetup", "-a"], capture_output=True, text=True, check=True).stdout
+    return [x for x in out.splitlines() if f"({path}/" in x or f"{path}/" in x]
+
+
+@needs_root
+@rehearsal
+def test_a_full_log_dir_filesystem_is_as_full_in_the_sandbox(lab: dict[str, Any], tmp_path: Path) -> None:
+    # data-1 on a small ext4 whose free bytes for the broker user are all taken: the real start cannot write there.
+    # With the upper layer on the roomy scratch the rehearsal started with both dirs online (the old code)
+    dest = _copy(lab, "full")
+    full = dest / "data-1"
+    saved = dest / "data-1.saved"
+    full.rename(saved)
+    full.mkdir()
+    image = tmp_path / "small.img"
+    subprocess.run(["truncate", "-s", "24M", str(image)], check=True)
+    subprocess.run(["mkfs.ext4", "-q", "-F", "-m", "0", str(image)], check=True)
+    subprocess.run(["mount", "-o", "loop", str(image), str(full)], check=True)
+    try:
+        (full / "lost+found").rmdir()  # else 3.7.2 exits: 'lost+found' is not in the form of topic-partition
+        subprocess.run(["cp", "-a", f"{saved}/.", str(full)], check=True)
+        os.chown(full, *_owner(saved))
+        vfs = os.statvfs(full)
+        subprocess.run(
+            ["fallocate", "-l", str(vfs.f_bavail * vfs.f_frsize), str(full / "filler")], check=True
+        )
+        assert os.statvfs(full).f_bavail * os.statvfs(full).f_frsize < 64 * 1024
+        before = _snapshot([dest / "data-0", full])
+        # past the first high-watermark checkpoint (replica.high.watermark.checkpoint.interval.ms, 5 s)
+        code, report, err = _rehearse(lab, dest, "--window", "12")
+        after = _snapshot([dest / "data-0", full])
+    finally:
+        subprocess.run(["umount", str(full)], check=True)
+    assert report is not None, err
+    space = {tuple(s["dirs"]): s for s in report["rehearsal"]["space"]}
+    small = space[(str(full),)]
+    # the sandbox's writable layer had the real free room, after the copy-up (not the scratch's gigabytes)
+    assert (
+        small["real_free_bytes"] < 64 * 1024 and small["layer_free_bytes"] <= small["real_free_bytes"] + 8192
+    )
+    assert abs(small["layer_free_inodes"] - small["real_free_inodes"]) <= 16
+    dirs = {d["path"]: d for d in report["rehearsal"]["observed"]["log_dirs"]}
+    assert dirs[str(full)]["state"] == "offline", json.dumps([report["rehearsal"]["observed"], small])
+    assert "No space left on device" in json.dumps(report["rehearsal"]["observed"])
+    assert code == 1
+    if (
+        report["next_start"]["log_dirs"]
+        and {d["path"]: d["state"] for d in report["next_start"]["log_dirs"]}.get(str(full)) != "offline"
+    ):  # the plan without ENV001 says online: the rehearsal says where it is wrong
+        assert any(x.get("path") == str(full) for x in report["rehearsal"]["differences"])
+    assert after == before
+    assert not _loops_of(lab["scratch"])
+    shutil.rmtree(dest)
+
+
+def _owner(p: Path) -> tuple[int, int]:
+    st = p.lstat()
+    return st.st_uid, st.st_gid
+
+
+@pytest.fixture(scope="module")
+def retention_lab(lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A stopped Kafka 3.7.2 combined node whose topic ``old`` (retention.ms of a day, a topic config held in the
+    node's metadata log) holds records three days old in closed segments, and a topic ``t``."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    b = LabBroker(VERSION, log_dirs=2)
+    try:
+        b.start()
+        small = {"segment.bytes": 20000}
+        produce.create_topics(
+            b.bootstrap,
+            [produce.TopicSpec("t", partitions=2, configs=small),
+             produce.TopicSpec("old", configs={**small, "retention.ms": 86_400_000})],
+        )  # fmt: skip
+        produce.await_topics(b.bootstrap, ["t", "old"])
+        produce.produce(b.bootstrap, "t", 100)
+        produce.produce(
+            b.bootstrap, "old", 60, timestamp_ms=int(time.time() * 1000) - 3 * 86_400_000, flush_every=5
+        )
+        b.stop()
+        yield {**lab, "workdir": b.workdir}
+    finally:
+        b.close()
+
+
+@needs_root
+@rehearsal
+def test_observed_load_times_recoveries_and_deletions_per_dir_and_segment(
+    retention_lab: dict[str, Any],
+) -> None:
+    dest = _copy(retention_lab, "observe")
+    old = next(dest.glob("data-*/old-0"))
+    (dest / "data-1" / ".kafka_cleanshutdown").unlink()  # an unclean stop of data-1: its logs are recovered
+    dirs = [dest / "data-0", dest / "data-1"]
+    before = _snapshot(dirs)
+    # 3.7.2's first retention pass runs 30 s after the start (LogManager.scala@3.7.0:90)
+    _, report, err = _rehearse(retention_lab, dest, "--window", "36")
+    assert report is not None, err
+    assert _snapshot(dirs) == before
+    obs = report["rehearsal"]["observed"]
+    per_dir = {d["path"]: d for d in obs["log_dirs"]}
+    assert per_dir[str(dest / "data-1")]["clean_shutdown"] is False
+    assert per_dir[str(dest / "data-0")]["clean_shutdown"] is True
+    for d in per_dir.values():
+        assert d["logs"] >= 1 and 0 <= d["load_s"] < 30
+    assert sum(d["logs"] for d in per_dir.values()) == obs["logs_loaded"]
+    # every segment of `old` was deleted by its retention.ms: all its records expired, so the active one too (the
+    # log rolls a new one first, UnifiedLog.deleteOldSegments)
+    bases = sorted(int(p.name[:20]) for p in old.glob("*.log"))
+    assert len(bases) >= 3
+    deleted = {g["base_offset"]: g for g in obs["segments"] if g["deleted_at"] and g["topic"] == "old"}
+    assert sorted(deleted) == bases
+    assert {g["deleted_by"] for g in deleted.values()} == {"retention.ms"}
+    assert all(g["log"] == str(old / f"{b:020d}.log") for b, g in deleted.items())
+    # the recovered segments of data-1 are those the plan says recoverLog re-reads
+    recovered = {
+        g["log"] for g in obs["segments"] if g["load"] == "recovered" and str(dest / "data-1") in g["log"]
+    }
+    planned = {g["log"] for g in report["next_start"]["segments"] if g["load"] == "recovered"}
+    assert recovered and recovered == {p for p in planned if str(dest / "data-1") in p}
+    # where the plan keeps a segment the rehearsal deleted, `differences` says so, segment by segment
+    plan_deletes = {
+        g["log"] for g in report["next_start"]["segments"] if g.get("deleted_by") or g.get("deleted_at")
+    }
+    diffs = {x["path"]: x for x in report["rehearsal"]["differences"] if x["what"] == "segment"}
+    for g in deleted.values():
+        if g["log"] not in plan_deletes:
+            assert diffs[g["log"]]["plan"] == "kept" and diffs[g["log"]]["observed"] == "deleted"
+            assert "the rehearsed start deleted it (retention.ms)" in diffs[g["log"]]["text"]
+    shutil.rmtree(dest)
+
+
+@needs_root
+@rehearsal
+def test_zookeeper_mode_is_seeded_from_the_real_zookeeper(zk_lab: dict[str, Any]) -> None:
+    # the real ZooKeeper (the lab's, restarted on loopback from its data) holds a retention.ms override of 1 s for
+    # `t`: seeded into the sandbox's ZooKeeper, the rehearsed start's first retention pass deletes t's segments
+    # (without the seed the broker has no partition state and deletes nothing, rehearsal.md §6)
+    kazoo_client = pytest.importorskip("kazoo.client")
+    dest = _copy(zk_lab, "zkseed")
+    zk_props = dest / "config" / "zookeeper.properties"
+    zk_props.write_text(zk_props.read_text().replace(str(zk_lab["workdir"]), str(dest)))
+    connect = parse_properties((dest / "config" / "server.properties").read_text())["zookeeper.connect"]
+    java = shutil.which("java")
+    assert java is not None
+    zk = subprocess.Popen(
+        [java, "-Xmx128m", "-cp", f"{zk_lab['home']}/libs/*", "org.apache.zookeeper.server.quorum.QuorumPeerMain",
+         str(zk_props)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    dirs = [dest / "data-0", dest / "data-1"]
+    try:
+        client = kazoo_client.KazooClient(hosts=connect)
+        client.start(timeout=30)
+        node = json.loads(client.get("/config/topics/t")[0])
+        node["config"]["retention.ms"] = "1000"
+        client.set("/config/topics/t", json.dumps(node).encode())
+        client.stop()
+        client.close()
+        before = _snapshot(dirs)
+        # 2.8.2's first retention pass runs 30 s after the start (LogManager.InitialTaskDelayMs)
+        _, report, err = _rehearse(zk_lab, dest, "--window", "36")
+    finally:
+        zk.terminate()
+        zk.wait(30)
+    assert report is not None, err
+    assert _snapshot(dirs) == before
+    seed = report["rehearsal"]["zookeeper_seed"]
+    assert seed["source"].startswith("the real ZooKeeper") and seed["topics"] == ["t"]
+    assert {"/cluster/id", "/config/topics/t", "/brokers/topics/t"} <= set(seed["nodes"])
+    obs = report["rehearsal"]["observed"]
+    assert obs["broker"] == "starts", obs
+    deleted = {
+        (g["partition"], g["base_offset"]): g["deleted_by"] for g in obs["segments"] if g["deleted_at"]
+    }
+    assert deleted == {(0, 0): "retention.ms", (1, 0): "retention.ms"}, obs["segments"]
     shutil.rmtree(dest)

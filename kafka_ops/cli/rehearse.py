@@ -143,9 +143,30 @@ def to_text(report: dict[str, Any]) -> str:
         + (f": {obs['reason']}" if obs.get("reason") and obs["broker"] != "starts" else ""),
     ]
     for d in obs["log_dirs"]:
-        lines.append(f"  log dir {q(d['path'])}: {d['state']}" + (f" ({d['reason']})" if d["reason"] else ""))
+        load = (
+            f", loaded {d['logs']} logs in {d['load_s']} s ("
+            + ("clean shutdown" if d.get("clean_shutdown") else "recovery: no clean shutdown file")
+            + ")"
+            if d.get("logs") is not None
+            else ""
+        )
+        lines.append(
+            f"  log dir {q(d['path'])}: {d['state']}{load}" + (f" ({d['reason']})" if d["reason"] else "")
+        )
     if obs.get("logs_loaded") is not None:
         lines.append(f"  {obs['logs_loaded']} logs loaded in {obs['load_ms']} ms")
+    for g in obs.get("segments", []):
+        if g["deleted_at"]:
+            lines.append(
+                f"  deleted {q(g['log'])} ({g['deleted_by'] or 'no reason logged'}) at {g['deleted_at']}"
+            )
+        elif g["load"] != "as_is":
+            lines.append(f"  {g['load'].replace('_', ' ')}: {q(g['log'])}")
+    if r.get("zookeeper_seed"):
+        z = r["zookeeper_seed"]
+        lines.append(
+            f"  ZooKeeper seeded from {z['source']}: {len(z['nodes'])} nodes, topics {', '.join(z['topics'])}"
+        )
     lines.append(
         f"differences: {len(r['differences'])}" if r["differences"] else "differences: none (the plan agrees)"
     )

@@ -8,9 +8,11 @@ inside a log dir; a scratch whose free space cannot hold the worst-case copy-up.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import stat
+import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,9 +21,11 @@ from typing import Any
 import kafka_ops.rehearse.config as config
 import kafka_ops.rehearse.sandbox as sandbox
 import kafka_ops.rehearse.scratch as scratch
+import kafka_ops.rehearse.zkseed as zkseed
 from kafka_ops.audit.run import run_audit
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
+from kafka_ops.rehearse.observe import observe, segment_differences
 
 DEFAULT_HEAP = "1g"
 START_TIMEOUT_S = 900.0  # copy-up of a large broker on a filesystem without reflink takes minutes
@@ -37,9 +41,11 @@ LIMITS = (
     "a link out of a log dir fails there (the dir offline) where the real start would write",
     "the node is its own single-voter quorum on the metadata it has on disk: changes made while it was down "
     "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
-    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits, the real "
-    "filesystems' free space and inodes (the upper layer is the scratch's) and ACLs are not reproduced yet; a log "
-    "dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
+    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits and ACLs are not "
+    "reproduced yet; a log dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
+    "each real filesystem's writable layer is an ext4 image holding the copy-up of its files plus its real free "
+    "bytes and inodes for the broker user (rehearsal.space); a segment the rehearsal deletes frees no room "
+    "unless it was copied up, and a file Kafka did not open read-write leaves that room unused",
 )
 
 
@@ -181,8 +187,28 @@ def rehearse(
     try:
         t1 = time.monotonic()
         try:
+            images = scratch.make_images(run_dir, [d for d in dirs if os.path.isdir(d)], est.reflink)
+        except (OSError, subprocess.CalledProcessError) as exc:
+            detail = (
+                exc.stderr.decode(errors="replace").strip()
+                if isinstance(exc, subprocess.CalledProcessError)
+                else ""
+            )
+            raise RehearsalRefused(
+                f"could not make the scratch's filesystem image of the log dirs' free space: {exc}"
+                + (f": {detail}" if detail else "")
+            ) from None
+        try:
             cluster_id = (report.get("identity") or {}).get("cluster_id")
-            script = sandbox.prepare(run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id)
+            seed = None
+            if cfg.mode == "zookeeper":
+                say(
+                    f"reading this broker's topics from the real ZooKeeper {props.get('zookeeper.connect')} (read-only)"
+                )
+                seed = zkseed.read_real(str(props.get("zookeeper.connect")), dirs, cluster_id)
+            script = sandbox.prepare(
+                run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id, images, seed
+            )
         except sandbox.SandboxError as exc:
             raise RehearsalRefused(str(exc)) from None
         say(
@@ -194,12 +220,21 @@ def rehearse(
             raise RehearsalRefused(str(exc)) from None
         outcome.setup_s = round(time.monotonic() - t1, 2)
         used = scratch.used_bytes(run_dir)
+        padded = {}
+        for n in range(len(images)):
+            try:
+                with open(os.path.join(run_dir, f"fs-{n}.pad.json")) as f:
+                    padded[n] = json.load(f)
+            except (OSError, ValueError):
+                pass
     finally:
         t2 = time.monotonic()
+        scratch.detach_loops(run_dir)  # the kernel's autoclear has done it when the namespace ended
         shutil.rmtree(run_dir, ignore_errors=True)
         cleanup_s = time.monotonic() - t2
     after = stat_tree(dirs)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
+    per_dir, segments = observe(outcome.log_text, dirs)
     observed = {
         "broker": outcome.broker,
         "reason": outcome.reason,
@@ -209,11 +244,13 @@ def rehearse(
                 "path": d,
                 "state": "offline" if d in outcome.offline else "online",
                 "reason": outcome.offline.get(d),
+                **per_dir[d],
             }
             for d in dirs
         ],
         "logs_loaded": outcome.logs_loaded,
         "load_ms": outcome.load_ms,
+        "segments": segments,
         "fatal": outcome.fatal,
     }
     report["rehearsal"] = {
@@ -224,7 +261,8 @@ def rehearse(
         "changed_properties": {k: {"was": w, "now": n} for k, (w, n) in sorted(cfg.changed.items())},
         "quorum_state_removed": cfg.drop_quorum_state,
         "observed": observed,
-        "differences": _differences(report["next_start"], observed),
+        "differences": _differences(report["next_start"], observed)
+        + segment_differences(report["next_start"].get("segments", []), segments),
         "timings": {
             "audit_s": round(audit_s, 2),
             "setup_and_run_s": outcome.setup_s,
@@ -241,6 +279,22 @@ def rehearse(
             "reflink": est.reflink,
         },
         "swept": swept,
+        "zookeeper_seed": None
+        if seed is None
+        else {"source": seed.source, "topics": seed.topics, "nodes": sorted(seed.nodes)},
+        "space": [
+            {
+                "dirs": img.dirs,
+                "real_free_bytes": img.real_free_bytes,
+                "real_free_inodes": img.real_free_inodes,
+                "copy_up_bytes": img.copy_up_bytes,
+                "copy_up_inodes": img.copy_up_inodes,
+                "layer_free_bytes": padded.get(n, {}).get("free_bytes"),
+                "layer_free_inodes": padded.get(n, {}).get("free_inodes"),
+                "capped_by_scratch": img.capped,
+            }
+            for n, img in enumerate(images)
+        ],
         "limits": list(LIMITS),
         "real_dirs": {"entries": len(before), "unchanged": not changed, "changed": changed[:20]},
     }

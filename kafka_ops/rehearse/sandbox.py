@@ -24,12 +24,15 @@ import re
 import signal
 import stat
 import subprocess
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
+from kafka_ops.rehearse.scratch import Image
+from kafka_ops.rehearse.zkseed import SEED_PY, Seed, kazoo_path
 
 LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties)
 # KafkaRaftServer.startup logs "Kafka Server started" (3.x/4.x); KafkaServer "[KafkaServer id=N] started"
@@ -69,6 +72,7 @@ class Outcome:
     window_s: float = 0.0
     stop_s: float = 0.0
     fatal: list[str] = field(default_factory=list)
+    log_text: str = ""  # the broker's log of the rehearsed start (observe.py reads it)
 
 
 def kafka_version_of(home: str) -> tuple[int, ...] | None:
@@ -121,6 +125,8 @@ def prepare(
     heap: str,
     version: tuple[int, ...] | None,
     cluster_id: str | None = None,
+    images: list[Image] | None = None,
+    seed: Seed | None = None,
 ) -> str:
     """Write the sandbox's layers, config and inner script into ``run``; the script's path. ``cluster_id``:
     meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper."""
@@ -144,6 +150,13 @@ def prepare(
             raise SandboxError(
                 f"{d!r}: a path with ',', ':', '\\' or control characters cannot be an overlay layer"
             )
+    # the real filesystems' free bytes and inodes (scratch.make_images); mount -o loop sets the device's autoclear
+    # flag: the kernel detaches it when the namespace's mount goes, however the sandbox ends
+    image_of = {}
+    for img in images or []:
+        lines.append(f"mount -o loop,nosuid,nodev {q(img.path)} {q(img.mount)}")
+        lines.append(f"mkdir -m 711 {q(img.mount + '/upper')} && mkdir -m 700 {q(img.mount + '/work')}")
+        image_of.update({os.path.normpath(d): img for d in img.dirs})
     for i, d in enumerate(dirs):
         real = os.path.realpath(d)
         try:
@@ -158,13 +171,20 @@ def prepare(
             # its real mount is read-only: so it stays in the sandbox (every mount is made read-only there), as the
             # real start will meet it; an overlay would make it writable and the rehearsal too kind
             continue
-        upper, work = os.path.join(run, "upper", str(i)), os.path.join(run, "work", str(i))
-        os.makedirs(upper, 0o700)
-        os.makedirs(work, 0o700)
+        img = image_of.get(os.path.normpath(d))
+        layers = img.mount if img else run
+        upper, work = os.path.join(layers, "upper", str(i)), os.path.join(layers, "work", str(i))
         # the merged dir's root is the upper's root: give it the real dir's owner and mode, else the broker user
         # could not write its checkpoints there (rehearsal.md §1)
-        os.chown(upper, st.st_uid, st.st_gid)
-        os.chmod(upper, stat.S_IMODE(st.st_mode))
+        if img:  # made in the sandbox, on the mounted image
+            mode = f"{stat.S_IMODE(st.st_mode):o}"
+            lines.append(f"mkdir -m 700 {q(upper)} {q(work)} && chown {st.st_uid}:{st.st_gid} {q(upper)} "
+                         f"&& chmod {mode} {q(upper)}")  # fmt: skip
+        else:
+            os.makedirs(upper, 0o700)
+            os.makedirs(work, 0o700)
+            os.chown(upper, st.st_uid, st.st_gid)
+            os.chmod(upper, stat.S_IMODE(st.st_mode))
         # redirect_dir=on: without it overlayfs refuses to rename a dir that exists in the lower layer (EXDEV), and
         # Kafka's renames of partition dirs (-stray, -delete, future dirs) fail where the real start's succeed: a
         # dir holding a stray partition went offline in the sandbox (seen); with it the rename is recorded in the
@@ -172,7 +192,21 @@ def prepare(
         lines.append(
             f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work},redirect_dir=on')} {q(real)}"
         )
-    os.chmod(os.path.join(run, "upper"), 0o711)
+    for n, img in enumerate(images or []):
+        # copy up now what Kafka opens read-write (every file of a partition dir, .lock: opened O_RDWR, never
+        # written, so their mtimes, which retention reads, stay), then take the image's room down to the real
+        # filesystem's free bytes and inodes: the copy-up is the rehearsal's own cost, the rest is what the broker
+        # gets, as at the real start
+        pad_py = os.path.join(run, "pad.py")  # a file: sh has no quoting for a -c's newlines
+        with open(pad_py, "w") as f:
+            f.write(_PAD)
+        lines.append(
+            f"{q(sys.executable)} {q(pad_py)} {q(img.mount)} {img.real_free_bytes} {img.real_free_inodes} "
+            f"{q(os.path.join(run, f'fs-{n}.pad.json'))} "
+            + " ".join(q(os.path.realpath(d)) for d in img.dirs)
+        )
+    if os.path.isdir(os.path.join(run, "upper")):
+        os.chmod(os.path.join(run, "upper"), 0o711)
     if cfg.drop_quorum_state:  # a whiteout in the upper: the real file stays
         qs = os.path.join(os.path.realpath(cfg.metadata_dir), "__cluster_metadata-0", "quorum-state")
         lines.append(f"rm -f {q(qs)}")
@@ -194,7 +228,7 @@ def prepare(
     ]  # fmt: skip
     lines.append(f"cd {q(run + '/tmp')}")
     if cfg.mode == "zookeeper":
-        lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id)
+        lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id, seed)
     # not exec'd: this shell (root) stays the namespace's pid 1. The kernel clears a process's parent-death signal
     # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
@@ -214,6 +248,26 @@ def prepare(
     return script
 
 
+# takes an image's free bytes and inodes (for a non-root user) down to the real filesystem's: a root-owned filler
+_PAD = """import json,os,stat,sys
+m,b,i,out=sys.argv[1],int(sys.argv[2]),int(sys.argv[3]),sys.argv[4]
+def up(p):
+ try:
+  if not stat.S_ISREG(os.lstat(p).st_mode):return
+  os.close(os.open(p,os.O_RDWR|os.O_NOFOLLOW|os.O_NONBLOCK))
+ except OSError as e:print('copy-up',p,e,file=sys.stderr)
+for top in sys.argv[5:]:
+ up(os.path.join(top,'.lock'))
+ for e in os.scandir(top):
+  if e.is_dir(follow_symlinks=False):
+   for f in os.scandir(e.path):up(f.path)
+d=os.path.join(m,'pad');os.mkdir(d,0o700)
+v=os.statvfs(m);extra=v.f_bavail*v.f_frsize-b-4096*(1+(max(0,v.f_favail-i)//128))
+if extra>0:
+ fd=os.open(os.path.join(d,'bytes'),os.O_CREAT|os.O_WRONLY,0o600);os.posix_fallocate(fd,0,extra);os.close(fd)
+for k in range(max(0,os.statvfs(m).f_favail-i)):open(os.path.join(d,str(k)),'w').close()
+v=os.statvfs(m);json.dump({'free_bytes':v.f_bavail*v.f_frsize,'free_inodes':v.f_favail},open(out,'w'))
+"""
 _KERNEL_TREES = ("/proc", "/sys", "/dev")  # not where a broker keeps data; /dev's nodes must stay usable
 
 
@@ -231,13 +285,18 @@ def _mount_points() -> list[str]:
 
 
 def _zookeeper_lines(
-    run: str, cfg: SandboxConfig, kafka_home: str, java: str, pw: pwd.struct_passwd, cluster_id: str | None
+    run: str,
+    cfg: SandboxConfig,
+    kafka_home: str,
+    java: str,
+    pw: pwd.struct_passwd,
+    cluster_id: str | None,
+    seed: Seed | None = None,
 ) -> list[str]:
     """A throwaway ZooKeeper from the broker's own jars on the port its config names, seeded with ``/cluster/id``
     from meta.properties (without it the broker makes a new id and exits with InconsistentClusterIdException,
     KafkaServer.scala@3.5.2:225,240,638; rehearsal.md §6). Topic configs and assignments are not seeded (they need
     the real ZooKeeper, read with kazoo: not done yet)."""
-    import sys
 
     zk_props = os.path.join(run, "zookeeper.properties")
     with open(zk_props, "w") as f:
@@ -274,6 +333,19 @@ def _zookeeper_lines(
         + " &",
         f"{q(sys.executable)} {q(wait_py)} || {{ echo 'the sandbox ZooKeeper did not answer within 60 s' >&2; exit 90; }}",
     ]
+    kp = kazoo_path()
+    if seed is not None and kp is not None:
+        # the real ZooKeeper's nodes for this broker (zkseed.read_real), written with kazoo in one process
+        nodes_json, seed_py = os.path.join(run, "zk-seed.json"), os.path.join(run, "zk-seed.py")
+        with open(nodes_json, "w") as f:
+            json.dump(seed.nodes, f)
+        with open(seed_py, "w") as f:
+            f.write(SEED_PY)
+        lines.append(
+            f"PYTHONPATH={q(kp)} {q(sys.executable)} {q(seed_py)} {cfg.zk_port} {q(cfg.zk_chroot)} {q(nodes_json)} "
+            f">>{q(run + '/logs/zk-seed.out')} 2>&1 || {{ echo 'could not seed the sandbox ZooKeeper' >&2; exit 91; }}"
+        )
+        return lines
     nodes: list[tuple[str, str | None]] = []
     path = ""
     for part in [p for p in cfg.zk_chroot.split("/") if p]:
@@ -339,6 +411,7 @@ def _jvm_pid(outer: int) -> int | None:
 def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | None, int | None]:
     """From the broker's log: offline dirs (with their line), fatal lines, logs loaded and the load's ms."""
     offline: dict[str, str] = {}
+    failures: dict[str, str] = {}  # log dir -> the LogDirFailureChannel error about it
     fatal: list[str] = []
     loaded = load_ms = None
     lines = text.splitlines()
@@ -351,11 +424,22 @@ def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | 
         a = _ALL_FAILED.search(msg)
         if a:
             found += [d.strip() for d in a[1].split(",")]
+        # the exception that follows the line says why (No space left on device, Read-only file system)
+        cause = lines[i + 1].strip() if i + 1 < len(lines) and not _ENTRY.match(lines[i + 1]) else ""
+        if "LogDirFailureChannel)" in msg:
+            # the I/O error that makes the broker stop serving a dir a moment later ("Error while writing to
+            # checkpoint file D/t-0/leader-epoch-checkpoint" + "java.io.IOException: No space left on device")
+            for real in dirs:
+                if real + "/" in msg or os.path.realpath(real) + "/" in msg:
+                    failures.setdefault(real, f"{msg}: {cause}" if cause else msg)
+        if not cause and found:
+            cause = next((failures[r] for r in dirs if r in failures and any(
+                os.path.normpath(x.rstrip(".,")) in (r, os.path.realpath(r)) for x in found)), "")  # fmt: skip
         for d in found:
             d = os.path.normpath(d.rstrip(".,"))
             for real in dirs:
                 if d in (real, os.path.realpath(real)):
-                    offline.setdefault(real, msg)
+                    offline.setdefault(real, f"{msg}: {cause}" if cause else msg)
         if m[2] == "FATAL" or (m[2] == "ERROR" and _FATAL.search(msg)):
             nxt = lines[i + 1].strip() if i + 1 < len(lines) and not _ENTRY.match(lines[i + 1]) else ""
             fatal.append(f"{msg}: {nxt}" if nxt else msg)
@@ -450,11 +534,13 @@ def _watch(
     if exited_by_itself and READY_MARK not in _sandbox_out(run_dir):
         raise SandboxError(f"the sandbox could not be set up (exit {proc.returncode}): {_tail(run_dir)}")
     offline, fatal, loaded, load_ms = judge(text, dirs)
+    o_text = text
     o = Outcome("starts" if started_at is not None and not exited_by_itself else "exits")
     if started_at is None and not exited_by_itself:
         o.broker = "no answer"
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
+    o.log_text = o_text
     if o.broker == "exits":
         code = proc.returncode
         # the inner shell reports a JVM killed by signal N as 128 + N (and unshare passes it on)

@@ -131,6 +131,7 @@ def sweep(root: str) -> list[str]:
             continue  # a rehearsal still running
         if _mounted_anywhere(run):
             continue
+        detach_loops(run)
         shutil.rmtree(run, ignore_errors=True)  # never follows links (fd-based where the platform allows)
         removed.append(run)
     return removed
@@ -221,3 +222,125 @@ def used_bytes(path: str) -> int:
             except OSError:
                 pass
     return total
+
+
+# The writable layer holds no more than the real filesystem's free bytes and inodes (issue 38, "the same
+# environment as the real start"): each real filesystem's upper and work dirs live on a sparse ext4 image in the
+# scratch, loop-mounted inside the sandbox's mount namespace (``mount -o loop`` sets the loop device's autoclear
+# flag: when the namespace dies, its mount goes and the kernel detaches the device, on every exit path, SIGKILL
+# included). The image holds the copy-up of the lower files (overlayfs copies a file up whole when Kafka opens it
+# read-write; the real start needs no room for that) plus the real free bytes for the broker user (f_bavail: a
+# non-root user does not get the reserved blocks), and the lower entries plus the real free inodes (f_favail).
+# Where the scratch shares a reflink-capable filesystem with the dirs, no image: the upper is on the real
+# filesystem, whose free space is the real one and the copy-up clones extents.
+IMAGE_BLOCK = 4096
+IMAGE_SPARE_INODES = 16  # the image's root, lost+found, the upper and work dirs and overlayfs' own
+
+
+@dataclass
+class Image:
+    path: str  # the image file in the run dir
+    mount: str  # where the sandbox mounts it (a dir in the run dir)
+    dirs: list[str]  # the real dirs (on one filesystem) whose layers it holds
+    real_free_bytes: int
+    real_free_inodes: int
+    copy_up_bytes: int
+    copy_up_inodes: int
+    free_bytes: int  # the image's own free bytes and inodes, as mkfs made them
+    free_inodes: int
+    capped: bool  # the scratch's room was less than what the image should hold
+
+
+def _lower_usage(path: str) -> tuple[int, int]:
+    """(bytes a copy-up of every file and dir under ``path`` takes on a 4 KiB-block filesystem, entries)."""
+    blocks = entries = 0
+    try:
+        top = os.lstat(path).st_dev
+    except OSError:
+        return 0, 0
+    for base, dirs, files in os.walk(path, followlinks=False):
+        for name in dirs + files:
+            try:
+                st = os.lstat(os.path.join(base, name))
+            except OSError:
+                continue
+            entries += 1
+            if stat.S_ISREG(st.st_mode):
+                blocks += -(-st.st_size // IMAGE_BLOCK)
+            elif stat.S_ISDIR(st.st_mode):
+                blocks += 1
+        dirs[:] = [d for d in dirs if os.lstat(os.path.join(base, d)).st_dev == top]
+    return blocks * IMAGE_BLOCK, entries + 1
+
+
+def _mkfs(path: str, size: int, inodes: int) -> tuple[int, int]:
+    """A sparse ext4 image of ``size`` bytes and at least ``inodes`` inodes; (its free bytes, free inodes)."""
+    with open(path, "wb") as f:
+        f.truncate(size)
+    # -m 0: no blocks reserved for root (the broker user's share is what f_bavail gave); no journal: a
+    # throwaway filesystem, and the journal's blocks would be less room; -N: the inode count
+    subprocess.run(
+        ["mkfs.ext4", "-q", "-F", "-m", "0", "-O", "^has_journal", "-b", str(IMAGE_BLOCK), "-N", str(inodes),
+         "-E", "lazy_itable_init=1,nodiscard", path],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    out = subprocess.run(["dumpe2fs", "-h", path], check=True, capture_output=True, text=True).stdout
+    fields = dict(line.split(":", 1) for line in out.splitlines() if ":" in line)
+    return int(fields["Free blocks"]) * IMAGE_BLOCK, int(fields["Free inodes"])
+
+
+def make_images(run: str, dirs: list[str], clone: bool) -> list[Image]:
+    """One image per real filesystem of ``dirs`` (dirs on one filesystem share its free space), sized to its free
+    bytes and inodes plus the copy-up; none when ``clone`` (see above)."""
+    if clone:
+        return []
+    groups: dict[int, list[str]] = {}
+    for d in dirs:
+        if os.statvfs(d).f_flag & os.ST_RDONLY:
+            continue  # not overlaid: read-only in the sandbox as on the host
+        groups.setdefault(os.stat(d).st_dev, []).append(d)
+    room = max(0, os.statvfs(run).f_bavail * os.statvfs(run).f_frsize - MARGIN_BYTES)
+    images = []
+    for n, members in enumerate(groups.values()):
+        vfs = os.statvfs(members[0])
+        free_b, free_i = vfs.f_bavail * vfs.f_frsize, vfs.f_favail
+        used = [_lower_usage(d) for d in members]
+        up_b, up_i = sum(u[0] for u in used), sum(u[1] for u in used)
+        want_b = up_b + free_b + IMAGE_BLOCK * (2 * len(members) + 2)  # upper/work roots, the image's root
+        want_i = up_i + free_i + IMAGE_SPARE_INODES * len(members)
+        capped = want_b > room
+        want_b = min(want_b, room)
+        path = os.path.join(run, f"fs-{n}.img")
+        size = want_b + want_b // 16 + 8 * IMAGE_BLOCK + want_i * 256  # a first guess at ext4's own overhead
+        size = -(-size // IMAGE_BLOCK) * IMAGE_BLOCK
+        got_b, got_i = _mkfs(path, size, want_i)
+        if got_b != want_b:  # the overhead, now known, is nearly the same for the corrected size
+            size = max(size + (want_b - got_b), 64 * IMAGE_BLOCK)
+            got_b, got_i = _mkfs(path, size, want_i)
+        os.chmod(path, 0o600)
+        mount = os.path.join(run, f"fs-{n}")
+        os.mkdir(mount, 0o711)
+        images.append(Image(path, mount, members, free_b, free_i, up_b, up_i, got_b, got_i, capped))
+    return images
+
+
+def detach_loops(run: str) -> list[str]:
+    """Detach the loop devices whose backing file is under ``run`` (a killed run's, if the kernel's autoclear
+    had not done it); the devices detached."""
+    out = []
+    base = "/sys/block"
+    try:
+        names = [n for n in os.listdir(base) if n.startswith("loop")]
+    except OSError:
+        return out
+    prefix = run.rstrip("/") + "/"
+    for name in names:
+        try:
+            with open(os.path.join(base, name, "loop", "backing_file")) as f:
+                backing = f.read().strip()
+        except OSError:
+            continue
+        if backing.startswith(prefix):
+            subprocess.run(["losetup", "-d", f"/dev/{name}"], capture_output=True, check=False)
+            out.append(f"/dev/{name}")
+    return out

@@ -1,0 +1,150 @@
+"""What the sandboxed broker did per log dir and per segment, from its own log lines, in ``next_start``'s schema.
+
+The log lines' wording per release: the regexes of the lab's observer (kafka_lab/observe.py, checked against the
+Kafka source at the tags 2.8.2, 3.5.2, 3.7.1, 3.9.0 and the 4.3.1 jars, and confirmed by the lab's runs); the
+per-dir load lines of LogManager.loadLogs, checked in the 2.8.2, 3.7.2 and 4.3.1 release jars' string constants:
+
+* a dir's load begins with "Skipping recovery for all logs in D since clean shutdown file was found" or "Attempting
+  recovery for all logs in D since no clean shutdown file was found" (2.8), "Skipping recovery of N logs from D
+  since clean shutdown file was found" or "Recovering N logs from D since no clean shutdown file was found" (3.x,
+  4.x);
+* each log's load ends with "Completed load of Log(dir=D/T-P, ...) ... in Xms (i/n loaded in D)" (2.8) or
+  "(i/n completed in D)" (3.x, 4.x): the dir is loaded when i == n.
+
+The wall time of a dir's load (``load_s``) runs from its first line to its last log's completion: the real number
+behind SHUT001's estimate of the recovery time (the copy-up of a filesystem without reflink adds to it, and the log's
+timestamps are to the millisecond).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import datetime
+from typing import Any
+
+_ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
+_PREFIX = re.compile(r"\[(?:Log|LogLoader|UnifiedLog|LocalLog) partition=([^,\]]+), dir=([^\]]+)\] ")
+_DIR_START = re.compile(
+    r"(?:(Skipping) recovery (?:for all logs in|of \d+ logs from)|(?:Attempting) recovery for all logs in"
+    r"|(Recovering) \d+ logs from) (\S+) since (no )?clean shutdown file was found"
+)
+_DIR_DONE = re.compile(r"Completed load of .*\((\d+)/(\d+) (?:loaded|completed) in (\S+?)\)")
+_RECOVERING = re.compile(r"Recovering unflushed segment (\d+)")
+_REBUILT = re.compile(
+    r"(?:Found a corrupted index file|Could not find (?:offset )?index file) corresponding to log file (\S+?),? "
+)
+_RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
+_FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
+
+
+def _time(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%d %H:%M:%S,%f")
+
+
+def _deleted_by(message: str) -> str | None:
+    for words, by in (
+        ("log truncation", "truncation"),
+        ("retention time", "retention.ms"),
+        ("retention size", "retention.bytes"),
+        ("log start offset", "log_start_offset"),
+        ("log recovery", "recovery"),
+    ):
+        if words in message:
+            return by
+    return None
+
+
+def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list[dict[str, Any]]]:
+    """(per log dir: its load's wall time, logs, clean or not; the segments whose fate is not "loaded as is and
+    kept": recovered, indexes rebuilt, deleted with the time and the reason)."""
+    per_dir: dict[str, dict[str, Any]] = {
+        d: {"load_s": None, "logs": None, "clean_shutdown": None, "_start": None} for d in dirs
+    }
+    real = {os.path.realpath(d): d for d in dirs} | {os.path.normpath(d): d for d in dirs}
+    segs: dict[str, dict[str, Any]] = {}
+
+    def seg(log_dir: str, tp: str, base: int) -> dict[str, Any]:
+        path = os.path.join(real.get(os.path.normpath(log_dir), log_dir), tp, f"{base:020d}.log")
+        topic, _, part = tp.rpartition("-")
+        return segs.setdefault(
+            path,
+            {"log": path, "topic": topic, "partition": int(part) if part.isdigit() else None, "base_offset": base,
+             "load": "as_is", "truncated_bytes": 0, "deleted_at": None, "deleted_by": None},
+        )  # fmt: skip
+
+    for line in text.splitlines():
+        m = _ENTRY.match(line)
+        if not m:
+            continue
+        at, msg = _time(m[1]), m[3]
+        if x := _DIR_START.search(msg):
+            d = real.get(os.path.normpath(x[3].rstrip(".,")))
+            if d is not None and per_dir[d]["_start"] is None:
+                per_dir[d]["_start"] = at
+                per_dir[d]["clean_shutdown"] = x[4] is None
+                per_dir[d]["load_s"] = 0.0  # a dir with no logs: no completion line follows
+        elif x := _DIR_DONE.search(msg):
+            d = real.get(os.path.normpath(x[3]))
+            if d is not None and per_dir[d]["_start"] is not None and x[1] == x[2]:
+                per_dir[d]["logs"] = int(x[2])
+                per_dir[d]["load_s"] = round((at - per_dir[d]["_start"]).total_seconds(), 3)
+        p = _PREFIX.search(msg)
+        if not p:
+            continue
+        tp, log_dir = p[1], p[2]
+        if x := _RECOVERING.search(msg):
+            seg(log_dir, tp, int(x[1]))["load"] = "recovered"
+        elif x := _REBUILT.search(msg):
+            s = seg(log_dir, tp, int(os.path.basename(x[1])[:20]))
+            if s["load"] == "as_is":
+                s["load"] = "indexes_rebuilt"
+        if x := _RECOVERY_DELETE.search(msg):
+            bases, by = [int(b) for b in re.findall(r"baseOffset=(\d+)", x[1])], "recovery"
+        elif "Deleting segment" in msg and "Deleting segment files" not in msg:
+            bases, by = [int(b) for b in re.findall(r"baseOffset=(\d+)", msg)], _deleted_by(msg)
+        elif x := _FOUND_DELETABLE.search(msg):
+            bases, by = [int(b) for b in x[1].split(",") if b.strip()], _deleted_by(x[2])
+        else:
+            bases, by = [], None
+        for b in bases:
+            s = seg(log_dir, tp, b)
+            if s["deleted_at"] is None:
+                s["deleted_at"] = at.isoformat(timespec="milliseconds")
+                s["deleted_by"] = by
+    for v in per_dir.values():
+        v.pop("_start")
+    return per_dir, sorted(segs.values(), key=lambda s: s["log"])
+
+
+def _planned_deleted(s: dict[str, Any]) -> bool:
+    return s.get("deleted_at") is not None or s.get("deleted_by") is not None
+
+
+def segment_differences(plan: list[dict[str, Any]], observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Where the plan's deletions and the observed ones differ, segment by segment (by the .log's path)."""
+    planned = {s["log"]: s for s in plan if _planned_deleted(s)}
+    seen = {s["log"]: s for s in observed if s["deleted_at"] is not None}
+    out = []
+    for log in sorted(set(planned) | set(seen)):
+        p, o = planned.get(log), seen.get(log)
+        if p and o:
+            continue  # both delete it (the reasons may be worded differently)
+        if o:
+            text = (
+                f"the plan keeps {log}; the rehearsed start deleted it ({o['deleted_by'] or 'no reason logged'}) "
+                f"at {o['deleted_at']}"
+            )
+        else:
+            assert p is not None
+            text = f"the plan deletes {log} ({p.get('deleted_by')}); the rehearsed start kept it within its window"
+        out.append(
+            {
+                "what": "segment",
+                "path": log,
+                "plan": "deleted" if p else "kept",
+                "observed": "deleted" if o else "kept",
+                "text": text,
+            }
+        )
+    return out
