@@ -97,9 +97,14 @@ def _apply(image: MetadataImage, rec: dict[str, object], offset: int | None = No
         entry[1].add(p)
         image.replicas[(str(data["topicId"]), p)] = _node_ids(data.get("replicas"))
     elif t == "PARTITION_CHANGE_RECORD":
-        part = (str(data["topicId"]), int(data["partitionId"]) if isinstance(data["partitionId"], int) else -1)
+        part = (
+            str(data["topicId"]),
+            int(data["partitionId"]) if isinstance(data["partitionId"], int) else -1,
+        )
         if "replicas" not in data:
-            image.replicas[part] = None  # a record read by its leading fields only: the replicas are not known
+            image.replicas[part] = (
+                None  # a record read by its leading fields only: the replicas are not known
+            )
         elif data["replicas"] is not None:  # null: unchanged
             image.replicas[part] = _node_ids(data["replicas"])
     elif t == "REMOVE_TOPIC_RECORD":
