@@ -36,6 +36,14 @@ from typing import Any
 
 from kafka_ops.engine.layout import METADATA_TOPIC, parse_partition_dir
 
+# the broker's own lines for an offline dir, an exit, a recovery: one list, the product's (the rehearsal reads them)
+from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
+from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
+from kafka_ops.rehearse.loglines import FATAL as _FATAL
+from kafka_ops.rehearse.loglines import REBUILT as _REBUILT
+from kafka_ops.rehearse.loglines import RECOVERING as _RECOVERING
+from kafka_ops.rehearse.loglines import RECOVERY_DELETE as _RECOVERY_DELETE
+
 HASH_LIMIT = 64 * 1024 * 1024
 _ENTRY = re.compile(
     r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*?)(?: \(([\w.$]+)\))?$"
@@ -157,23 +165,11 @@ def _with_extra(e: LogEntry, extra: list[str]) -> LogEntry:
     return LogEntry(e.time, e.level, e.message, e.logger, e.partition, e.dir, tuple(extra))
 
 
-_DIR_FAILURES = (
-    re.compile(r"Stopping serving logs in dir (\S+)"),
-    re.compile(r"Error while loading log dir (\S+)"),
-    re.compile(r"Failed to create or validate data directory (\S+)"),
-    re.compile(r"Halting broker because dir (\S+) is offline"),
-)
-_ALL_FAILED = re.compile(r"Shutdown broker because all log dirs in (.+) have failed")
 _LOADED = re.compile(r"Completed load of \w*Log\(dir=([^,)]+)")
-_RECOVERING = re.compile(r"Recovering unflushed segment (\d+)")
-_REBUILT = re.compile(
-    r"(?:Found a corrupted index file|Could not find (?:offset )?index file) corresponding to log file (\S+?),? "
-)
 # 0.10.2: "Found a corrupted index file due to <why>}. deleting <d>/<base>.timeindex, <d>/<base>.index and
 # rebuilding index..." (Log.loadSegments @0.10.2.2)
 _REBUILT_OLD = re.compile(r"deleting \S+\.timeindex, (\S+)\.index and rebuilding index")
 _DELETING = re.compile(r"Deleting segments? .*?baseOffset=(\d+)")
-_RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
 _FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
 _SCHEDULING = re.compile(
     r"Scheduling log segment \[?(?:baseOffset )?(\d+)"
@@ -201,7 +197,6 @@ def offline_dirs(entries: Sequence[LogEntry]) -> list[str]:
 
 
 # Kafka's fatal() logs at ERROR (2.8, 3.x) or FATAL; these say the broker is going down
-_FATAL = re.compile(r"Fatal error|fatal fault|fatal exception|Shutdown broker because|Halting broker", re.I)
 
 
 def exit_reason(entries: Sequence[LogEntry]) -> str | None:

@@ -23,6 +23,10 @@ import re
 from datetime import datetime
 from typing import Any
 
+from kafka_ops.rehearse.loglines import REBUILT as _REBUILT
+from kafka_ops.rehearse.loglines import RECOVERING as _RECOVERING
+from kafka_ops.rehearse.loglines import RECOVERY_DELETE as _RECOVERY_DELETE
+
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
 _PREFIX = re.compile(r"\[(?:Log|LogLoader|UnifiedLog|LocalLog) partition=([^,\]]+), dir=([^\]]+)\] ")
 _DIR_START = re.compile(
@@ -30,11 +34,6 @@ _DIR_START = re.compile(
     r"|(Recovering) \d+ logs from) (\S+) since (no )?clean shutdown file was found"
 )
 _DIR_DONE = re.compile(r"Completed load of .*\((\d+)/(\d+) (?:loaded|completed) in (\S+?)\)")
-_RECOVERING = re.compile(r"Recovering unflushed segment (\d+)")
-_REBUILT = re.compile(
-    r"(?:Found a corrupted index file|Could not find (?:offset )?index file) corresponding to log file (\S+?),? "
-)
-_RECOVERY_DELETE = re.compile(r"Deleting segments as part of log recovery: (.*)")
 _FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
 
 

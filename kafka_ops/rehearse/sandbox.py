@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
+from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
+from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
+from kafka_ops.rehearse.loglines import FATAL as _FATAL
 from kafka_ops.rehearse.scratch import Image
 from kafka_ops.rehearse.zkseed import SEED_PY, Seed, kazoo_path
 
@@ -40,16 +43,6 @@ READY = re.compile(
     r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started|\[KafkaServer id=\d+\] started)"
 )
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
-# the lines with which a broker takes a log dir offline (LogManager, ReplicaManager; kafka_lab/observe.py checks
-# them against every lab release)
-_DIR_FAILURES = (
-    re.compile(r"Stopping serving logs in dir (\S+)"),
-    re.compile(r"Error while loading log dir (\S+)"),
-    re.compile(r"Failed to create or validate data directory (\S+)"),
-    re.compile(r"Halting broker because dir (\S+) is offline"),
-)
-_ALL_FAILED = re.compile(r"Shutdown broker because all log dirs in (.+) have failed")
-_FATAL = re.compile(r"Fatal error|fatal fault|fatal exception|Shutdown broker because|Halting broker", re.I)
 _LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
 READY_MARK = "kafka-ops-sandbox-ready"
 _UNSAFE_PATH = re.compile(r"[,:\\\x00-\x1f\x7f]")
