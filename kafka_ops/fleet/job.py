@@ -160,10 +160,20 @@ def _run_fleet(
     sc = spark.sparkContext
     s = dict(settings)
     targets, s["known_hosts"] = resolve_credentials(targets, s.get("known_hosts"))
+    shipped = False
     if ship if ship is not None else not sc.master.startswith("local"):
         ship_package(sc)
+        shipped = True
     if s["known_hosts"] is not None:
         s["spark_files"] = ship_credentials(sc, targets, s["known_hosts"])
+        shipped = True
+    if shipped and sc.master.startswith("local"):
+        # the run's copies are removed when it ends (shipping.run_files), but Spark keeps every added file for the
+        # context's life and an executor fetches the ones it has not seen before its next task: the local
+        # executor takes its copies now, so that a later job of a context that lives on (a notebook, a test
+        # session) does not fail on a file that is gone ("exists and does not match contents"), even after a
+        # run that ended before its first task
+        sc.parallelize([0], 1).count()
     s["keep_partitions"] = bool(results)
     if results:
         from kafka_ops.fleet.results import check_file_system
