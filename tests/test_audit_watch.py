@@ -12,17 +12,9 @@ from pathlib import Path
 from kafka_ops.simulator.host import SimulatedHost
 
 from .conftest import NOW_MS
+from .test_waivers import args  # the demo host's audit command line, as the waiver tests run it
 
 Cli = Callable[..., tuple[int, str, str]]
-
-
-def args(host: SimulatedHost, *extra: str) -> list[str]:
-    return [
-        "audit", "--server-properties", host.server_properties, "--topic-configs", host.topic_configs,
-        "--systemd-unit", host.systemd_unit, "--broker-log", host.server_log, "--broker-log", host.cleaner_log,
-        "--broker-state", "stopped", "--now", str(NOW_MS), "--kafka-version", "3.7.0", "--broker-user", "root",
-        *extra,
-    ]  # fmt: skip
 
 
 def test_a_ci_log_names_the_failing_findings_under_the_verdict(
