@@ -115,8 +115,17 @@ def add_zookeeper(opts: Any, connect: str | None, timeout_s: float) -> None:
             note_later(f"warning: {opts.zookeeper_skip}")
             return
         connect = found
+    broker_id = None
+    if opts.server_properties:
+        from kafka_ops.engine.errors import EngineError
+        from kafka_ops.facts.config import read_server_properties
+
+        try:
+            broker_id = read_server_properties(opts.server_properties).get("broker.id", "").strip() or None
+        except (EngineError, OSError):
+            broker_id = None
     try:
-        opts.zookeeper = read_cluster_id(connect, timeout_s)
+        opts.zookeeper = read_cluster_id(connect, timeout_s, broker_id=broker_id, configs=True)
     except ZooKeeperUnavailable as exc:
         opts.zookeeper_skip = str(exc)
         note_later(f"warning: {opts.zookeeper_skip}")
@@ -343,8 +352,9 @@ def audit(
             "--zookeeper",
             metavar="CONNECT|auto",
             help="Read ZooKeeper's /cluster/id (read only, bounded by --cluster-timeout) and compare it with "
-            "meta.properties, as a ZooKeeper-mode broker does at its start (ENV002); auto: the zookeeper.connect of "
-            "server.properties.",
+            "meta.properties, as a ZooKeeper-mode broker does at its start (ENV002), and the topics' overrides and "
+            "dynamic broker configs it loads its logs with (/config/topics, /config/brokers); auto: the "
+            "zookeeper.connect of server.properties.",
         ),
     ] = None,
     output: Annotated[

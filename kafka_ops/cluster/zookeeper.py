@@ -8,6 +8,13 @@ InconsistentClusterIdException when meta.properties has another ``cluster.id``: 
 stored clusterId Some(<meta>) in meta.properties. The broker is trying to join the wrong cluster. Configured
 zookeeper.connect may be wrong." So a missing znode is a mismatch too, for a broker whose meta.properties has a
 ``cluster.id``.
+
+The same read-only session gives what a ZooKeeper-mode broker loads its logs with, which no file on the host holds
+(issue 36 §3): each topic's overrides, ``/config/topics/<topic>`` (``{"version":1,"config":{...}}``, ZkData.scala
+``ConfigEntityZNode``; LogManager's ``fetchTopicConfigOverrides`` -> ``AdminZkClient.fetchEntityConfig(Topic, t)``),
+and the dynamic broker configs the broker applies over server.properties at its start
+(``DynamicBrokerConfig.initialize``, DynamicBrokerConfig.scala@2.8.2: ``/config/brokers/<default>``, then
+``/config/brokers/<broker.id>``).
 """
 
 from __future__ import annotations
@@ -20,10 +27,15 @@ class ZooKeeperUnavailable(Exception):
     """ZooKeeper did not answer (or kazoo is missing): one line saying why."""
 
 
-def read_cluster_id(connect: str, timeout_s: float = 10.0) -> dict[str, Any]:
+def read_cluster_id(
+    connect: str, timeout_s: float = 10.0, *, broker_id: str | None = None, configs: bool = False
+) -> dict[str, Any]:
     """``{"connect", "cluster_id"}`` from ``/cluster/id`` of the ZooKeeper ``connect`` names (a
     ``zookeeper.connect`` value, chroot included); ``cluster_id`` None when the znode does not exist.
-    Raises ZooKeeperUnavailable when it does not answer within ``timeout_s``."""
+    With ``configs``: also ``topic_configs`` (topic -> overrides, every topic under /config/topics) and
+    ``broker_configs`` (``"<default>"`` and ``broker_id`` -> dynamic configs), or ``configs_error`` saying why
+    they could not be read (the cluster id still stands). Raises ZooKeeperUnavailable when it does not answer
+    within ``timeout_s``."""
     try:
         from kazoo.client import KazooClient
         from kazoo.exceptions import KazooException, NoNodeError
@@ -47,10 +59,16 @@ def read_cluster_id(connect: str, timeout_s: float = 10.0) -> dict[str, Any]:
             raise ZooKeeperUnavailable(
                 f"ZooKeeper at {connect} did not answer within {timeout_s:g} s ({type(exc).__name__})"
             ) from None
+        extra: dict[str, Any] = {}
+        if configs:
+            try:
+                extra = _read_configs(zk, broker_id, timeout_s)
+            except (KazooTimeoutError, KazooException, OSError) as exc:
+                extra = {"configs_error": f"reading /config failed ({type(exc).__name__})"}
         try:
             data, _ = zk.get("/cluster/id")
         except NoNodeError:
-            return {"connect": connect, "cluster_id": None}
+            return {"connect": connect, "cluster_id": None, **extra}
         except (KazooException, OSError) as exc:
             raise ZooKeeperUnavailable(
                 f"ZooKeeper at {connect}: reading /cluster/id failed ({type(exc).__name__})"
@@ -70,4 +88,43 @@ def read_cluster_id(connect: str, timeout_s: float = 10.0) -> dict[str, Any]:
         ) from None
     if not isinstance(cid, str):
         raise ZooKeeperUnavailable(f"ZooKeeper at {connect}: /cluster/id has no string id")
-    return {"connect": connect, "cluster_id": cid}
+    return {"connect": connect, "cluster_id": cid, **extra}
+
+
+def _config_node(data: bytes) -> dict[str, str] | None:
+    """A ConfigEntityZNode's ``config`` map (string values only), None when it is not one."""
+    try:
+        doc = json.loads(data.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return None
+    cfg = doc.get("config") if isinstance(doc, dict) else None
+    if not isinstance(cfg, dict):
+        return None
+    return {str(k): str(v) for k, v in cfg.items() if isinstance(v, (str, int))}
+
+
+def _read_configs(zk: Any, broker_id: str | None, timeout_s: float) -> dict[str, Any]:
+    """Every topic's overrides and this broker's dynamic configs, read asynchronously within ``timeout_s``."""
+    from kazoo.exceptions import NoNodeError
+
+    try:
+        topics = zk.get_children("/config/topics")
+    except NoNodeError:
+        topics = []
+    paths = {("topic", t): f"/config/topics/{t}" for t in topics}
+    for name in ("<default>", broker_id):
+        if name is not None:
+            paths[("broker", name)] = f"/config/brokers/{name}"
+    pending = {key: zk.get_async(path) for key, path in paths.items()}
+    out: dict[str, Any] = {"topic_configs": {}, "broker_configs": {}, "unreadable": []}
+    for (kind, name), res in pending.items():
+        try:
+            data, _ = res.get(timeout=timeout_s)
+        except NoNodeError:
+            continue
+        cfg = _config_node(data)
+        if cfg is None:
+            out["unreadable"].append(paths[(kind, name)])
+        elif cfg:
+            out["topic_configs" if kind == "topic" else "broker_configs"][name] = cfg
+    return out

@@ -277,6 +277,9 @@ def gather(opts: AuditOptions) -> HostFacts:
         h.log_dirs.append(gather_log_dir(h, d, mounts))
     determine_broker_state(h)
     apply_cluster(h, opts)
+    apply_zookeeper_configs(
+        h, opts
+    )  # after the cluster's (which wins) and before the metadata log's (ZooKeeper mode)
     kraft_configs.apply(h)  # after the cluster's: --topic-configs and --bootstrap-server take its place
     return h
 
@@ -295,7 +298,11 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
         node = int(raw) if raw is not None and raw.lstrip("-").isdigit() and int(raw) >= 0 else None
     h.node_id = node
     if opts.zookeeper is not None:
-        h.inputs["zookeeper"] = Input(opts.zookeeper, "--zookeeper")
+        # the identity only: the configs read in the same session are said in inputs.topic_configs
+        ident = {k: opts.zookeeper.get(k) for k in ("connect", "cluster_id")}
+        if opts.zookeeper.get("configs_error"):
+            ident["configs_error"] = opts.zookeeper["configs_error"]
+        h.inputs["zookeeper"] = Input(ident, "--zookeeper")
     elif opts.zookeeper_skip is not None:
         h.skipped_inputs["zookeeper"] = opts.zookeeper_skip
     if opts.cluster is None:
@@ -317,6 +324,47 @@ def apply_cluster(h: HostFacts, opts: AuditOptions) -> None:
         h.inputs["topic_configs"] = Input(h.configs.topics_source, "--bootstrap-server")
         h.skipped_inputs.pop("topic_configs", None)
         h.last_topic_config = None
+
+
+def apply_zookeeper_configs(h: HostFacts, opts: AuditOptions) -> None:
+    """A ZooKeeper-mode broker's topic overrides and dynamic broker configs, read from ZooKeeper with
+    --zookeeper (kafka_ops.cluster.zookeeper: ``/config/topics/<t>``, ``/config/brokers/<default>`` and
+    ``/config/brokers/<broker.id>``): what the broker loads its logs with when the cluster is down. Not applied
+    when its /cluster/id is not meta.properties' (another cluster's configs: ENV002 says so), and the topic
+    overrides not when --topic-configs or --bootstrap-server gave them. Precedence as DynamicBrokerConfig's:
+    the broker's own dynamic config > the cluster default > server.properties."""
+    zk = opts.zookeeper
+    if not isinstance(zk, dict) or "topic_configs" not in zk:
+        return
+    if h.meta_cluster_id and zk.get("cluster_id") != h.meta_cluster_id:
+        return
+    where = f"ZooKeeper at {zk.get('connect')}"
+    cfg = h.configs
+    brokers = zk.get("broker_configs") or {}
+    dynamic = []
+    if h.node_id is not None and brokers.get(str(h.node_id)):
+        dynamic.append(
+            (f"dynamic broker config (broker {h.node_id}, {where})", dict(brokers[str(h.node_id)]))
+        )
+    if brokers.get("<default>"):
+        dynamic.append((f"dynamic cluster default ({where})", dict(brokers["<default>"])))
+    cfg.dynamic = dynamic
+    notes = [f"unreadable znode {p} (not a config's JSON): left out" for p in zk.get("unreadable") or []]
+    if h.has("topic_configs"):
+        inp = h.inputs["topic_configs"]
+        inp.notes = [*(inp.notes or []), *notes, f"topic overrides from {inp.source}, not from ZooKeeper"]
+        if dynamic:
+            inp.dynamic = dict(dynamic)
+        return
+    cfg.topics = {t: dict(c) for t, c in (zk.get("topic_configs") or {}).items()}
+    cfg.topics_source = f"{where} (/config/topics)"
+    cfg.topics_origin = "ZooKeeper /config/topics"
+    cfg.topic_origins = {}
+    h.inputs["topic_configs"] = Input(cfg.topics_source, "--zookeeper", notes=notes or None)
+    if dynamic:
+        h.inputs["topic_configs"].dynamic = dict(dynamic)
+    h.skipped_inputs.pop("topic_configs", None)
+    h.last_topic_config = None
 
 
 def other_cluster(facts: Mapping[str, Any], meta_cluster_id: str | None) -> bool:

@@ -65,7 +65,7 @@ def apply(h: HostFacts) -> None:
         else:
             cfg.assumed = (
                 "no topic config was read (no KRaft metadata log in the audited dirs: ZooKeeper mode keeps them "
-                "in ZooKeeper; give --bootstrap-server or --topic-configs)"
+                "in ZooKeeper; give --zookeeper auto, --bootstrap-server or --topic-configs)"
             )
         return
     image = read[0]

@@ -113,3 +113,66 @@ def test_no_answer_is_unknown_never_starts_as_checked(
     [u] = [u for u in ns["unknown"] if "/cluster/id" in u["what"]]
     assert "ZooKeeper was not asked (--zookeeper auto" in u["reason"]
     assert os.path.exists(props)
+
+
+def test_zookeeper_topic_overrides_and_dynamic_defaults_decide_the_plan(
+    zookeeper: str, tmp_path: Path, cli: Callable[..., tuple[int, str, str]]
+) -> None:
+    # a ZooKeeper-mode host whose topics' configs live in ZooKeeper only (issue 36 §3): the cluster's dynamic
+    # default (/config/brokers/<default>) keeps data forever, "orders" has its own override of one hour
+    # (/config/topics/orders), "clicks" none; the records span 10 days, server.properties keeps 7
+    root = tmp_path / "h"
+    h = simulate_host(
+        str(root),
+        HostSpec(
+            now_ms=NOW_MS,
+            topics=[
+                TopicSpec("orders", partitions=1, span_ms=10 * 86_400_000, segment_bytes=20_000),
+                TopicSpec("clicks", partitions=1, span_ms=10 * 86_400_000, segment_bytes=20_000),
+            ],
+        ),
+    )
+    text = Path(h.server_properties).read_text()
+    text = text.replace(
+        "process.roles=broker,controller\nnode.id=1\n", f"broker.id=1\nzookeeper.connect={zookeeper}/cfg\n"
+    )
+    Path(h.server_properties).write_text(text)
+    cid = "cfgCluster-00000000000A"
+    for d in h.log_dirs:
+        Path(d, "meta.properties").write_text(f"version=0\nbroker.id=1\ncluster.id={cid}\n")
+
+    def deleted(report: dict[str, Any], topic: str) -> list[dict[str, Any]]:
+        return [s for s in report["next_start"]["segments"] if s["topic"] == topic and s.get("deleted_by")]
+
+    kz = kazoo.KazooClient(hosts=zookeeper)
+    kz.start(timeout=10)
+    kz.create("/cfg/cluster/id", json.dumps({"version": "1", "id": cid}).encode(), makepath=True)
+    # before any override: both topics lose their old segments to server.properties' retention, and the report
+    # says the broker's defaults were assumed (ZooKeeper was not asked)
+    before, _ = plan(cli, h.server_properties)
+    assert deleted(before, "orders") and deleted(before, "clicks")
+    assert before["next_start"]["config_note"]
+    kz.create(
+        "/cfg/config/topics/orders", b'{"version":1,"config":{"retention.ms":"3600000"}}', makepath=True
+    )
+    kz.create(
+        "/cfg/config/brokers/<default>", b'{"version":1,"config":{"log.retention.ms":"-1"}}', makepath=True
+    )
+    kz.stop()
+    kz.close()
+    after, _ = plan(cli, h.server_properties, "--zookeeper", "auto")
+    assert deleted(after, "clicks") == []  # the dynamic cluster default: kept forever
+    gone = deleted(after, "orders")  # its own override: one hour
+    assert len(gone) == len(deleted(before, "orders")) and {s["config_source"] for s in gone} == {
+        "ZooKeeper /config/topics"
+    }
+    tc = after["inputs"]["topic_configs"]
+    assert tc["source"] == "--zookeeper" and tc["value"] == f"ZooKeeper at {zookeeper}/cfg (/config/topics)"
+    assert (
+        tc["topics"]["orders"] == "ZooKeeper /config/topics" and tc["topics"]["clicks"] == "broker defaults"
+    )
+    assert tc["dynamic"] == {
+        f"dynamic cluster default (ZooKeeper at {zookeeper}/cfg)": {"log.retention.ms": "-1"}
+    }
+    assert not after["next_start"].get("config_note")
+    assert after["inputs"]["zookeeper"]["value"] == {"connect": f"{zookeeper}/cfg", "cluster_id": cid}
