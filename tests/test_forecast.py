@@ -222,3 +222,21 @@ def test_csv_has_one_line_per_row_whatever_the_names(tmp_path) -> None:  # type:
     # the names shown escaped, whole
     assert seg["topic"] == "e\\n$(touch${IFS}PWNED)\\e]52;c;ZWNobyBwd25lZA==\\x07"
     assert seg["log_dir"].startswith(str(tmp_path) + "/d\\n$(touch /tmp/x)/")
+
+
+def test_without_topic_configs_the_forecast_says_the_broker_defaults_were_assumed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    host = simulate(tmp_path, [])
+    args = cli_inputs(host)
+    i = args.index("--topic-configs")
+    bare = args[:i] + args[i + 2 :]  # no topic configs, no metadata log in the dirs: the defaults are assumed
+    r = cli("forecast", *bare)
+    assert r.returncode == 0, r.stderr
+    assert "Retention assumes the broker's defaults for every topic: no topic config was read" in " ".join(
+        r.stdout.split()
+    )
+    doc = json.loads(cli("forecast", *bare, "--format", "json").stdout)
+    assert doc["config_note"].startswith("no topic config was read")
+    # with them, nothing assumed
+    r = cli("forecast", *args)
+    assert "assumes the broker's defaults" not in r.stdout
+    assert _json(host)["config_note"] is None

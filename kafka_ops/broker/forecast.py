@@ -971,6 +971,8 @@ def header(host: HostFacts) -> dict[str, Any]:
         "broker_state": host.broker_state, "now_ms": host.now_ms, "now": iso(host.now_ms),
         "horizon_ms": host.horizon_ms, "horizon_end_ms": host.now_ms + host.horizon_ms,
         "assumptions": ASSUMPTIONS,
+        # why no topic's own config was read (the audit's next_start.config_note): None when they were
+        "config_note": host.configs.assumed,
     }  # fmt: skip
 
 

@@ -249,6 +249,10 @@ def _table(
         f"[bold]kafka-ops forecast[/bold] of {esc(host.host)} at {iso(host.now_ms)}, horizon {human_ms(host.horizon_ms)}"
         f" — broker {host.broker_state}; assuming no new data arrives"
     )
+    if host.configs.assumed:  # said once, before any deletion it decides (the audit's next_start.config_note)
+        console.print(
+            f"[yellow]Retention assumes the broker's defaults for every topic: {esc(host.configs.assumed)}.[/yellow]"
+        )
     sizes = []
     for name in sorted(hf.topics):
         tf = hf.topics[name]
