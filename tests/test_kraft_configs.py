@@ -354,3 +354,32 @@ def test_zookeeper_mode_says_the_defaults_were_assumed(tmp_path: Path) -> None:
     assert all(f["severity"] == "info" for f in ret)
     text = plan_sentences(report["next_start"], limit=50)
     assert sum("assumes the broker's defaults" in line for line in text) == 1
+
+
+def test_the_cleaner_runs_with_the_dynamic_broker_configs(tmp_path: Path) -> None:
+    # message.max.bytes and the cleaner's buffers set with kafka-configs --entity-default: the log cleaner is rebuilt
+    # with them (LogCleaner.ReconfigurableConfigs), so CLN001/CLN003's buffer arithmetic must use them
+    from kafka_ops.broker.cleaner import cleaner_buffers
+    from kafka_ops.facts.collect import topic_config
+
+    h = sim(tmp_path)
+    with open(h.server_properties, "a") as f:
+        f.write("message.max.bytes=1048588\nlog.cleaner.io.buffer.size=524288\nlog.cleaner.threads=1\n")
+    opts = AuditOptions(server_properties=h.server_properties, broker_state="stopped", now_ms=NOW_MS)
+    before = cleaner_buffers(facts := gather(opts), topic_config(facts, "orders"))
+    assert (before.broker_max, before.io_buffer_size, before.threads) == (1_048_588, 524_288, 1)
+    write_metadata_log(
+        first_dir(h),
+        [
+            image_records(h),
+            [
+                broker("", "message.max.bytes", "8388608"),
+                broker("", "log.cleaner.io.buffer.size", "2097152"),
+                broker("1", "log.cleaner.threads", "2"),
+                broker("", "log.cleaner.threads", "4"),  # the node's own value wins
+            ],
+        ],
+    )
+    after = cleaner_buffers(facts := gather(opts), topic_config(facts, "orders"))
+    assert (after.broker_max, after.io_buffer_size, after.threads) == (8_388_608, 2_097_152, 2)
+    assert after.maximum == 8_388_608 and after.initial == 2_097_152 // 2 // 2

@@ -85,7 +85,7 @@ def _stalls(host: HostFacts) -> dict[str, str]:
     g = host.log_digest  # facts.brokerlogs.AuditDigest: read in one streamed pass at gather time
     last = {d.thread: d for d in g.deaths_list()}
     dead = sorted(t for t, d in last.items() if d.dead_now)
-    threads = max(1, host.configs.server_int("log.cleaner.threads", CLEANER_THREADS_DEFAULT))
+    threads = max(1, host.configs.broker_int("log.cleaner.threads", CLEANER_THREADS_DEFAULT))
     if dead and len(dead) >= threads:
         when = max((last[t].died_at or "" for t in dead), default="") or "an unknown time"
         out[ALL_PARTITIONS] = (
@@ -149,12 +149,13 @@ class CleanerBuffers:
 
 
 def cleaner_buffers(host: HostFacts, topic_config: TopicConfig) -> CleanerBuffers:
-    """The buffers of an affected cleaner for one topic, from server.properties and the topic's config."""
+    """The buffers of an affected cleaner for one topic, from the broker's configs and the topic's."""
     cfg = host.configs
     version = host.kafka_version
-    io = cfg.server_int("log.cleaner.io.buffer.size", IO_BUFFER_SIZE_DEFAULT)
-    threads = max(1, cfg.server_int("log.cleaner.threads", CLEANER_THREADS_DEFAULT))
-    broker_max = cfg.server_int("message.max.bytes", default_message_max_bytes(version))
+    # the dynamic broker configs first: the cleaner is rebuilt with them (Configs.broker_int)
+    io = cfg.broker_int("log.cleaner.io.buffer.size", IO_BUFFER_SIZE_DEFAULT)
+    threads = max(1, cfg.broker_int("log.cleaner.threads", CLEANER_THREADS_DEFAULT))
+    broker_max = cfg.broker_int("message.max.bytes", default_message_max_bytes(version))
     if topic_config is not None and topic_config.sources.get("max.message.bytes") not in (None, "default"):
         topic_max = int(topic_config.values["max.message.bytes"])
     else:

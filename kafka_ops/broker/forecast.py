@@ -140,7 +140,7 @@ def retention_schedule(configs: Configs, cfg: TopicConfig) -> Schedule:
                 "cleaner thread (LogCleaner.CleanerThread.cleanFilthiestLog; LogManager.cleanupLogs skips them), "
                 "so nothing of this topic is ever deleted",
             )  # fmt: skip
-        backoff = configs.server_int("log.cleaner.backoff.ms", CLEANER_BACKOFF_MS)
+        backoff = configs.broker_int("log.cleaner.backoff.ms", CLEANER_BACKOFF_MS)
         return Schedule(max(1, backoff), True, "log-cleaner")
     interval = configs.server_int("log.retention.check.interval.ms", CHECK_INTERVAL_MS)
     return Schedule(max(1, interval), True, "log-retention")

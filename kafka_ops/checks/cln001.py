@@ -36,7 +36,7 @@ def run(ctx: Context, h: HostFacts) -> Iterator[Finding]:
     for d in deaths:
         last[d.thread] = d
     count = g.death_counts
-    threads = max(1, h.configs.server_int("log.cleaner.threads", 1))
+    threads = max(1, h.configs.broker_int("log.cleaner.threads", 1))
     for thread in sorted(last):
         d = last[thread]
         yield _finding(ctx, h, d, count[thread], threads, sum(1 for x in last.values() if x.dead_now))

@@ -484,6 +484,16 @@ class TopicConfig:
 _SERVER_VALUES: dict[tuple[str, str], str | None] = {}
 
 
+# the broker configs the log cleaner is rebuilt with when they change dynamically (object LogCleaner's
+# ReconfigurableConfigs, LogCleaner.scala@2.8.2 and 3.x; ``cleanerConfig`` takes maxMessageSize from
+# message.max.bytes): a dynamic value of one of them is what the cleaner runs with
+CLEANER_DYNAMIC = frozenset({
+    "log.cleaner.threads", "log.cleaner.dedupe.buffer.size", "log.cleaner.io.buffer.load.factor",
+    "log.cleaner.io.buffer.size", "message.max.bytes", "log.cleaner.io.max.bytes.per.second",
+    "log.cleaner.backoff.ms",
+})  # fmt: skip
+
+
 @slotted
 class Configs:
     server: dict[str, str] = field(default_factory=dict)
@@ -584,6 +594,18 @@ class Configs:
             return int(self.server_value(key) or default)
         except ValueError:
             return default
+
+    def broker_int(self, key: str, default: int) -> int:
+        """A broker config the log cleaner reads (``CLEANER_DYNAMIC``) as the running broker has it: the node's
+        dynamic config, then the cluster default (``dynamic``: KRaft's metadata log or ZooKeeper's
+        /config/brokers), then server.properties; a dynamic value that is not an int is ignored, as
+        DynamicBrokerConfig drops what the broker's ConfigDef refuses."""
+        if key in CLEANER_DYNAMIC:
+            for _label, values in self.dynamic:
+                raw = values.get(key)
+                if raw is not None and raw.strip().lstrip("-").isdigit():
+                    return int(raw)
+        return self.server_int(key, default)
 
     @property
     def log_dirs_raw(self) -> list[str]:
