@@ -87,7 +87,7 @@ def test_broker_only_node_becomes_its_own_voter() -> None:
             {"process.roles": None, "zookeeper.connect": "zk:2181", "zookeeper.ssl.client.enable": "true"},
             "ssl",
         ),
-        ({"process.roles": "controller"}, "dedicated controller"),
+        ({"process.roles": "broker,observer"}, "only broker and controller"),
         ({"controller.quorum.voters": None, "controller.quorum.bootstrap.servers": "k:9093"}, "KIP-853"),
         ({"listeners": "PLAINTEXT//nohost"}, "cannot read the listener"),
     ],
@@ -96,6 +96,26 @@ def test_configs_not_rehearsed_are_refused(change: dict[str, str | None], says: 
     props = {k: v for k, v in {**COMBINED, **change}.items() if v is not None}
     with pytest.raises(SandboxConfigError, match=says):
         sandbox_properties(props, (3, 9, 1))
+
+
+def test_dedicated_controller_becomes_the_single_voter_on_loopback() -> None:
+    ctrl = {
+        "process.roles": "controller",
+        "node.id": "9",
+        "controller.quorum.voters": "7@c7.example:9093,8@c8.example:9093,9@c9.example:9093",
+        "listeners": "CONTROLLER://c9.example:9093",
+        "controller.listener.names": "CONTROLLER",
+        "log.dirs": "/data/meta",
+    }
+    cfg = sandbox_properties(ctrl, (3, 7, 2))
+    assert cfg.roles == ["controller"] and cfg.metadata_dir == "/data/meta"
+    assert cfg.properties["listeners"] == "CONTROLLER://127.0.0.1:9093"
+    # alone, a voter of a 3-voter quorum stays Candidate for ever (rehearsal.md §5): it is made the only voter
+    assert cfg.properties["controller.quorum.voters"] == "9@127.0.0.1:9093"
+    assert set(cfg.changed) == {"listeners", "controller.quorum.voters"}
+    # 3.3-3.7 refuse a stored voter set that differs (QuorumState.java@3.7.0:130)
+    assert cfg.drop_quorum_state
+    assert not sandbox_properties(ctrl, (4, 3, 1)).drop_quorum_state
 
 
 def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
@@ -856,3 +876,117 @@ def test_zookeeper_mode_is_seeded_from_the_real_zookeeper(zk_lab: dict[str, Any]
     }
     assert deleted == {(0, 0): "retention.ms", (1, 0): "retention.ms"}, obs["segments"]
     shutil.rmtree(dest)
+
+
+# ------------------------------------------------------------------------ dedicated controllers, upgrades
+
+CONTROLLER_VERSIONS = ("3.7.2", "4.3.1")  # 3.7 checks the stored voter set; 4.x is the KRaft-only family
+
+
+def _home(version: str) -> Path:
+    """A Kafka home whose libs/ is the lab's jars of ``version``."""
+    from kafka_lab.broker import jar_dir_for, lab_root
+    from kafka_lab.jars import LabError
+
+    try:
+        jars = jar_dir_for(version)
+    except LabError as e:
+        pytest.skip(str(e))
+    home = Path(tempfile.mkdtemp(prefix=f"rh-home-{version}-", dir=lab_root()))
+    home.chmod(0o755)
+    (home / "libs").symlink_to(jars)
+    return home
+
+
+def _controller(version: str, workdir: Path | None = None) -> Any:
+    """The lab's runner starting a dedicated controller (process.roles=controller, its own single voter)."""
+    from kafka_lab.broker import LabBroker
+
+    class Controller(LabBroker):
+        def properties(self) -> dict[str, object]:
+            p = super().properties()
+            for broker_only in ("advertised.listeners", "inter.broker.listener.name", "broker.session.timeout.ms",
+                                "broker.heartbeat.interval.ms"):  # fmt: skip
+                p.pop(broker_only, None)
+            return p | {
+                "process.roles": "controller",
+                "listeners": f"CONTROLLER://127.0.0.1:{self.controller_port}",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            }
+
+    return Controller(version, workdir, log_dirs=1)
+
+
+def _active(b: Any, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if "Becoming the active controller" in b.run_log():
+            return True
+        if not b.running:
+            return False
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture(scope="module", params=CONTROLLER_VERSIONS)
+def ctrl_lab(request: pytest.FixtureRequest, lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A dedicated controller of ``version`` that ran (active, its metadata log written) and stopped cleanly."""
+    version = request.param
+    home = _home(version)
+    b = _controller(version)
+    try:
+        b.start()
+        assert _active(b)
+        b.stop()
+        yield {"workdir": b.workdir, "home": home, "scratch": lab["scratch"], "version": version}
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+def test_a_dedicated_controller_rehearses_as_its_own_single_voter(ctrl_lab: dict[str, Any]) -> None:
+    dest = _copy(ctrl_lab, "ctrl")
+    dirs = [dest / "data-0"]
+    before = _snapshot(dirs)
+    code, report, err = _rehearse(ctrl_lab, dest)
+    assert code == 0, err
+    assert report is not None
+    r = report["rehearsal"]
+    assert r["roles"] == ["controller"] and r["kafka_version"] == ctrl_lab["version"]
+    # judged by "Becoming the active controller" (a lone voter of a bigger quorum logs "started" too)
+    assert r["observed"]["broker"] == "starts" and r["observed"]["reason"] is None
+    assert [(d["path"], d["state"]) for d in r["observed"]["log_dirs"]] == [(str(dest / "data-0"), "online")]
+    assert report["next_start"]["broker"] == "starts" and r["differences"] == []
+    assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+    assert os.listdir(ctrl_lab["scratch"]) == [] and _mounted(ctrl_lab["scratch"]) == []
+    shutil.rmtree(dest)
+
+
+@needs_root
+@rehearsal
+def test_a_damaged_controller_rehearses_as_the_exit_of_its_real_start(ctrl_lab: dict[str, Any]) -> None:
+    if ctrl_lab["version"] != "4.3.1":
+        pytest.skip("garbage quorum-state: the 4.x exit (3.7 is covered by the healthy run)")
+    dest = _copy(ctrl_lab, "ctrl-qs")
+    (dest / "data-0" / "__cluster_metadata-0" / "quorum-state").write_text("{garbage")
+    dirs = [dest / "data-0"]
+    before = _snapshot(dirs)
+    code, report, err = _rehearse(ctrl_lab, dest)
+    assert code == 1, err
+    assert report is not None
+    obs = report["rehearsal"]["observed"]
+    assert obs["broker"] == "exits" and "quorum-state" in (obs["reason"] or ""), obs
+    assert _snapshot(dirs) == before
+    # the real start of the same files (a copy, the lab's runner) exits too
+    real = Path(tempfile.mkdtemp(prefix="rh-ctrl-real-", dir=dest.parent))
+    subprocess.run(["cp", "-a", f"{dest}/.", str(real)], check=True)
+    b = _controller("4.3.1", real)
+    try:
+        outcome = b.start(check=False)
+        assert not outcome.started, "the real start did not exit"
+    finally:
+        b.close()
+    shutil.rmtree(dest)
+    shutil.rmtree(real, ignore_errors=True)

@@ -55,8 +55,7 @@ def _join(listeners: list[tuple[str, str, int]]) -> str:
 
 
 def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -> SandboxConfig:
-    """The properties the rehearsed node runs with. Dedicated controllers and KIP-853 quorums are refused (not
-    rehearsed yet)."""
+    """The properties the rehearsed node runs with. KIP-853 quorums are refused (not rehearsed yet)."""
     p = dict(props)
     changed: dict[str, tuple[str | None, str | None]] = {}
 
@@ -73,8 +72,8 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
     roles = [r.strip() for r in p.get("process.roles", "").split(",") if r.strip()]
     if not roles:
         return _zookeeper_mode(p, changed, put)
-    if "broker" not in roles:
-        raise SandboxConfigError("a dedicated controller (process.roles=controller) is not rehearsed yet")
+    if not set(roles) <= {"broker", "controller"}:
+        raise SandboxConfigError(f"process.roles={p['process.roles']}: only broker and controller are roles")
     try:
         node_id = int(p.get("node.id", ""))
     except ValueError:
