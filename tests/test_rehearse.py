@@ -12,6 +12,7 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -990,3 +991,68 @@ def test_a_damaged_controller_rehearses_as_the_exit_of_its_real_start(ctrl_lab: 
         b.close()
     shutil.rmtree(dest)
     shutil.rmtree(real, ignore_errors=True)
+
+
+UPGRADE_FROM, UPGRADE_TO = (
+    "3.9.1",
+    "4.1.1",
+)  # the issue's done-when: data of 3.9.1, rehearsed with 4.1.1's home
+
+
+def _broker_of(version: str, workdir: Path) -> Any:
+    """The lab's runner starting ``version`` (not a lab version: the lab's 4.x config, run with its jars)."""
+    from kafka_lab.broker import LabBroker
+    from kafka_lab.versions import parse
+
+    b = LabBroker("4.3.1", workdir, log_dirs=2)
+    b.version, b.v = version, parse(version)
+    b._write_configs()
+    return b
+
+
+@needs_root
+@rehearsal
+def test_an_upgrade_rehearsal_starts_the_new_release_on_the_old_release_s_data(lab: dict[str, Any]) -> None:
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    home = _home(UPGRADE_TO)
+    old = LabBroker(UPGRADE_FROM, log_dirs=2)
+    real: Any = None
+    try:
+        old.start()
+        produce.create_topics(old.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(old.bootstrap, ["t"])
+        produce.produce(old.bootstrap, "t", 200)
+        old.stop()  # cleanly, as before an upgrade
+        data = {"workdir": old.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "upgrade")
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        # the installed release is read where the audit reads it: here the broker's log ("Kafka version: 3.9.1")
+        code, report, err = _rehearse(data, dest, "--broker-log", str(dest / "logs" / "server.log"))
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert (
+            r["kafka_version"] == UPGRADE_TO and report["kafka_version"] == UPGRADE_TO
+        )  # the plan is 4.1.1's
+        assert r["installed_version"]["value"] == UPGRADE_FROM and r["upgrade"] is True
+        assert _snapshot(dirs) == before and r["real_dirs"]["unchanged"]
+        # the real start of the new release on a copy of the same files (the lab's runner)
+        copy = Path(tempfile.mkdtemp(prefix="rh-upgrade-real-", dir=dest.parent))
+        subprocess.run(["cp", "-a", f"{dest}/.", str(copy)], check=True)
+        real = _broker_of(UPGRADE_TO, copy)
+        outcome = real.start(check=False)
+        assert "Kafka version: " + UPGRADE_TO in real.run_log()
+        observed = r["observed"]
+        assert observed["broker"] == ("starts" if outcome.started else "exits"), (observed, outcome)
+        loaded = [int(x) for x in re.findall(r"Loaded (\d+) logs in", real.run_log())]
+        assert loaded and observed["logs_loaded"] == loaded[-1] == 2  # t-0 and t-1
+        assert [d["state"] for d in observed["log_dirs"]] == ["online", "online"]
+        assert code == (0 if outcome.started else 1), err
+        shutil.rmtree(dest)
+    finally:
+        if real is not None:
+            real.close()
+        old.close()
+        shutil.rmtree(home, ignore_errors=True)
