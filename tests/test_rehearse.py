@@ -30,6 +30,7 @@ import pytest
 from kafka_ops.engine.checkpoints import parse_properties
 from kafka_ops.rehearse import scratch
 from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
+from kafka_ops.rehearse.voters import decode_voters, stored_voters
 
 VERSION = "3.7.2"
 ZK_VERSION = "2.8.2"  # ZooKeeper mode (a CI release)
@@ -89,7 +90,15 @@ def test_broker_only_node_becomes_its_own_voter() -> None:
             "ssl",
         ),
         ({"process.roles": "broker,observer"}, "only broker and controller"),
-        ({"controller.quorum.voters": None, "controller.quorum.bootstrap.servers": "k:9093"}, "KIP-853"),
+        (
+            {
+                "process.roles": "broker",
+                "controller.quorum.voters": None,
+                "controller.quorum.bootstrap.servers": "k:9093",
+                "listeners": "PLAINTEXT://:9092",
+            },
+            "broker-only node of a KIP-853",
+        ),
         ({"listeners": "PLAINTEXT//nohost"}, "cannot read the listener"),
     ],
 )
@@ -117,6 +126,13 @@ def test_dedicated_controller_becomes_the_single_voter_on_loopback() -> None:
     # 3.3-3.7 refuse a stored voter set that differs (QuorumState.java@3.7.0:130)
     assert cfg.drop_quorum_state
     assert not sandbox_properties(ctrl, (4, 3, 1)).drop_quorum_state
+    # KIP-853: the voter set stored in the log decides (run.py checks it is this node alone); the bootstrap
+    # servers name the node's own listener on loopback, no static voters are added
+    dyn = {k: v for k, v in ctrl.items() if k != "controller.quorum.voters"}
+    dyn["controller.quorum.bootstrap.servers"] = "c7.example:9093,c9.example:9093"
+    cfg = sandbox_properties(dyn, (4, 3, 1))
+    assert cfg.dynamic_quorum and "controller.quorum.voters" not in cfg.properties
+    assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:9093"
 
 
 def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
@@ -899,8 +915,9 @@ def _home(version: str) -> Path:
     return home
 
 
-def _controller(version: str, workdir: Path | None = None) -> Any:
-    """The lab's runner starting a dedicated controller (process.roles=controller, its own single voter)."""
+def _controller(version: str, workdir: Path | None = None, dynamic: bool = False) -> Any:
+    """The lab's runner starting a dedicated controller (process.roles=controller, its own single voter);
+    ``dynamic``: a KIP-853 quorum (controller.quorum.bootstrap.servers, formatted with --standalone)."""
     from kafka_lab.broker import LabBroker
 
     class Controller(LabBroker):
@@ -909,13 +926,16 @@ def _controller(version: str, workdir: Path | None = None) -> Any:
             for broker_only in ("advertised.listeners", "inter.broker.listener.name", "broker.session.timeout.ms",
                                 "broker.heartbeat.interval.ms"):  # fmt: skip
                 p.pop(broker_only, None)
+            if dynamic:
+                p.pop("controller.quorum.voters")
+                p["controller.quorum.bootstrap.servers"] = f"127.0.0.1:{self.controller_port}"
             return p | {
                 "process.roles": "controller",
                 "listeners": f"CONTROLLER://127.0.0.1:{self.controller_port}",
                 "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
             }
 
-    return Controller(version, workdir, log_dirs=1)
+    return Controller(version, workdir, log_dirs=1, format_args=["--standalone"] if dynamic else ())
 
 
 def _active(b: Any, timeout: float = 60) -> bool:
@@ -1055,4 +1075,54 @@ def test_an_upgrade_rehearsal_starts_the_new_release_on_the_old_release_s_data(l
         if real is not None:
             real.close()
         old.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_voters_record_is_decoded() -> None:
+    # VotersRecord v0 of voter 1 (directory id of 16 bytes 0x01..0x10), one endpoint CONTROLLER://h:9093
+    dir_id = bytes(range(1, 17))
+    ep = b"\x02" + b"\x0bCONTROLLER" + b"\x02h" + (9093).to_bytes(2, "big") + b"\x00"
+    voter = (1).to_bytes(4, "big") + dir_id + ep + b"\x00\x00\x00\x01" + b"\x00" + b"\x00"
+    value = b"\x00\x00" + b"\x02" + voter + b"\x00"
+    assert decode_voters(value) == [(1, "AQIDBAUGBwgJCgsMDQ4PEA")]
+    with pytest.raises(ValueError):
+        decode_voters(value[:10])
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])  # KIP-853 arrived in 3.9
+def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_refused(
+    lab: dict[str, Any], version: str
+) -> None:
+    home = _home(version)
+    b = _controller(version, dynamic=True)
+    try:
+        b.start()
+        assert _active(b)
+        b.stop()
+        data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and [v for v, _ in stored.voters] == [1]
+        meta = parse_properties((dest / "data-0" / "meta.properties").read_text())
+        assert stored.voters[0][1] == meta["directory.id"]
+        dirs = [dest / "data-0"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert code == 0, err
+        assert report is not None
+        r = report["rehearsal"]
+        assert r["observed"]["broker"] == "starts" and r["roles"] == ["controller"]
+        assert "controller.quorum.voters" not in r["changed_properties"]  # the stored set decides
+        assert _snapshot(dirs) == before
+        # the same files under node.id 2: the stored set (voter 1) has no room for it: refused, voters named
+        props = dest / "config" / "server.properties"
+        props.write_text(props.read_text().replace("node.id=1", "node.id=2"))
+        code, report, err = _rehearse(data, dest)
+        assert code == 2 and report is None
+        assert "stored voter set is 1 (" in err and "controller.quorum.voters cannot replace" in err, err
+        shutil.rmtree(dest)
+    finally:
+        b.close()
         shutil.rmtree(home, ignore_errors=True)

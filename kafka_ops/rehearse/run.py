@@ -22,6 +22,7 @@ from typing import Any
 import kafka_ops.rehearse.config as config
 import kafka_ops.rehearse.sandbox as sandbox
 import kafka_ops.rehearse.scratch as scratch
+import kafka_ops.rehearse.voters as voters
 import kafka_ops.rehearse.zkseed as zkseed
 from kafka_ops.audit.run import run_audit
 from kafka_ops.engine.errors import EngineError
@@ -198,6 +199,20 @@ def rehearse(
         cfg = config.sandbox_properties(dict(props), version)
     except config.SandboxConfigError as exc:
         raise RehearsalRefused(f"{audit.server_properties}: {exc}") from None
+    if cfg.dynamic_quorum:
+        stored = voters.stored_voters(os.path.realpath(cfg.metadata_dir))
+        if stored is None:
+            raise RehearsalRefused(
+                f"{audit.server_properties}: a KIP-853 quorum (controller.quorum.bootstrap.servers) but no "
+                f"VotersRecord in {cfg.metadata_dir}/__cluster_metadata-0: the voter set is unknown"
+            )
+        if [v for v, _ in stored.voters] != [cfg.node_id]:
+            raise RehearsalRefused(
+                f"{audit.server_properties}: a KIP-853 quorum whose stored voter set is "
+                f"{', '.join(f'{v} ({d})' for v, d in stored.voters)} ({stored.where}): alone the node cannot "
+                "win an election, and controller.quorum.voters cannot replace a stored voter set "
+                "(VoterSetHistory.java@3.9:87-91); only a single-voter dynamic quorum of this node is rehearsed"
+            )
     user = ro.broker_user or (report.get("inputs", {}).get("broker_user") or {}).get("value")
     if not user:
         raise RehearsalRefused("the broker user is unknown: give --broker-user (or a unit with User=)")
