@@ -3,7 +3,9 @@ no write through a link out of a log dir) and its outcome against the plan, on a
 
 The broker tests (marked ``rehearsal``, about 90 s together) start Kafka 3.7.2, a CI release whose jars CI
 fetches: the release that still checks the stored voter set against the configured one (quorum-state must go
-for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest.
+for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest. Dedicated
+controllers run on 3.7.2 and 4.3.1, KIP-853 controllers on 3.9.1 and 4.3.1, the upgrade rehearsal on 3.9.1's data
+with 4.1.1's jars (.ci/setup-lab.sh fetches both once).
 """
 
 from __future__ import annotations

@@ -76,13 +76,15 @@ def rehearse(
     """Rehearse the next start of a stopped node: a KRaft broker, combined node or dedicated controller (judged
     by "Becoming the active controller"), or a broker in ZooKeeper mode,
     its own Kafka started on its own log dirs through overlays (the real dirs a read-only lower layer, every write on --scratch, thrown away), in private
-    mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and, for a
-    broker-only node, as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded with
-    meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
+    mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and
+    (KRaft) as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded from the
+    real one, read-only, or with meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
     `rehearsal`: what the start did, where it differs from the plan, timings and scratch bytes.
 
     Refused, with the reason, unless run as root on a stopped broker with room on --scratch for the worst-case
-    copy-up. KIP-853 quorums (controller.quorum.bootstrap.servers) are not rehearsed yet. With --kafka-home of
+    copy-up. A KIP-853 quorum (controller.quorum.bootstrap.servers) is
+    rehearsed only when the voter set stored in its metadata log is the node alone (a controller or combined
+    node formatted --standalone); otherwise refused, naming the stored voters. With --kafka-home of
     another release than the installed one (the unit's, or --broker-log's "Kafka version"), the report names
     both: an upgrade rehearsal, the plan made for the new release.
 

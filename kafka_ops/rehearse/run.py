@@ -209,9 +209,9 @@ def rehearse(
         if [v for v, _ in stored.voters] != [cfg.node_id]:
             raise RehearsalRefused(
                 f"{audit.server_properties}: a KIP-853 quorum whose stored voter set is "
-                f"{', '.join(f'{v} ({d})' for v, d in stored.voters)} ({stored.where}): alone the node cannot "
-                "win an election, and controller.quorum.voters cannot replace a stored voter set "
-                "(VoterSetHistory.java@3.9:87-91); only a single-voter dynamic quorum of this node is rehearsed"
+                f"{', '.join(f'{v} ({d})' for v, d in stored.voters)} ({stored.where}): the sandbox rehearses a "
+                f"KIP-853 node only when that set is the node alone (node {cfg.node_id}), as "
+                "controller.quorum.voters cannot replace a stored voter set (VoterSetHistory.java@3.9:87-91)"
             )
     user = ro.broker_user or (report.get("inputs", {}).get("broker_user") or {}).get("value")
     if not user:
