@@ -516,7 +516,8 @@ def _watch(
             if server_up is not None and now - server_up > ACTIVE_AFTER_STARTED_S:
                 leaderless = (
                     f"started but did not become the active controller within {ACTIVE_AFTER_STARTED_S:.0f} s "
-                    "(no 'Becoming the active controller' line: a voter that cannot win an election alone)"
+                    "(no 'Becoming the active controller' line: the node is not a voter of its quorum, or one that "
+                    "cannot win an election alone)"
                 )
                 say(f"not the active controller {ACTIVE_AFTER_STARTED_S:.0f} s after its start: stopping it")
                 break
