@@ -42,7 +42,9 @@ from kafka_lab.versions import selected
 # and seed 001's KAFKA-6854 pair, which CI runs besides (tests/lab/test_seed001.py)
 env = os.environ.get("KAFKA_OPS_LAB_VERSIONS")
 seed = ("1.1.0", "1.1.1") + (("2.2.0", "2.2.1") if (env or "").strip() == "all" else ())
-versions = tuple(dict.fromkeys(selected(env) + seed))
+# and the upgrade rehearsal's pair (tests/test_rehearse.py: 3.9.1's data, 4.1.1's home; ~45 MB each, once)
+upgrade = ("3.9.1", "4.1.1")
+versions = tuple(dict.fromkeys(selected(env) + seed + upgrade))
 with ThreadPoolExecutor(3) as pool:
     for v, d in zip(versions, pool.map(jars.jar_dir, versions)):
         print(f"setup-lab: Kafka {v} jars in {d}")

@@ -3,7 +3,9 @@ no write through a link out of a log dir) and its outcome against the plan, on a
 
 The broker tests (marked ``rehearsal``, about 90 s together) start Kafka 3.7.2, a CI release whose jars CI
 fetches: the release that still checks the stored voter set against the configured one (quorum-state must go
-for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest.
+for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest. Dedicated
+controllers run on 3.7.2 and 4.3.1, KIP-853 controllers on 3.9.1 and 4.3.1, the upgrade rehearsal on 3.9.1's data
+with 4.1.1's jars (.ci/setup-lab.sh fetches both once).
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import hashlib
 import json
 import os
 import pwd
+import re
 import shutil
 import signal
 import socket
@@ -29,6 +32,7 @@ import pytest
 from kafka_ops.engine.checkpoints import parse_properties
 from kafka_ops.rehearse import scratch
 from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
+from kafka_ops.rehearse.voters import decode_voters, stored_voters
 
 VERSION = "3.7.2"
 ZK_VERSION = "2.8.2"  # ZooKeeper mode (a CI release)
@@ -87,8 +91,16 @@ def test_broker_only_node_becomes_its_own_voter() -> None:
             {"process.roles": None, "zookeeper.connect": "zk:2181", "zookeeper.ssl.client.enable": "true"},
             "ssl",
         ),
-        ({"process.roles": "controller"}, "dedicated controller"),
-        ({"controller.quorum.voters": None, "controller.quorum.bootstrap.servers": "k:9093"}, "KIP-853"),
+        ({"process.roles": "broker,observer"}, "only broker and controller"),
+        (
+            {
+                "process.roles": "broker",
+                "controller.quorum.voters": None,
+                "controller.quorum.bootstrap.servers": "k:9093",
+                "listeners": "PLAINTEXT://:9092",
+            },
+            "broker-only node of a KIP-853",
+        ),
         ({"listeners": "PLAINTEXT//nohost"}, "cannot read the listener"),
     ],
 )
@@ -96,6 +108,33 @@ def test_configs_not_rehearsed_are_refused(change: dict[str, str | None], says: 
     props = {k: v for k, v in {**COMBINED, **change}.items() if v is not None}
     with pytest.raises(SandboxConfigError, match=says):
         sandbox_properties(props, (3, 9, 1))
+
+
+def test_dedicated_controller_becomes_the_single_voter_on_loopback() -> None:
+    ctrl = {
+        "process.roles": "controller",
+        "node.id": "9",
+        "controller.quorum.voters": "7@c7.example:9093,8@c8.example:9093,9@c9.example:9093",
+        "listeners": "CONTROLLER://c9.example:9093",
+        "controller.listener.names": "CONTROLLER",
+        "log.dirs": "/data/meta",
+    }
+    cfg = sandbox_properties(ctrl, (3, 7, 2))
+    assert cfg.roles == ["controller"] and cfg.metadata_dir == "/data/meta"
+    assert cfg.properties["listeners"] == "CONTROLLER://127.0.0.1:9093"
+    # alone, a voter of a 3-voter quorum stays Candidate for ever (rehearsal.md §5): it is made the only voter
+    assert cfg.properties["controller.quorum.voters"] == "9@127.0.0.1:9093"
+    assert set(cfg.changed) == {"listeners", "controller.quorum.voters"}
+    # 3.3-3.7 refuse a stored voter set that differs (QuorumState.java@3.7.0:130)
+    assert cfg.drop_quorum_state
+    assert not sandbox_properties(ctrl, (4, 3, 1)).drop_quorum_state
+    # KIP-853: the voter set stored in the log decides (run.py checks it is this node alone); the bootstrap
+    # servers name the node's own listener on loopback, no static voters are added
+    dyn = {k: v for k, v in ctrl.items() if k != "controller.quorum.voters"}
+    dyn["controller.quorum.bootstrap.servers"] = "c7.example:9093,c9.example:9093"
+    cfg = sandbox_properties(dyn, (4, 3, 1))
+    assert cfg.dynamic_quorum and "controller.quorum.voters" not in cfg.properties
+    assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:9093"
 
 
 def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
@@ -856,3 +895,236 @@ def test_zookeeper_mode_is_seeded_from_the_real_zookeeper(zk_lab: dict[str, Any]
     }
     assert deleted == {(0, 0): "retention.ms", (1, 0): "retention.ms"}, obs["segments"]
     shutil.rmtree(dest)
+
+
+# ------------------------------------------------------------------------ dedicated controllers, upgrades
+
+CONTROLLER_VERSIONS = ("3.7.2", "4.3.1")  # 3.7 checks the stored voter set; 4.x is the KRaft-only family
+
+
+def _home(version: str) -> Path:
+    """A Kafka home whose libs/ is the lab's jars of ``version``."""
+    from kafka_lab.broker import jar_dir_for, lab_root
+    from kafka_lab.jars import LabError
+
+    try:
+        jars = jar_dir_for(version)
+    except LabError as e:
+        pytest.skip(str(e))
+    home = Path(tempfile.mkdtemp(prefix=f"rh-home-{version}-", dir=lab_root()))
+    home.chmod(0o755)
+    (home / "libs").symlink_to(jars)
+    return home
+
+
+def _controller(version: str, workdir: Path | None = None, dynamic: bool = False) -> Any:
+    """The lab's runner starting a dedicated controller (process.roles=controller, its own single voter);
+    ``dynamic``: a KIP-853 quorum (controller.quorum.bootstrap.servers, formatted with --standalone)."""
+    from kafka_lab.broker import LabBroker
+
+    class Controller(LabBroker):
+        def properties(self) -> dict[str, object]:
+            p = super().properties()
+            for broker_only in ("advertised.listeners", "inter.broker.listener.name", "broker.session.timeout.ms",
+                                "broker.heartbeat.interval.ms"):  # fmt: skip
+                p.pop(broker_only, None)
+            if dynamic:
+                p.pop("controller.quorum.voters")
+                p["controller.quorum.bootstrap.servers"] = f"127.0.0.1:{self.controller_port}"
+            return p | {
+                "process.roles": "controller",
+                "listeners": f"CONTROLLER://127.0.0.1:{self.controller_port}",
+                "listener.security.protocol.map": "CONTROLLER:PLAINTEXT",
+            }
+
+    return Controller(version, workdir, log_dirs=1, format_args=["--standalone"] if dynamic else ())
+
+
+def _active(b: Any, timeout: float = 60) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if "Becoming the active controller" in b.run_log():
+            return True
+        if not b.running:
+            return False
+        time.sleep(0.2)
+    return False
+
+
+@pytest.fixture(scope="module", params=CONTROLLER_VERSIONS)
+def ctrl_lab(request: pytest.FixtureRequest, lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
+    """A dedicated controller of ``version`` that ran (active, its metadata log written) and stopped cleanly."""
+    version = request.param
+    home = _home(version)
+    b = _controller(version)
+    try:
+        b.start()
+        assert _active(b)
+        b.stop()
+        yield {"workdir": b.workdir, "home": home, "scratch": lab["scratch"], "version": version}
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+def test_a_dedicated_controller_rehearses_as_its_own_single_voter(ctrl_lab: dict[str, Any]) -> None:
+    dest = _copy(ctrl_lab, "ctrl")
+    dirs = [dest / "data-0"]
+    before = _snapshot(dirs)
+    code, report, err = _rehearse(ctrl_lab, dest)
+    assert code == 0, err
+    assert report is not None
+    r = report["rehearsal"]
+    assert r["roles"] == ["controller"] and r["kafka_version"] == ctrl_lab["version"]
+    # judged by "Becoming the active controller" (a lone voter of a bigger quorum logs "started" too)
+    assert r["observed"]["broker"] == "starts" and r["observed"]["reason"] is None
+    assert [(d["path"], d["state"]) for d in r["observed"]["log_dirs"]] == [(str(dest / "data-0"), "online")]
+    assert report["next_start"]["broker"] == "starts" and r["differences"] == []
+    assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+    assert os.listdir(ctrl_lab["scratch"]) == [] and _mounted(ctrl_lab["scratch"]) == []
+    shutil.rmtree(dest)
+
+
+@needs_root
+@rehearsal
+def test_a_damaged_controller_rehearses_as_the_exit_of_its_real_start(ctrl_lab: dict[str, Any]) -> None:
+    if ctrl_lab["version"] != "4.3.1":
+        pytest.skip("garbage quorum-state: the 4.x exit (3.7 is covered by the healthy run)")
+    dest = _copy(ctrl_lab, "ctrl-qs")
+    (dest / "data-0" / "__cluster_metadata-0" / "quorum-state").write_text("{garbage")
+    dirs = [dest / "data-0"]
+    before = _snapshot(dirs)
+    code, report, err = _rehearse(ctrl_lab, dest)
+    assert code == 1, err
+    assert report is not None
+    obs = report["rehearsal"]["observed"]
+    assert obs["broker"] == "exits" and "quorum-state" in (obs["reason"] or ""), obs
+    assert _snapshot(dirs) == before
+    # the real start of the same files (a copy, the lab's runner) exits too
+    real = Path(tempfile.mkdtemp(prefix="rh-ctrl-real-", dir=dest.parent))
+    subprocess.run(["cp", "-a", f"{dest}/.", str(real)], check=True)
+    b = _controller("4.3.1", real)
+    try:
+        outcome = b.start(check=False)
+        assert not outcome.started, "the real start did not exit"
+    finally:
+        b.close()
+    shutil.rmtree(dest)
+    shutil.rmtree(real, ignore_errors=True)
+
+
+UPGRADE_FROM, UPGRADE_TO = (
+    "3.9.1",
+    "4.1.1",
+)  # the issue's done-when: data of 3.9.1, rehearsed with 4.1.1's home
+
+
+def _broker_of(version: str, workdir: Path) -> Any:
+    """The lab's runner starting ``version`` (not a lab version: the lab's 4.x config, run with its jars)."""
+    from kafka_lab.broker import LabBroker
+    from kafka_lab.versions import parse
+
+    b = LabBroker("4.3.1", workdir, log_dirs=2)
+    b.version, b.v = version, parse(version)
+    b._write_configs()
+    return b
+
+
+@needs_root
+@rehearsal
+def test_an_upgrade_rehearsal_starts_the_new_release_on_the_old_release_s_data(lab: dict[str, Any]) -> None:
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    home = _home(UPGRADE_TO)
+    old = LabBroker(UPGRADE_FROM, log_dirs=2)
+    real: Any = None
+    try:
+        old.start()
+        produce.create_topics(old.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(old.bootstrap, ["t"])
+        produce.produce(old.bootstrap, "t", 200)
+        old.stop()  # cleanly, as before an upgrade
+        data = {"workdir": old.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "upgrade")
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        # the installed release is read where the audit reads it: here the broker's log ("Kafka version: 3.9.1")
+        code, report, err = _rehearse(data, dest, "--broker-log", str(dest / "logs" / "server.log"))
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert (
+            r["kafka_version"] == UPGRADE_TO and report["kafka_version"] == UPGRADE_TO
+        )  # the plan is 4.1.1's
+        assert r["installed_version"]["value"] == UPGRADE_FROM and r["upgrade"] is True
+        assert _snapshot(dirs) == before and r["real_dirs"]["unchanged"]
+        # the real start of the new release on a copy of the same files (the lab's runner)
+        copy = Path(tempfile.mkdtemp(prefix="rh-upgrade-real-", dir=dest.parent))
+        subprocess.run(["cp", "-a", f"{dest}/.", str(copy)], check=True)
+        real = _broker_of(UPGRADE_TO, copy)
+        outcome = real.start(check=False)
+        assert "Kafka version: " + UPGRADE_TO in real.run_log()
+        observed = r["observed"]
+        assert observed["broker"] == ("starts" if outcome.started else "exits"), (observed, outcome)
+        loaded = [int(x) for x in re.findall(r"Loaded (\d+) logs in", real.run_log())]
+        assert loaded and observed["logs_loaded"] == loaded[-1] == 2  # t-0 and t-1
+        assert [d["state"] for d in observed["log_dirs"]] == ["online", "online"]
+        assert code == (0 if outcome.started else 1), err
+        shutil.rmtree(dest)
+    finally:
+        if real is not None:
+            real.close()
+        old.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def test_a_voters_record_is_decoded() -> None:
+    # VotersRecord v0 of voter 1 (directory id of 16 bytes 0x01..0x10), one endpoint CONTROLLER://h:9093
+    dir_id = bytes(range(1, 17))
+    ep = b"\x02" + b"\x0bCONTROLLER" + b"\x02h" + (9093).to_bytes(2, "big") + b"\x00"
+    voter = (1).to_bytes(4, "big") + dir_id + ep + b"\x00\x00\x00\x01" + b"\x00" + b"\x00"
+    value = b"\x00\x00" + b"\x02" + voter + b"\x00"
+    assert decode_voters(value) == [(1, "AQIDBAUGBwgJCgsMDQ4PEA")]
+    with pytest.raises(ValueError):
+        decode_voters(value[:10])
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])  # KIP-853 arrived in 3.9
+def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_refused(
+    lab: dict[str, Any], version: str
+) -> None:
+    home = _home(version)
+    b = _controller(version, dynamic=True)
+    try:
+        b.start()
+        assert _active(b)
+        b.stop()
+        data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and [v for v, _ in stored.voters] == [1]
+        meta = parse_properties((dest / "data-0" / "meta.properties").read_text())
+        assert stored.voters[0][1] == meta["directory.id"]
+        dirs = [dest / "data-0"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert code == 0, err
+        assert report is not None
+        r = report["rehearsal"]
+        assert r["observed"]["broker"] == "starts" and r["roles"] == ["controller"]
+        assert "controller.quorum.voters" not in r["changed_properties"]  # the stored set decides
+        assert _snapshot(dirs) == before
+        # the same files under node.id 2: the stored set (voter 1) has no room for it: refused, voters named
+        props = dest / "config" / "server.properties"
+        props.write_text(props.read_text().replace("node.id=1", "node.id=2"))
+        code, report, err = _rehearse(data, dest)
+        assert code == 2 and report is None
+        assert "stored voter set is 1 (" in err and "controller.quorum.voters cannot replace" in err, err
+        shutil.rmtree(dest)
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)

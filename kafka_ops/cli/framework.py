@@ -490,7 +490,7 @@ COMMANDS: dict[str, str] = {
         "timestamp and unclean-shutdown recoveries"
     ),
     "qos": "Compare a topic with what a pipeline wrote",
-    "rehearse": "Rehearse the next start of a stopped broker",
+    "rehearse": "Rehearse the next start of a stopped node",
     "report": "Write one HTML page that opens offline",
     "simulate": "Write a broker host as a real broker leaves it",
     "cluster": "Ask the running cluster what a rolling restart needs to know",

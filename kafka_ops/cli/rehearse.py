@@ -73,15 +73,20 @@ def rehearse(
         typer.Option("--format", "-f", help="text (the outcome and differences) or json (the report)."),
     ] = RehearseFormat.text,
 ) -> None:
-    """Rehearse the next start of a stopped broker: a KRaft broker or combined node, or a broker in ZooKeeper mode,
+    """Rehearse the next start of a stopped node: a KRaft broker, combined node or dedicated controller (judged
+    by "Becoming the active controller"), or a broker in ZooKeeper mode,
     its own Kafka started on its own log dirs through overlays (the real dirs a read-only lower layer, every write on --scratch, thrown away), in private
-    mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and, for a
-    broker-only node, as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded with
-    meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
+    mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and
+    (KRaft) as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded from the
+    real one, read-only, or with meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
     `rehearsal`: what the start did, where it differs from the plan, timings and scratch bytes.
 
     Refused, with the reason, unless run as root on a stopped broker with room on --scratch for the worst-case
-    copy-up. Dedicated controllers and KIP-853 quorums are not rehearsed yet.
+    copy-up. A KIP-853 quorum (controller.quorum.bootstrap.servers) is
+    rehearsed only when the voter set stored in its metadata log is the node alone (a controller or combined
+    node formatted --standalone); otherwise refused, naming the stored voters. With --kafka-home of
+    another release than the installed one (the unit's, or --broker-log's "Kafka version"), the report names
+    both: an upgrade rehearsal, the plan made for the new release.
 
     Exit codes: 0 the rehearsed start started with every log dir online; 1 it exited, did not start, or took a
     log dir offline; 2 refused or bad input; 3 a bug in kafka-ops.
@@ -138,7 +143,14 @@ def to_text(report: dict[str, Any]) -> str:
     t = r["timings"]
     lines = [
         f"plan:     the broker {plan.get('broker')}" + (f" ({plan['reason']})" if plan.get("reason") else ""),
-        f"rehearsal: Kafka {r['kafka_version'] or '?'} {obs['broker']}"
+        f"rehearsal: Kafka {r['kafka_version'] or '?'}"
+        + (
+            f" (an upgrade: the data of Kafka {r['installed_version']['value']}, "
+            f"{r['installed_version']['source']})"
+            if r.get("upgrade")
+            else ""
+        )
+        + f" {obs['broker']}"
         + (f" in {t['start_s']} s" if t["start_s"] is not None else "")
         + (f": {obs['reason']}" if obs.get("reason") and obs["broker"] != "starts" else ""),
     ]

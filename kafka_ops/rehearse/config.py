@@ -36,6 +36,7 @@ class SandboxConfig:
     drop_quorum_state: bool = False
     zk_port: int | None = None  # ZooKeeper mode: the sandbox's own ZooKeeper, on the port the config names
     zk_chroot: str = ""
+    dynamic_quorum: bool = False  # KIP-853: controller.quorum.bootstrap.servers, the voters stored in the log
 
 
 def _listeners(key: str, value: str) -> list[tuple[str, str, int]]:
@@ -55,8 +56,7 @@ def _join(listeners: list[tuple[str, str, int]]) -> str:
 
 
 def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -> SandboxConfig:
-    """The properties the rehearsed node runs with. Dedicated controllers and KIP-853 quorums are refused (not
-    rehearsed yet)."""
+    """The properties the rehearsed node runs with. A broker-only node of a KIP-853 quorum is refused."""
     p = dict(props)
     changed: dict[str, tuple[str | None, str | None]] = {}
 
@@ -73,16 +73,23 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
     roles = [r.strip() for r in p.get("process.roles", "").split(",") if r.strip()]
     if not roles:
         return _zookeeper_mode(p, changed, put)
-    if "broker" not in roles:
-        raise SandboxConfigError("a dedicated controller (process.roles=controller) is not rehearsed yet")
+    if not set(roles) <= {"broker", "controller"}:
+        raise SandboxConfigError(f"process.roles={p['process.roles']}: only broker and controller are roles")
     try:
         node_id = int(p.get("node.id", ""))
     except ValueError:
         raise SandboxConfigError("node.id is missing or not a number") from None
-    if p.get("controller.quorum.bootstrap.servers", "").strip() and not p.get("controller.quorum.voters"):
+    dynamic = (
+        bool(p.get("controller.quorum.bootstrap.servers", "").strip())
+        and not p.get("controller.quorum.voters", "").strip()
+    )
+    if dynamic and "controller" not in roles:
+        # recipe A adds the node as a voter by config, which a stored voter set overrides (voters.py); recipe B
+        # (a shadow controller with the voter's id and directory id) is not built
         raise SandboxConfigError(
-            "a KIP-853 dynamic quorum (controller.quorum.bootstrap.servers) is not rehearsed yet: its voter set "
-            "is read from the metadata log, where controller.quorum.voters cannot replace it"
+            "a broker-only node of a KIP-853 dynamic quorum (controller.quorum.bootstrap.servers) is not "
+            "rehearsed yet: the voter set is the one stored in the metadata log, where the node is not a voter, "
+            "and controller.quorum.voters cannot replace it"
         )
     names = [n.strip() for n in p.get("controller.listener.names", "").split(",") if n.strip()]
     if not names:
@@ -115,15 +122,20 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
         put("advertised.listeners", _join(_listeners("advertised.listeners", p["advertised.listeners"])))
     voters = f"{node_id}@{LOOPBACK}:{ctrl_port}"
     was_voters = p.get("controller.quorum.voters")
-    put("controller.quorum.voters", voters)
-    put("controller.quorum.bootstrap.servers", None)
+    if dynamic:
+        # KIP-853: the stored voter set decides (run.py rehearses it only when it is this node alone): the
+        # bootstrap servers name the node's own controller listener on loopback
+        put("controller.quorum.bootstrap.servers", f"{LOOPBACK}:{ctrl_port}")
+    else:
+        put("controller.quorum.voters", voters)
+        put("controller.quorum.bootstrap.servers", None)
     # QuorumState.initialize up to 3.7 compares the stored voter set with the configured one and throws
     # (raft/.../QuorumState.java@3.7.0:130-134; gone in 3.8.0): without the stored state it starts a new epoch
     # from the log's (rehearsal.md §3: "removed" works on 3.9.1 too)
-    drop = was_voters != voters and (version is None or version < (3, 8))
+    drop = not dynamic and was_voters != voters and (version is None or version < (3, 8))
     dirs = [d.strip() for d in p.get("log.dirs", p.get("log.dir", "/tmp/kafka-logs")).split(",") if d.strip()]
     meta = p.get("metadata.log.dir", "").strip() or dirs[0]
-    return SandboxConfig(p, "kraft", roles, node_id, meta, dirs, changed, drop)
+    return SandboxConfig(p, "kraft", roles, node_id, meta, dirs, changed, drop, dynamic_quorum=dynamic)
 
 
 def _zookeeper_mode(

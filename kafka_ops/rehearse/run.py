@@ -2,12 +2,13 @@
 
 Order of the refusals (each one line, nothing started): not root; the broker not stopped (the audit's
 broker-state rule: who holds the log dirs' .lock, who has their files open); a config the slice does not rehearse
-(a dedicated controller, a KIP-853 quorum); a scratch dir the broker user could write, or one
+(a KIP-853 quorum); a scratch dir the broker user could write, or one
 inside a log dir; a scratch whose free space cannot hold the worst-case copy-up.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 import shutil
@@ -21,10 +22,14 @@ from typing import Any
 import kafka_ops.rehearse.config as config
 import kafka_ops.rehearse.sandbox as sandbox
 import kafka_ops.rehearse.scratch as scratch
+import kafka_ops.rehearse.voters as voters
 import kafka_ops.rehearse.zkseed as zkseed
 from kafka_ops.audit.run import run_audit
+from kafka_ops.engine.errors import EngineError
+from kafka_ops.facts.collect import _VERSION_LINE, _version_from_install
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
+from kafka_ops.facts.systemd import load_unit
 from kafka_ops.rehearse.observe import observe, segment_differences
 
 DEFAULT_HEAP = "1g"
@@ -64,14 +69,45 @@ class RehearseOptions:
     start_timeout_s: float = START_TIMEOUT_S
 
 
-def default_window_s(props: dict[str, str], version: tuple[int, ...] | None) -> float:
-    """Until the first retention pass and the file-delete delay after it have run: log.initial.task.delay.ms
+def default_window_s(
+    props: dict[str, str], version: tuple[int, ...] | None, controller_only: bool = False
+) -> float:
+    """A dedicated controller has no LogManager (no retention pass to wait for): a margin after it became
+    active. Others: until the first retention pass and the file-delete delay after it have run: log.initial.task.delay.ms
     (an internal config since 3.8, ServerLogConfigs.java@3.9.1:189; a constant 30 s before) plus
     file.delete.delay.ms (default 60 s), plus a margin."""
+    if controller_only:
+        return WINDOW_MARGIN_S
     delay = FIXED_INITIAL_TASK_DELAY_MS
     if version is None or version >= (3, 8):
         delay = _int(props.get("log.initial.task.delay.ms"), FIXED_INITIAL_TASK_DELAY_MS)
     return (delay + _int(props.get("file.delete.delay.ms"), 60_000)) / 1000 + WINDOW_MARGIN_S
+
+
+def installed_version(audit: AuditOptions) -> tuple[str, str] | None:
+    """(version, where it was read) of the release the host runs today, the one that wrote the data: the
+    install the unit's ExecStart names (or /opt/kafka), else the last "Kafka version" line of --broker-log (as
+    the audit reads them, facts/collect.py). With --kafka-home of another release, the rehearsal is an
+    upgrade's, and the report names both."""
+    try:
+        unit = load_unit(str(audit.systemd_unit)) if audit.systemd_unit else None
+    except (OSError, EngineError):
+        unit = None
+    found = _version_from_install(unit)
+    if found:
+        return found
+    last = None
+    for path in audit.logs:
+        try:
+            opener = gzip.open if str(path).endswith(".gz") else open
+            with opener(path, "rt", errors="replace") as f:
+                for line in f:
+                    m = _VERSION_LINE.search(line)
+                    if m:
+                        last = (m[1], str(path))
+        except OSError:
+            continue
+    return last
 
 
 def _int(text: str | None, default: int) -> int:
@@ -142,6 +178,7 @@ def rehearse(
             f"--kafka-home {ro.kafka_home}: no libs/ directory (a Kafka distribution's root)"
         )
     version = sandbox.kafka_version_of(ro.kafka_home)
+    installed = installed_version(audit)
     from_home = audit.kafka_version is None and version is not None
     if from_home:
         # the plan is made for the release that will start (another home: an upgrade rehearsal)
@@ -162,6 +199,20 @@ def rehearse(
         cfg = config.sandbox_properties(dict(props), version)
     except config.SandboxConfigError as exc:
         raise RehearsalRefused(f"{audit.server_properties}: {exc}") from None
+    if cfg.dynamic_quorum:
+        stored = voters.stored_voters(os.path.realpath(cfg.metadata_dir))
+        if stored is None:
+            raise RehearsalRefused(
+                f"{audit.server_properties}: a KIP-853 quorum (controller.quorum.bootstrap.servers) but no "
+                f"VotersRecord in {cfg.metadata_dir}/__cluster_metadata-0: the voter set is unknown"
+            )
+        if [v for v, _ in stored.voters] != [cfg.node_id]:
+            raise RehearsalRefused(
+                f"{audit.server_properties}: a KIP-853 quorum whose stored voter set is "
+                f"{', '.join(f'{v} ({d})' for v, d in stored.voters)} ({stored.where}): the sandbox rehearses a "
+                f"KIP-853 node only when that set is the node alone (node {cfg.node_id}), as "
+                "controller.quorum.voters cannot replace a stored voter set (VoterSetHistory.java@3.9:87-91)"
+            )
     user = ro.broker_user or (report.get("inputs", {}).get("broker_user") or {}).get("value")
     if not user:
         raise RehearsalRefused("the broker user is unknown: give --broker-user (or a unit with User=)")
@@ -181,7 +232,11 @@ def rehearse(
             f"({est.why}; {est.data_bytes:,} bytes of data): give a --scratch with room, or on the log dirs' "
             "own XFS (reflink=1) or btrfs filesystem"
         )
-    window = ro.window_s if ro.window_s is not None else default_window_s(dict(props), version)
+    window = (
+        ro.window_s
+        if ro.window_s is not None
+        else default_window_s(dict(props), version, cfg.roles == ["controller"])
+    )
     before = stat_tree(dirs)
     run_dir = scratch.new_run(root)
     try:
@@ -215,7 +270,8 @@ def rehearse(
             f"starting Kafka {'.'.join(map(str, version)) if version else '(version unknown)'} in the sandbox"
         )
         try:
-            outcome = sandbox.run(run_dir, script, dirs, window, ro.start_timeout_s, say)
+            ready = sandbox.ACTIVE if cfg.roles == ["controller"] else sandbox.READY
+            outcome = sandbox.run(run_dir, script, dirs, window, ro.start_timeout_s, say, ready)
         except sandbox.SandboxError as exc:
             raise RehearsalRefused(str(exc)) from None
         outcome.setup_s = round(time.monotonic() - t1, 2)
@@ -256,6 +312,11 @@ def rehearse(
     report["rehearsal"] = {
         "kafka_home": ro.kafka_home,
         "kafka_version": ".".join(map(str, version)) if version else None,
+        # the release that runs today (wrote the data): another one in --kafka-home is an upgrade rehearsal
+        "installed_version": None if installed is None else {"value": installed[0], "source": installed[1]},
+        "upgrade": installed is not None
+        and version is not None
+        and installed[0].split("-")[0] != ".".join(map(str, version)),
         "mode": cfg.mode,
         "roles": cfg.roles,
         "changed_properties": {k: {"was": w, "now": n} for k, (w, n) in sorted(cfg.changed.items())},

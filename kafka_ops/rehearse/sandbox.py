@@ -42,6 +42,12 @@ LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.prope
 READY = re.compile(
     r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started|\[KafkaServer id=\d+\] started)"
 )
+# a dedicated controller logs "Kafka Server started" even as a voter that never wins an election (a voter of a
+# 3-voter quorum alone stays Candidate for ever, rehearsal.md §5): it has started when it leads the quorum,
+# QuorumController's "Becoming the active controller at epoch {}, next write offset {}." (the 3.7.2 and 4.3.1
+# jars' string constant, logged by its ControllerWriteEvent of the claim, QuorumController.java@3.7.2)
+ACTIVE = re.compile(r"\] INFO .*Becoming the active controller at epoch \d+")
+ACTIVE_AFTER_STARTED_S = 60.0  # a controller that "started" but leads nothing by then never will alone
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
 _LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
 READY_MARK = "kafka-ops-sandbox-ready"
@@ -449,6 +455,7 @@ def run(
     window_s: float,
     start_timeout_s: float,
     progress: Callable[[str], None] | None = None,
+    ready: re.Pattern[str] = READY,
 ) -> Outcome:
     """Start the sandbox, watch the broker until it started and ``window_s`` more passed (or it exited), stop
     it (SIGTERM: a clean shutdown inside the sandbox; SIGKILL after 60 s) and return what it did."""
@@ -463,7 +470,7 @@ def run(
     )  # fmt: skip
     out.close()
     try:
-        return _watch(proc, run_dir, dirs, window_s, start_timeout_s, say, began)
+        return _watch(proc, run_dir, dirs, window_s, start_timeout_s, say, began, ready)
     finally:
         if proc.poll() is None:  # interrupted (Ctrl-C, an error): SIGKILL unshare, --kill-child does the rest
             proc.kill()
@@ -478,17 +485,20 @@ def _watch(
     start_timeout_s: float,
     say: Callable[[str], None],
     began: float,
+    ready: re.Pattern[str] = READY,
 ) -> Outcome:
     log = os.path.join(run_dir, "logs", "server.log")
     text, offset = "", 0
     started_at: float | None = None
     last_note = began
     code: int | None = None
+    leaderless: str | None = None  # a controller that started but never became active
+    server_up: float | None = None
     while True:
         new, offset = _read_new(log, offset)
         text += new
         now = time.monotonic()
-        if started_at is None and READY.search(text):
+        if started_at is None and ready.search(text):
             started_at = now
             say(f"started in {now - began:.1f} s; watching it for {window_s:.0f} s")
         code = proc.poll()
@@ -499,6 +509,18 @@ def _watch(
         if started_at is None and now - began > start_timeout_s:
             say(f"not started within {start_timeout_s:.0f} s: stopping it")
             break
+        if started_at is None and ready is not READY:
+            # the server is up but not the active controller: give the election its time, then stop it
+            if server_up is None and READY.search(text):
+                server_up = now
+            if server_up is not None and now - server_up > ACTIVE_AFTER_STARTED_S:
+                leaderless = (
+                    f"started but did not become the active controller within {ACTIVE_AFTER_STARTED_S:.0f} s "
+                    "(no 'Becoming the active controller' line: the node is not a voter of its quorum, or one that "
+                    "cannot win an election alone)"
+                )
+                say(f"not the active controller {ACTIVE_AFTER_STARTED_S:.0f} s after its start: stopping it")
+                break
         if now - last_note >= 10:
             last_note = now
             say(
@@ -531,6 +553,7 @@ def _watch(
     o = Outcome("starts" if started_at is not None and not exited_by_itself else "exits")
     if started_at is None and not exited_by_itself:
         o.broker = "no answer"
+        o.reason = leaderless
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
     o.log_text = o_text
