@@ -24,7 +24,8 @@ SEVERITY = {quorum_state.EXITS: "critical", quorum_state.DEPENDS: "error", quoru
     "DIR007",
     severity="critical",
     scope="logdir",
-    title="KRaft quorum-state the next start cannot read: 3.8+ does not start, 3.7 and older clear it",
+    title="KRaft quorum-state the next start cannot read: 3.8+ does not start, 3.7 and older clear it; and the "
+    "metadata log dir's bootstrap.checkpoint, partition.metadata, leader-epoch-checkpoint, latest snapshot",
     incident="a power loss leaves __cluster_metadata-0/quorum-state zero-filled or half-written: from 3.8 the node "
     "does not start at all; before, it starts and forgets the vote it cast, which a quorum of several voters must "
     "never do",

@@ -52,6 +52,10 @@
 * ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage or
   empty, as a power loss leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
   among them: does the dir go offline after the start, or does the broker exit?
+* ``metadata-<file>_<damage>`` (KRaft): a file of the metadata log dir ``data-0`` damaged (METADATA_DAMAGE):
+  ``bootstrap.checkpoint``, ``__cluster_metadata-0``'s partition.metadata and leader-epoch-checkpoint, its active
+  segment's tail and index, its latest snapshot (written for the trial): which the start reads past, which make it
+  exit, by release (broker.metadata_log);
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
