@@ -227,7 +227,9 @@ def _snapshot_damage(h: HostFacts, pdir: str, names: list[str]) -> MetadataFileD
     # KafkaMetadataLog.truncateToLatestSnapshot: a latest snapshot past the log's end (a follower that crashed
     # after downloading it) truncates the log fully and starts it at the snapshot's offset (the epochs' order,
     # also compared there, is left out: a snapshot past the end is the case)
-    if snaps[-1][0] > _log_end(pdir, bases):
+    if bases and snaps[-1][0] <= max(bases):
+        pass  # the log ends at or after its last segment's base: not before this snapshot
+    elif snaps[-1][0] > _log_end(pdir, bases):
         log_start = snaps[-1][0]
     path = os.path.join(pdir, name)
     try:
@@ -296,9 +298,20 @@ def _log_end(pdir: str, bases: list[int]) -> int:
     return end
 
 
+_last: tuple[object, list[MetadataFileDamage]] = (None, [])
+
+
 def damages(h: HostFacts) -> list[MetadataFileDamage]:
     """The metadata log dir's files the next start of this stopped KRaft node cannot read, in the order it meets
-    them (bootstrap.checkpoint, the log's own files, the snapshots)."""
+    them (bootstrap.checkpoint, the log's own files, the snapshots). The plan, its unknowns and DIR007 ask it for
+    the same host: the last answer is kept for that facts object (a snapshot is read whole, CRCs checked)."""
+    global _last
+    if _last[0] is not h:
+        _last = (h, _damages(h))
+    return _last[1]
+
+
+def _damages(h: HostFacts) -> list[MetadataFileDamage]:
     if h.broker_state == "running":
         return []
     mode = meta.broker_mode(h)

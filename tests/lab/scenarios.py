@@ -191,7 +191,7 @@ MetadataDamage = Callable[[Dataset, LabBroker], F.Fault]
 _MP = D.METADATA_PARTITION
 
 
-def _metadata_snapshot(b: LabBroker) -> Path:
+def _metadata_snapshot(b: LabBroker, count: int = 1) -> Path:
     """Make the broker write a snapshot of its metadata log (metadata.log.max.snapshot.interval.ms 1 s, KIP-876:
     the generator fires at the next publish once the interval passed; an idle quorum writes NoOpRecords every
     500 ms), stop it cleanly, and give the latest snapshot's path (not 4.x's bootstrap snapshot at offset 0)."""
@@ -201,8 +201,8 @@ def _metadata_snapshot(b: LabBroker) -> Path:
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            snaps = sorted((b.log_dirs[0] / _MP).glob("*.checkpoint"))
-            if snaps and not snaps[-1].name.startswith("0" * 20):
+            snaps = [p for p in (b.log_dirs[0] / _MP).glob("*.checkpoint") if not p.name.startswith("0" * 20)]
+            if len(snaps) >= count:
                 break
             time.sleep(0.5)
         else:
@@ -222,6 +222,24 @@ def _snapshot_damage(how: D.Damager, name: str) -> MetadataDamage:
         return f
 
     return plant
+
+
+def _snapshot_partial(ds: Dataset, b: LabBroker) -> F.Fault:
+    """A snapshot the broker was writing when it stopped: ``<offset>-<epoch>.checkpoint.part`` after the latest,
+    garbage (recoverSnapshots deletes it at the start)."""
+    latest = _metadata_snapshot(b)
+    part = latest.with_name(f"{int(latest.name[:20]) + 1:020d}{latest.name[20:]}.part")
+    part.write_bytes(D.garbage(b"") * 8)
+    st = latest.stat()
+    os.chown(part, st.st_uid, st.st_gid)
+    return F.Fault("snapshot_partial", [part], {"log_dir": str(b.log_dirs[0]), "latest": str(latest)})
+
+
+def _snapshot_latest_missing(ds: Dataset, b: LabBroker) -> F.Fault:
+    """Two snapshots written, the latest deleted (by hand, or lost): the older one is the latest now."""
+    latest = _metadata_snapshot(b, count=2)
+    latest.unlink()
+    return F.Fault("snapshot_latest_missing", [latest], {"log_dir": str(b.log_dirs[0])})
 
 
 METADATA_DAMAGE: dict[str, MetadataDamage] = {
@@ -252,6 +270,8 @@ METADATA_DAMAGE: dict[str, MetadataDamage] = {
         b.log_dirs[0], f"{_MP}/{D.metadata_active(b.log_dirs[0]).name[:20]}.index", D.garbage, "index_garbage"
     ),
     **{f"snapshot_{how.__name__}": _snapshot_damage(how, f"snapshot_{how.__name__}") for how in _DAMAGES},
+    "snapshot_partial": _snapshot_partial,
+    "snapshot_latest_missing": _snapshot_latest_missing,
 }
 # ---- end of issue 36 §2's metadata log dir ----
 
