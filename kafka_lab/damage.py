@@ -203,3 +203,57 @@ def future_dir(source: Path, log_dir: Path, *, keep_source: bool = True, name: s
     if not keep_source:
         shutil.rmtree(source)
     return Fault(name, [target], {"source": str(source), "log_dir": str(log_dir), "source_kept": keep_source})
+
+
+# ---- the KRaft metadata log dir's own files (issue 36 §2): bootstrap.checkpoint, __cluster_metadata-0's segments,
+# snapshots, partition.metadata and leader-epoch-checkpoint; quorum-state is above ----
+METADATA_PARTITION = "__cluster_metadata-0"
+
+
+def metadata_file(metadata_log_dir: Path, relative: str, how: Damager, name: str) -> Fault:
+    """A file of the metadata log dir (``bootstrap.checkpoint``) or of ``__cluster_metadata-0`` damaged in place."""
+    f = damage_file(metadata_log_dir / relative, how, name)
+    f.detail["log_dir"] = str(metadata_log_dir)
+    return f
+
+
+def metadata_active(metadata_log_dir: Path) -> Path:
+    from kafka_lab.faults import segment_bases, segment_file
+
+    pdir = metadata_log_dir / METADATA_PARTITION
+    return segment_file(pdir, segment_bases(pdir)[-1], ".log")
+
+
+def metadata_log_cut(metadata_log_dir: Path, name: str = "log_truncated") -> Fault:
+    """The metadata log's active segment cut 10 bytes short: its last batch ends mid-record (a write the power
+    loss cut)."""
+    path = metadata_active(metadata_log_dir)
+    size = path.stat().st_size
+    fd = os.open(path, os.O_WRONLY | os.O_NOFOLLOW)
+    try:
+        os.ftruncate(fd, size - 10)
+    finally:
+        os.close(fd)
+    return Fault(name, [path], {"log_dir": str(metadata_log_dir), "bytes_before": size})
+
+
+def metadata_log_tail(metadata_log_dir: Path, tail: bytes, name: str) -> Fault:
+    """Bytes appended to the metadata log's active segment (zeros: a power loss's unwritten blocks; random: a torn
+    write)."""
+    path = metadata_active(metadata_log_dir)
+    size = path.stat().st_size
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_NOFOLLOW)
+    try:
+        os.write(fd, tail)
+    finally:
+        os.close(fd)
+    return Fault(name, [path], {"log_dir": str(metadata_log_dir), "bytes_before": size})
+
+
+def latest_metadata_snapshot(metadata_log_dir: Path) -> Path:
+    snaps = sorted(
+        p for p in (metadata_log_dir / METADATA_PARTITION).glob("*.checkpoint") if p.name[:20].isdigit()
+    )
+    if not snaps:
+        raise ValueError(f"{metadata_log_dir / METADATA_PARTITION} has no snapshot")
+    return snaps[-1]

@@ -60,6 +60,7 @@ from kafka_ops.broker import (
     failure_channel,
     leftovers,
     meta,
+    metadata_log,
     producer_state,
     quorum_state,
     reach,
@@ -336,10 +337,15 @@ def pre_load_exit(h: HostFacts) -> tuple[str, str] | None:
             "the broker does not start",
             "DIR003",
         )
+    # the metadata log dir's bootstrap.checkpoint (initializeLogDirs), then the metadata log's own files
+    # (KafkaMetadataLog.apply), then quorum-state (KafkaRaftClient.initialize), then the latest snapshot's records
+    ml = metadata_log.exit_reason(h, before_quorum_state=True)
+    if ml is not None:
+        return ml
     qs = quorum_state.damage(h)  # the raft client starts before LogManager
     if qs is not None and qs.start == quorum_state.EXITS:
         return qs.reason, "DIR007"
-    return None
+    return metadata_log.exit_reason(h, before_quorum_state=False)
 
 
 def loading_exit(h: HostFacts) -> tuple[str, str, str | None] | None:
@@ -755,6 +761,7 @@ class NextStartPlan:
                 "producer_snapshots": [],
                 "quorum_state": None,
                 "unknown": [],
+                "metadata_log": [],
                 "after_failed_start": None,
             }
         exited = self.exit is not None
@@ -811,7 +818,8 @@ class NextStartPlan:
             ],
             "quorum_state": self._quorum_state(),
             # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
-            "unknown": environment.unknowns(h),
+            "unknown": environment.unknowns(h) + metadata_log.unknowns(h),
+            "metadata_log": [d.to_dict() for d in metadata_log.damages(h)],
             "after_failed_start": self._after_failed_start(),
         }
 
@@ -822,7 +830,8 @@ class NextStartPlan:
         if qs is None:
             return None
         fate, reason = qs.start, qs.reason
-        if self.exit is not None and self.exit[1] != "DIR007" and not self.exit_at_load:
+        later = {d.reason for d in metadata_log.damages(self.h) if d.file == "snapshot"}
+        if self.exit is not None and self.exit[0] not in (qs.reason, *later) and not self.exit_at_load:
             # an exit before loading comes before the raft client too (KafkaRaftServer checks the config and the
             # log dirs' meta.properties first)
             fate, reason = "kept", self.exit[0]

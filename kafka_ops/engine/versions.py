@@ -131,6 +131,23 @@ _ROWS = (
         "a KRaft quorum-state file that cannot be read stops the node's start instead of being cleared",
     ),
     Behaviour(
+        "kraft_bootstrap_checkpoint", (3, 3, 0), "KIP-778",
+        "core/src/main/scala/kafka/server/KafkaRaftServer.scala@3.3.1:211 (initializeLogDirs: BootstrapDirectory.read)",
+        "a KRaft node reads bootstrap.checkpoint in its metadata log dir at every start (broker.metadata_log)",
+    ),
+    Behaviour(
+        "listeners_load_latest_snapshot", (3, 6, 0), "KAFKA-15076",
+        "raft/src/main/java/org/apache/kafka/raft/KafkaRaftClient.java@3.7.1 (updateListenersProgress: a listener "
+        "at offset 0 is handed the latest snapshot; @3.5.2 only below the log start; commit b7a6a8fd5f0)",
+        "the raft listeners (metadata loader, controller) load the latest KRaft snapshot at their start",
+    ),
+    Behaviour(
+        "raft_start_reads_snapshot", (3, 8, 0), "KAFKA-16207",
+        "raft/src/main/java/org/apache/kafka/raft/internals/KRaftControlRecordStateMachine.java@3.8.0 "
+        "(maybeLoadSnapshot from KafkaRaftClient.initialize, CRC checked; commit bfe81d62297)",
+        "KafkaRaftClient.initialize reads the latest KRaft snapshot whole, before the listeners",
+    ),
+    Behaviour(
         "stray_without_topic_id", (3, 7, 1), "KAFKA-16814",
         "core/src/main/scala/kafka/log/LogManager.scala@3.7.1:1601-1608 (isStrayKraftReplica: a log without a topic "
         "id is a stray; @3.7.0:1557-1560 findStrayReplicas throws RuntimeException for it)",

@@ -69,6 +69,17 @@ def apply(h: HostFacts) -> None:
             )
         return
     image = read[0]
+    if image.unreadable is not None:
+        # every snapshot is damaged and the log does not start at 0: no config of this copy can be known (the
+        # broker itself does not start on such a copy: broker.metadata_log, DIR007)
+        if not from_option:
+            cfg.assumed = (
+                f"no topic config was read ({image.unreadable}; give --bootstrap-server or --topic-configs)"
+            )
+        else:
+            inp = h.inputs["topic_configs"]
+            inp.notes = [*(inp.notes or []), f"the metadata log cannot be read: {image.unreadable}"]
+        return
     node = h.node_id
     dynamic = []
     for label, name in ((f"dynamic broker config (node {node})", str(node)), ("dynamic cluster default", "")):
@@ -90,6 +101,12 @@ def apply(h: HostFacts) -> None:
         f"this host's copy of the metadata log ({where}): the broker applies what the quorum committed, which "
         "may be newer"
     ]
+    for skipped in image.skipped:
+        notes.append(
+            f"a later snapshot does not read and was passed over ({skipped}): the configs are those of "
+            + (f"the snapshot before it, {snap}" if snap else "the log from offset 0")
+            + ", what the node reads once it is moved aside (the broker's own start on it: DIR007)"
+        )
     if image.stopped:
         notes.append(f"read up to offset {image.end_offset - 1} only: {image.stopped}")
     if from_option:

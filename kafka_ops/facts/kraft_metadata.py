@@ -57,6 +57,12 @@ class MetadataImage:
     # why the records this copy holds were not all read (a torn or corrupt tail, a record that does not decode,
     # a segment missing after the snapshot), said next to what was read; None: read to its end
     stopped: str | None = None
+    # later snapshots that do not read whole (zero-filled, truncated, garbage: a power loss), passed over for the
+    # one read (broker.metadata_log says what the broker does with them), one line each
+    skipped: list[str] = field(default_factory=list)
+    # why no topic config can be known from this copy: every snapshot is damaged and the log does not start at
+    # offset 0 (the records before it are in no readable file); None: read
+    unreadable: str | None = None
 
     def name_id(self, name: str) -> str | None:
         return next((tid for tid, (n, _) in self.topics.items() if n == name), None)
@@ -214,6 +220,27 @@ def _replay(image: MetadataImage, path: str, start: int, snapshot: bool = False)
             )
 
 
+def _snapshot_problem(image: MetadataImage, name: str) -> str | None:
+    """Replay snapshot ``image.snapshot`` into ``image``; why it does not read whole, or None."""
+    assert image.snapshot is not None
+    try:
+        _replay(image, image.snapshot, 0, snapshot=True)
+    except _Unreadable as exc:
+        return f"{name}: {exc}"
+    except (EngineError, RecordError, OSError, KeyError, ValueError, TypeError) as exc:
+        return f"{name}: {exc}"
+    except Exception as exc:  # a codec library's own error (a compressed batch), or a bug: said, not raised
+        return f"{name}: {type(exc).__name__}"
+    if image.stopped is not None:
+        return image.stopped
+    try:
+        if os.stat(image.snapshot).st_size == 0:
+            return f"{name}: an empty file (no snapshot header)"
+    except OSError as exc:
+        return f"{name}: {exc.strerror}"
+    return None
+
+
 def read_image(partition_dir: str) -> MetadataImage | None:
     """The topics of the metadata log in ``partition_dir`` (``__cluster_metadata-0``), or None when it cannot
     be read whole: no snapshot covers the records before the first segment, a record does not decode, a file
@@ -265,12 +292,28 @@ def _read_metadata(partition_dir: str, names: list[str]) -> tuple[MetadataImage,
         return None
     image = MetadataImage(partition_dir, None, 0)
     whole = True
-    try:
-        if snaps:
-            end, _epoch, name = snaps[-1]
-            image.snapshot = os.path.join(partition_dir, name)
-            _replay(image, image.snapshot, 0, snapshot=True)
+    skipped: list[str] = []
+    # the latest snapshot that reads whole; a damaged one is passed over (said): an older one, or the log from
+    # offset 0 when it starts there, holds the same state (a node whose damaged snapshot is moved aside reads that)
+    for end, _epoch, name in reversed(snaps):
+        trial = MetadataImage(partition_dir, os.path.join(partition_dir, name), 0)
+        problem = _snapshot_problem(trial, name)
+        if problem is None:
+            image = trial
             image.end_offset = end
+            break
+        skipped.append(problem)
+    image.skipped = skipped
+    if skipped and image.snapshot is None:
+        image.stopped = None
+        if not segs or segs[0][0] > 0:
+            image.unreadable = (
+                f"no snapshot of {partition_dir} reads ({'; '.join(skipped)}) and the log "
+                + (f"starts at offset {segs[0][0]}" if segs else "has no segment")
+                + ": the records before it are in no readable file"
+            )
+            return image, False
+    try:
         if segs and segs[0][0] > image.end_offset:
             # records between the snapshot and the first segment are missing
             image.stopped = image.stopped or (

@@ -276,6 +276,21 @@ class NextStartQuorumStateModel(BaseModel):
     check: str = Field(description="DIR007")
 
 
+class NextStartMetadataFileModel(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    path: str = Field(description="The file (bootstrap.checkpoint, or one of __cluster_metadata-0)")
+    file: Literal[
+        "bootstrap.checkpoint", "partition.metadata", "leader-epoch-checkpoint", "snapshot", "snapshots"
+    ]
+    error: str = Field(description="What kafka-ops's reader found, as the broker reads it (no content)")
+    fate: Literal["exits", "starts", "depends"] = Field(
+        description="exits: the node does not start; starts: this release does not read it at the start (a "
+        "snapshot up to 3.5 with the log from offset 0); depends: not decided here (also listed in unknown)"
+    )
+    reason: str = Field(description="Why, citing Kafka's source (broker.metadata_log)")
+    check: str = Field(description="DIR007")
+
+
 class AfterFailedStartLogDirModel(BaseModel):
     model_config = ConfigDict(extra="forbid")
     path: str
@@ -345,6 +360,12 @@ class NextStartModel(BaseModel):
     quorum_state: NextStartQuorumStateModel | None = Field(
         None,
         description="The KRaft quorum-state file when the start cannot read it (DIR007; null otherwise)",
+    )
+    metadata_log: list[NextStartMetadataFileModel] = Field(
+        default_factory=list,
+        description="The KRaft metadata log dir's files the start cannot read as it must: bootstrap.checkpoint, "
+        "__cluster_metadata-0's partition.metadata, leader-epoch-checkpoint and latest snapshot (DIR007; empty "
+        "when they read, in ZooKeeper mode and when the broker is running)",
     )
     unknown: list[NextStartUnknownModel] = Field(
         default_factory=list,

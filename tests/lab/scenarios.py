@@ -52,6 +52,10 @@
 * ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage or
   empty, as a power loss leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
   among them: does the dir go offline after the start, or does the broker exit?
+* ``metadata-<file>_<damage>`` (KRaft): a file of the metadata log dir ``data-0`` damaged (METADATA_DAMAGE):
+  ``bootstrap.checkpoint``, ``__cluster_metadata-0``'s partition.metadata and leader-epoch-checkpoint, its active
+  segment's tail and index, its latest snapshot (written for the trial): which the start reads past, which make it
+  exit, by release (broker.metadata_log);
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -69,6 +73,7 @@ from typing import Any
 from kafka_lab import damage as D
 from kafka_lab import faults as F
 from kafka_lab.broker import LabBroker
+from kafka_lab.jars import LabError
 from kafka_lab.produce import Acked, TopicSpec, create_topics, produce, produce_until, writer_kind
 from kafka_lab.trial import Trial, TrialResult, run_trials
 from kafka_lab.versions import parse
@@ -172,9 +177,103 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
         f"quorum_state_{how.__name__}": lambda ds, b, how=how: D.quorum_state(
             b.log_dirs[0], how, f"quorum_state_{how.__name__}"
         )
-        for how in (D.zero_filled, D.garbage, D.empty)
+        for how in (D.zero_filled, D.garbage, D.empty, D.truncated)
     },
 }
+
+
+# ---- issue 36 §2: the KRaft metadata log dir's own files (data-0: metadata.log.dir is the first log dir) ----
+# bootstrap.checkpoint (KafkaRaftServer.initializeLogDirs reads it at every start), __cluster_metadata-0's
+# partition.metadata and leader-epoch-checkpoint (KafkaMetadataLog.apply's UnifiedLog, its own LogDirFailureChannel),
+# its active segment and index (recovered in full at every start), its latest snapshot (read at the raft client's
+# start from 3.8, KRaftControlRecordStateMachine): trial ``metadata-<name>``, KRaft only (SINCE)
+MetadataDamage = Callable[[Dataset, LabBroker], F.Fault]
+_MP = D.METADATA_PARTITION
+
+
+def _metadata_snapshot(b: LabBroker, count: int = 1) -> Path:
+    """Make the broker write a snapshot of its metadata log (metadata.log.max.snapshot.interval.ms 1 s, KIP-876:
+    the generator fires at the next publish once the interval passed; an idle quorum writes NoOpRecords every
+    500 ms), stop it cleanly, and give the latest snapshot's path (not 4.x's bootstrap snapshot at offset 0)."""
+    key = "metadata.log.max.snapshot.interval.ms"
+    b.set_properties(**{key.replace(".", "__"): 1000})
+    b.start()
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            snaps = [p for p in (b.log_dirs[0] / _MP).glob("*.checkpoint") if not p.name.startswith("0" * 20)]
+            if len(snaps) >= count:
+                break
+            time.sleep(0.5)
+        else:
+            raise LabError(f"{b.version}: no metadata snapshot within 60 s")
+    finally:
+        b.stop()
+        b.extra.pop(key, None)
+        b._write_configs()
+    return D.latest_metadata_snapshot(b.log_dirs[0])
+
+
+def _snapshot_damage(how: D.Damager, name: str) -> MetadataDamage:
+    def plant(ds: Dataset, b: LabBroker) -> F.Fault:
+        snap = _metadata_snapshot(b)
+        f = D.damage_file(snap, how, name)
+        f.detail["log_dir"] = str(b.log_dirs[0])
+        return f
+
+    return plant
+
+
+def _snapshot_partial(ds: Dataset, b: LabBroker) -> F.Fault:
+    """A snapshot the broker was writing when it stopped: ``<offset>-<epoch>.checkpoint.part`` after the latest,
+    garbage (recoverSnapshots deletes it at the start)."""
+    latest = _metadata_snapshot(b)
+    part = latest.with_name(f"{int(latest.name[:20]) + 1:020d}{latest.name[20:]}.part")
+    part.write_bytes(D.garbage(b"") * 8)
+    st = latest.stat()
+    os.chown(part, st.st_uid, st.st_gid)
+    return F.Fault("snapshot_partial", [part], {"log_dir": str(b.log_dirs[0]), "latest": str(latest)})
+
+
+def _snapshot_latest_missing(ds: Dataset, b: LabBroker) -> F.Fault:
+    """Two snapshots written, the latest deleted (by hand, or lost): the older one is the latest now."""
+    latest = _metadata_snapshot(b, count=2)
+    latest.unlink()
+    return F.Fault("snapshot_latest_missing", [latest], {"log_dir": str(b.log_dirs[0])})
+
+
+METADATA_DAMAGE: dict[str, MetadataDamage] = {
+    **{
+        f"bootstrap_checkpoint_{how.__name__}": lambda ds, b, how=how: D.metadata_file(
+            b.log_dirs[0], "bootstrap.checkpoint", how, f"bootstrap_checkpoint_{how.__name__}"
+        )
+        for how in _DAMAGES
+    },
+    **{
+        f"partition_metadata_{how.__name__}": lambda ds, b, how=how: D.metadata_file(
+            b.log_dirs[0], f"{_MP}/partition.metadata", how, f"partition_metadata_{how.__name__}"
+        )
+        for how in (D.garbage, D.empty)
+    },
+    **{
+        f"leader_epoch_{how.__name__}": lambda ds, b, how=how: D.metadata_file(
+            b.log_dirs[0], f"{_MP}/leader-epoch-checkpoint", how, f"leader_epoch_{how.__name__}"
+        )
+        for how in (D.garbage, D.zero_filled)
+    },
+    "log_truncated": lambda ds, b: D.metadata_log_cut(b.log_dirs[0]),
+    "log_zero_tail": lambda ds, b: D.metadata_log_tail(b.log_dirs[0], bytes(4096), "log_zero_tail"),
+    "log_garbage_tail": lambda ds, b: D.metadata_log_tail(
+        b.log_dirs[0], D.garbage(b"") * 4, "log_garbage_tail"
+    ),
+    "index_garbage": lambda ds, b: D.metadata_file(
+        b.log_dirs[0], f"{_MP}/{D.metadata_active(b.log_dirs[0]).name[:20]}.index", D.garbage, "index_garbage"
+    ),
+    **{f"snapshot_{how.__name__}": _snapshot_damage(how, f"snapshot_{how.__name__}") for how in _DAMAGES},
+    "snapshot_partial": _snapshot_partial,
+    "snapshot_latest_missing": _snapshot_latest_missing,
+}
+# ---- end of issue 36 §2's metadata log dir ----
 
 
 def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
@@ -498,6 +597,13 @@ CI_REPRESENTATIVES = {
     # quorum-state: cleared up to 3.7, the exit from 3.8
     "checkpoint-quorum_state_empty": ("3.7.2",),
     "checkpoint-quorum_state_zero_filled": (),
+    "checkpoint-quorum_state_truncated": (),
+    # the metadata log dir's own files (issue 36 §2): four in CI, the rest in `make lab`
+    **{f"metadata-{n}": () for n in METADATA_DAMAGE},
+    "metadata-bootstrap_checkpoint_zero_filled": ("3.7.2",),
+    "metadata-partition_metadata_garbage": ("3.5.2",),
+    "metadata-snapshot_garbage": ("4.3.1",),
+    "metadata-log_zero_tail": ("4.3.1",),
     "checkpoint-quorum_state_garbage": ("4.3.1",),
     # the other damages of the log dir's checkpoints, a partition's leader-epoch-checkpoint and the second dir's
     # meta.properties (session 14): `make lab` only; CI keeps one damage of each checkpoint on every CI release
@@ -553,6 +659,8 @@ SINCE: dict[str, tuple[int, int, int]] = {
     **{f"checkpoint-{n}": (3, 0, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")},
     # the lab runs KRaft from 3.3 (ZooKeeper mode before: no quorum-state)
     **{f"checkpoint-{n}": (3, 3, 0) for n in CHECKPOINT_DAMAGE if n.startswith("quorum_state_")},
+    # the KRaft metadata log dir's files (issue 36 §2)
+    **{f"metadata-{n}": (3, 3, 0) for n in METADATA_DAMAGE},
     # KRaft judgements (strays by topic id). In ZooKeeper mode the id to compare with is ZooKeeper's, not on the
     # host: the lab's 3.2.3 did not serve t00-0 with another id (InconsistentTopicIdException at LeaderAndIsr;
     # the trial's offset query timed out, 2026-11-27), which the plan cannot know from the files
@@ -675,6 +783,9 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     singles += [
         Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)
         for n, fn in CHECKPOINT_DAMAGE.items()
+    ]
+    singles += [
+        Trial(f"metadata-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)]) for n, fn in METADATA_DAMAGE.items()
     ]
     singles.append(
         Trial(

@@ -19,6 +19,7 @@ from tests.lab.helpers import at_least
 from tests.lab.scenarios import (
     CHECKPOINT_DAMAGE,
     CI_REPRESENTATIVES,
+    METADATA_DAMAGE,
     OFFLINE_FAULTS,
     ONLY_SCENARIOS,
     SINCE,
@@ -61,6 +62,7 @@ SCENARIOS = (
     ]
     + [f"offline-{n}" for n in OFFLINE_FAULTS]
     + [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE]
+    + [f"metadata-{n}" for n in METADATA_DAMAGE]
 )
 
 
@@ -513,3 +515,31 @@ def test_a_damaged_quorum_state_is_cleared_up_to_3_7_and_stops_the_start_from_3_
     else:
         assert qs["fate"] == "cleared" and r.predicted["broker"] == r.next_start["broker"] == "starts"
         assert "Clearing local quorum state store after error loading state" in said
+
+
+# the broker's own line for each metadata log dir damage that stops the start (the lab's 3.5.2, 3.7.2, 4.3.1)
+_METADATA_EXIT_LINES = {
+    "bootstrap_checkpoint": r"CorruptRecordException|No FeatureLevelRecord for metadata\.version",
+    "partition_metadata": r"Error while reading partition metadata file|NullPointerException",
+    "leader_epoch": r"Error while reading checkpoint file \S+__cluster_metadata-0/leader-epoch-checkpoint",
+    "snapshot": r"handleLoadSnapshot|CorruptRecordException|NoSuchElementException",
+}
+
+
+@pytest.mark.parametrize("name", [n for n in METADATA_DAMAGE if n.startswith(tuple(_METADATA_EXIT_LINES))])
+def test_metadata_log_dir_damage_names_the_file_the_broker_stopped_on(
+    trials: dict[str, TrialResult], name: str
+) -> None:
+    """The metadata log dir's files (broker.metadata_log): where the plan says the node exits, it names the damaged
+    file (next_start.metadata_log, DIR007) and the broker's own line says why it stopped; where it starts, the
+    plan lists the file only as read past or not read (3.5's snapshot)."""
+    r = agreed(trials, f"metadata-{name}")
+    [planted] = r.faults[0].paths
+    listed = {m["path"]: m for m in r.predicted["metadata_log"]}
+    if r.predicted["broker"] == "exits":
+        assert listed[str(planted)]["fate"] == "exits" and r.predicted["check"] == "DIR007", r.predicted
+        said = " ".join(" ".join((e.message, *e.extra)) for e in r.observation.entries)
+        rx = next(v for k, v in _METADATA_EXIT_LINES.items() if name.startswith(k))
+        assert re.search(rx, said), said[-2000:]
+    else:
+        assert str(planted) not in listed or listed[str(planted)]["fate"] == "starts", listed
