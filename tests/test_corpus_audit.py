@@ -49,3 +49,19 @@ def test_corpus_dir_gets_only_the_findings_it_deserves(log_dir: str) -> None:
         AuditOptions(log_dirs=[log_dir], broker_state="running", now_ms=NOW, expected_mounts={log_dir: "/"})
     )
     assert not [f for f in running["findings"] if f["severity"] == "critical"]
+
+
+KRAFT_DIRS = [d for d in DIRS if os.path.isdir(os.path.join(d, "__cluster_metadata-0"))]
+
+
+@pytest.mark.skipif(not KRAFT_DIRS, reason="corpus not present")
+@pytest.mark.parametrize("log_dir", KRAFT_DIRS, ids=[d.split("corpus/")[-1] for d in KRAFT_DIRS])
+def test_a_kraft_dir_audited_alone_on_a_kraft_only_release_starts(log_dir: str) -> None:
+    # --log-dir alone names no metadata.log.dir or log.dirs: the dir holding __cluster_metadata-0 is the metadata
+    # log dir a broker with it as log.dirs uses; before, on 4.x (KRaft only) the plan said "exits, DIR003: the
+    # metadata log in a data dir, but the metadata log dir is None", a critical on every healthy KRaft host
+    report = run_audit(
+        AuditOptions(log_dirs=[log_dir], broker_state="stopped", now_ms=NOW, kafka_version="4.1.1")
+    )
+    assert report["next_start"]["broker"] == "starts", report["next_start"].get("reason")
+    assert not [f for f in report["findings"] if f["severity"] == "critical"]

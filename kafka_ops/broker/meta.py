@@ -267,8 +267,21 @@ def broker_mode(h: HostFacts) -> str:
 
 
 def metadata_log_dir(h: HostFacts) -> str | None:
-    """KafkaConfig.metadataLogDir: metadata.log.dir, else the first entry of log.dirs."""
-    return metadata_log_dir_of(h.configs)
+    """KafkaConfig.metadataLogDir: metadata.log.dir, else the first entry of log.dirs. Without a configuration
+    that names either (no server.properties: only --log-dir), the one audited dir holding ``__cluster_metadata-0``
+    is taken for it (what a broker with these dirs as log.dirs finds; two such dirs: None, not known): never a
+    "misplaced metadata log" exit made of a missing config (a false critical on every KRaft host audited with
+    --log-dir alone)."""
+    configured = metadata_log_dir_of(h.configs)
+    if configured is not None or h.configs.log_dirs:
+        return configured
+    holding = {
+        os.path.abspath(ldf.path)
+        for ldf in h.log_dirs
+        for _path, name in ldf.scan.partition_names
+        if name.topic == METADATA_TOPIC and name.partition == 0 and name.kind == "log"
+    }
+    return holding.pop() if len(holding) == 1 else None
 
 
 def metadata_log_dir_of(configs: Configs) -> str | None:
@@ -453,6 +466,8 @@ def misplaced_metadata_logs(h: HostFacts) -> list[tuple[LogDirFacts, str, str]]:
     if broker_mode(h) != "kraft":
         return []
     meta_dir = metadata_log_dir(h)
+    if meta_dir is None:
+        return []  # no configuration names the metadata log dir: which copy is misplaced is not known
     out = []
     for ldf in h.log_dirs:
         if ldf.path == meta_dir or ldf.scan.meta is None:
