@@ -177,6 +177,56 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
 }
 
 
+# ===================================================================== LOG_DAMAGE (issue 36 §2, segment .log)
+# Content damage to one segment's .log of CONTROL's partition, its indexes kept (kafka_lab.damage.LOG_DAMAGES):
+# ``log-<older|active>_<damage>`` after a clean stop (recovery point at the log end: LogLoader.recoverLog does not
+# run, only the active segment's readNextOffset reads the .log at load), ``..._unclean`` with the marker of its
+# log dir removed (and, for the older segment, the partition's recovery point at 0, so recovery re-reads it);
+# ``marker-lock_garbage``, ``marker-cleanshutdown_garbage``: the log dir's .lock and .kafka_cleanshutdown holding
+# garbage (opened by name only). The rule: kafka_ops/broker/startup.py and docs/fidelity.md's section.
+LogDamage = Callable[[Dataset, LabBroker], list[F.Fault]]
+
+
+def _log_damage(where: str, damage: str, *, unclean: bool = False) -> LogDamage:
+    def plant(ds: Dataset, b: LabBroker) -> list[F.Fault]:
+        pdir = partition_dir(ds, b, CONTROL)
+        name = f"log-{where}_{damage}" + ("_unclean" if unclean else "")
+        out = [D.segment_log(pdir, where, D.LOG_DAMAGES[damage], name)]
+        if unclean:
+            out.append(F.remove_clean_shutdown(pdir.parent))
+            if where == "older":
+                out.append(F.recovery_point_to_zero(pdir))
+        return out
+
+    return plant
+
+
+LOG_DAMAGE: dict[str, LogDamage] = {
+    **{
+        f"log-{where}_{damage}": _log_damage(where, damage)
+        for where in ("older", "active")
+        for damage in D.LOG_DAMAGES
+    },
+    **{
+        f"log-{where}_{damage}_unclean": _log_damage(where, damage, unclean=True)
+        for where, damage in (
+            ("older", "zero_filled"),
+            ("older", "truncated_0"),
+            ("active", "truncated_0"),
+            ("active", "bad_magic"),
+            ("active", "offsets_backwards"),
+        )
+    },
+    **{
+        f"marker-{what}_garbage": lambda ds, b, file=file, what=what: [
+            D.marker_content(b.workdir / ds.placement[f"{CONTROL}-0"], file, f"marker-{what}_garbage")
+        ]
+        for what, file in (("lock", ".lock"), ("cleanshutdown", F.CLEAN_SHUTDOWN))
+    },
+}
+# ================================================================= end of LOG_DAMAGE
+
+
 def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
     return b.workdir / ds.placement[f"{topic}-0"] / f"{topic}-0"
 
@@ -526,6 +576,8 @@ CI_REPRESENTATIVES = {
     "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
+    # ---- LOG_DAMAGE (issue 36 §2): `make lab` only but for these
+    **{name: () for name in LOG_DAMAGE},
 }
 
 
@@ -675,6 +727,10 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     singles += [
         Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)
         for n, fn in CHECKPOINT_DAMAGE.items()
+    ]
+    # LOG_DAMAGE (issue 36 §2)
+    singles += [
+        Trial(n, ds.saved, lambda b, fn=fn: fn(ds, b), acked=ds.acked) for n, fn in LOG_DAMAGE.items()
     ]
     singles.append(
         Trial(
