@@ -1,0 +1,94 @@
+"""Content damage to a segment's ``.log`` that recovery re-reads (issue 36 §2): the plan says what
+``LogSegment.recover`` does with it, as the broker lab measured (tests/lab/scenarios.py LOG_DAMAGE; docs/fidelity.md
+'Segment .log damage'). The damage is kafka_lab.damage's, the host the simulator's, stopped uncleanly."""
+
+from __future__ import annotations
+
+import os
+import struct
+from pathlib import Path
+from typing import Any
+
+from kafka_lab import damage as D
+from kafka_ops.render.models import validate
+
+from .checks.index_hosts import Failures, audit, seg_path, simulate
+
+
+def _recovered(tmp_path: Path) -> tuple[Any, str, str, list[int]]:
+    """An uncleanly stopped host, and its partition with most recovered segments (path, topic-p, bases)."""
+    host = simulate(tmp_path, failures=Failures(unclean_shutdown=True))
+    recovered: dict[tuple[str, int], list[int]] = {}
+    for s in audit(host)["next_start"]["segments"]:
+        recovered.setdefault((s["topic"], s["partition"]), []).append(s["base_offset"])
+    (topic, p), segs = max(recovered.items(), key=lambda kv: len(kv[1]))
+    assert len(segs) >= 2
+    part = next(d for ld in host.log_dirs for d in [os.path.join(ld, f"{topic}-{p}")] if os.path.isdir(d))
+    return host, part, f"{topic}-{p}", segs
+
+
+def _fates(host: Any, name: str) -> dict[int, dict[str, Any]]:
+    report = audit(host)
+    validate(report)
+    return {
+        s["base_offset"]: s
+        for s in report["next_start"]["segments"]
+        if f"{s['topic']}-{s['partition']}" == name
+    }
+
+
+def _rewrite(path: str, how: D.Damager) -> None:
+    data = Path(path).read_bytes()
+    Path(path).write_bytes(how(data))
+
+
+def test_a_batch_of_an_unknown_magic_whose_crc_matches_is_kept_by_recovery(tmp_path: Path) -> None:
+    """LogSegment.recover checks a v2 batch's size and CRC only (the magic lies before the CRC's range): the last
+    batch's magic set to 7 is kept, nothing truncated (lab 3.7.2, log-active_bad_magic_unclean). The old model
+    stopped its scan at the unknown magic and planned the batch's bytes truncated."""
+    host, part, name, segs = _recovered(tmp_path)
+    log = seg_path(part, segs[0], ".log")
+    _rewrite(log, D.log_bad_magic)
+    first = _fates(host, name)[segs[0]]
+    assert first["load"] == "recovered" and first["truncated_bytes"] == 0, first
+    assert all(_fates(host, name)[b]["deleted_at"] is None for b in segs[1:])
+
+
+def test_offsets_going_backwards_at_an_index_entry_empty_the_segment_and_delete_the_later_ones(
+    tmp_path: Path,
+) -> None:
+    """A batch whose offsets are not above the index entry recovery last wrote (every index.interval.bytes):
+    OffsetIndex.append throws InvalidOffsetException and recoverLog empties the segment ('Found invalid offset
+    during recovery. Deleting the corrupt segment and creating an empty one'), then deletes every later segment
+    (lab 3.7.2, log-active_offsets_backwards_unclean: all 20,904 bytes). The old model planned nothing."""
+    host, part, name, segs = _recovered(tmp_path)
+    log = seg_path(part, segs[0], ".log")
+    data = bytearray(Path(log).read_bytes())
+    size = len(data)
+    # every batch of the second half takes the segment's first base offset: the CRC does not cover it
+    pos = 0
+    while pos + 12 <= size:
+        length = struct.unpack_from(">i", data, pos + 8)[0]
+        if pos > size // 2:
+            data[pos : pos + 8] = data[0:8]
+        pos += 12 + length
+    Path(log).write_bytes(bytes(data))
+    fates = _fates(host, name)
+    first = fates[segs[0]]
+    assert first["load"] == "recovered" and first["truncated_bytes"] == size, first
+    for base in segs[1:]:
+        assert fates[base]["deleted_by"] == "recovery", fates[base]
+
+
+def test_offsets_going_backwards_between_index_entries_are_kept(tmp_path: Path) -> None:
+    """Backwards offsets in a batch recovery writes no index entry for (less than index.interval.bytes after
+    the last one) are not checked: the segment is kept whole."""
+    host, part, name, segs = _recovered(tmp_path)
+    log = seg_path(part, segs[0], ".log")
+    spans = D._batch_spans(Path(log).read_bytes())
+    assert spans[1][0] <= 4096  # the second batch lies within the first interval: no entry written for it
+    data = bytearray(Path(log).read_bytes())
+    data[spans[1][0] : spans[1][0] + 8] = data[0:8]
+    Path(log).write_bytes(bytes(data))
+    first = _fates(host, name)[segs[0]]
+    assert first["load"] == "recovered" and first["truncated_bytes"] == 0, first
