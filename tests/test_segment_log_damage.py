@@ -92,3 +92,51 @@ def test_offsets_going_backwards_between_index_entries_are_kept(tmp_path: Path) 
     Path(log).write_bytes(bytes(data))
     first = _fates(host, name)[segs[0]]
     assert first["load"] == "recovered" and first["truncated_bytes"] == 0, first
+
+
+def _last_index_entry(index: str) -> tuple[int, int]:
+    data = Path(index).read_bytes()
+    entries = [struct.unpack_from(">ii", data, i) for i in range(0, len(data) - 7, 8)]
+    real = [e for e in entries if e != (0, 0)]
+    assert real, index
+    return real[-1]
+
+
+def test_an_active_log_cut_at_its_last_index_entry_puts_the_log_end_offset_back_at_its_base(
+    tmp_path: Path,
+) -> None:
+    """After a clean stop, the active .log cut inside the batch its offset index's last entry points at:
+    LogSegment.readNextOffset finds no batch reaching that entry's offset and returns the segment's base offset
+    (lab 3.7.2, log-active_truncated_mid_header: 'logEndOffset=180' with complete batches still in the file). The
+    plan lists the segment, loaded as it is, with that consequence; the old plan listed nothing."""
+    host = simulate(tmp_path)
+    report = audit(host)
+    assert report["next_start"]["segments"] == []
+    # an active segment with an index entry: its partition's last .log of more than index.interval.bytes
+    for ld in host.log_dirs:
+        for part in sorted(os.listdir(ld)):
+            if not os.path.isdir(os.path.join(ld, part)) or "__" in part:
+                continue
+            logs = sorted(f for f in os.listdir(os.path.join(ld, part)) if f.endswith(".log"))
+            if not logs:
+                continue
+            log = os.path.join(ld, part, logs[-1])
+            if os.path.getsize(log) > 8192:
+                break
+        else:
+            continue
+        break
+    else:
+        raise AssertionError("no active segment with an index entry")
+    base = int(os.path.basename(log)[:20])
+    _, pos = _last_index_entry(log[: -len(".log")] + ".index")
+    os.truncate(log, pos + 30)  # inside that batch's header
+    report = audit(host)
+    validate(report)
+    [seg] = [s for s in report["next_start"]["segments"] if s["log"] == log]
+    assert seg["load"] == "as_is" and seg["truncated_bytes"] == 0 and seg["deleted_at"] is None
+    assert f"log end offset falls back to {base}" in seg["reason"], seg["reason"]
+    assert report["next_start"]["broker"] == "starts"
+    from kafka_ops.broker.plan import plan_sentences
+
+    assert any("falls back to their base offset" in t for t in plan_sentences(report["next_start"]))
