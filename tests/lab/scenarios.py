@@ -576,8 +576,15 @@ CI_REPRESENTATIVES = {
     "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
-    # ---- LOG_DAMAGE (issue 36 §2): `make lab` only but for these
+    # ---- LOG_DAMAGE (issue 36 §2): `make lab` only but for these four, one per model rule: the start that reads
+    # a zero-filled older segment never (a fetch fails after it), recovery keeping a batch of an unknown magic and
+    # emptying a segment whose offsets go backwards at an index entry, and the log end offset falling back to the
+    # active segment's base offset (kafka_ops.broker.startup.next_offset_fallback)
     **{name: () for name in LOG_DAMAGE},
+    "log-older_zero_filled": ("3.5.2",),
+    "log-active_bad_magic_unclean": ("3.7.2",),
+    "log-active_offsets_backwards_unclean": ("2.8.2",),
+    "log-active_truncated_mid_header": ("4.3.1",),
 }
 
 
