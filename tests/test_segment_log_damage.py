@@ -140,3 +140,33 @@ def test_an_active_log_cut_at_its_last_index_entry_puts_the_log_end_offset_back_
     from kafka_ops.broker.plan import plan_sentences
 
     assert any("falls back to their base offset" in t for t in plan_sentences(report["next_start"]))
+
+
+def test_the_log_end_offset_of_an_active_log_cut_before_its_last_index_entry_is_its_base(
+    tmp_path: Path,
+) -> None:
+    """readNextOffset from an index position at or past the end of the .log finds no batch: the base offset (lab
+    2.8.2 and 3.7.2, log-active_truncated_mid_record: 'log end offset 180'), not the last complete batch's next
+    offset that the old model took after reading the segment from its start."""
+    from kafka_ops.engine.layout import parse_partition_dir
+    from kafka_ops.engine.logdir import next_offset, scan_partition
+
+    host = simulate(tmp_path)
+    for ld in host.log_dirs:
+        parts = [os.path.join(ld, p) for p in sorted(os.listdir(ld)) if "__" not in p]
+        for part in [p for p in parts if os.path.isdir(p)]:
+            logs = sorted(f for f in os.listdir(part) if f.endswith(".log"))
+            if logs and os.path.getsize(os.path.join(part, logs[-1])) > 8192:
+                break
+        else:
+            continue
+        break
+    log = os.path.join(part, logs[-1])
+    base = int(logs[-1][:20])
+    _, pos = _last_index_entry(log[: -len(".log")] + ".index")
+    os.truncate(log, pos)  # the last index entry now points at the end of the file
+    seg = scan_partition(part, parse_partition_dir(os.path.basename(part))).segments[-1]  # type: ignore[arg-type]
+    assert D._batch_spans(Path(log).read_bytes())  # complete batches remain before the cut
+    assert next_offset(seg) == base
+    fates = _fates(host, os.path.basename(part))
+    assert f"log end offset falls back to {base}" in fates[base]["reason"]
