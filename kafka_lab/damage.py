@@ -284,6 +284,17 @@ def log_offsets_backwards(data: bytes) -> bytes:
     return data[:pos] + data[:8] + data[pos + 8 :]
 
 
+def log_offsets_backwards_half(data: bytes) -> bytes:
+    """Every batch of the second half given the first batch's base offset: recovery's next index entry there
+    (every index.interval.bytes) is below the last one."""
+
+    out = bytearray(data)
+    for pos, _ in _batch_spans(data):
+        if pos > len(data) // 2:
+            out[pos : pos + 8] = data[:8]
+    return bytes(out)
+
+
 LOG_DAMAGES: dict[str, Damager] = {
     "zero_filled": log_zero_filled,
     "truncated_0": log_truncated_0,
@@ -309,6 +320,16 @@ def segment_log(partition_dir: Path, where: str, how: Damager, name: str) -> Fau
         partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), base_offset=base, where=where,
         bytes_after=path.stat().st_size,
     )  # fmt: skip
+    return f
+
+
+def log_backwards_without_index(partition_dir: Path, name: str) -> Fault:
+    """The active segment's offsets set back in its second half, and its ``.index`` deleted: the loader recovers
+    it while listing the segments (not in LogLoader.recoverLog)."""
+    f = segment_log(partition_dir, "active", log_offsets_backwards_half, name)
+    index = partition_dir / f"{int(str(f.detail['base_offset'])):020d}.index"
+    index.unlink()
+    f.paths.append(index)
     return f
 
 

@@ -170,3 +170,31 @@ def test_the_log_end_offset_of_an_active_log_cut_before_its_last_index_entry_is_
     assert next_offset(seg) == base
     fates = _fates(host, os.path.basename(part))
     assert f"log end offset falls back to {base}" in fates[base]["reason"]
+
+
+def test_offsets_going_backwards_in_a_segment_recovered_for_its_missing_index_stop_the_start(
+    tmp_path: Path,
+) -> None:
+    """The same backwards offsets in a segment whose .index is missing after a clean stop: the loader recovers it
+    in loadSegmentFiles, where nothing catches InvalidOffsetException (only recoverLog does), and the broker exits.
+    The old plan had the segment's indexes rebuilt and the broker start."""
+    host = simulate(tmp_path)
+    for ld in host.log_dirs:
+        parts = [os.path.join(ld, p) for p in sorted(os.listdir(ld)) if "__" not in p]
+        for part in [p for p in parts if os.path.isdir(p)]:
+            logs = sorted(f for f in os.listdir(part) if f.endswith(".log"))
+            if logs and os.path.getsize(os.path.join(part, logs[-1])) > 12288:
+                break
+        else:
+            continue
+        break
+    log = os.path.join(part, logs[-1])
+    _rewrite(log, D.log_offsets_backwards_half)
+    os.unlink(log[: -len(".log")] + ".index")
+    report = audit(host)
+    validate(report)
+    ns = report["next_start"]
+    assert ns["broker"] == "exits" and ns["check"] == "SHUT002", (ns["broker"], ns["reason"])
+    assert log in ns["reason"] and "InvalidOffsetException" in ns["reason"]
+    [f] = [f for f in report["findings"] if f["check"] == "SHUT002" and f["path"] == log]
+    assert f["severity"] == "critical" and "the broker exits" in f["message"], f

@@ -46,7 +46,7 @@ from kafka_ops.engine.indexes import (
     time_sanity,
 )
 from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
-from kafka_ops.engine.logdir import Segment, active_tail, last_real_offset_entry
+from kafka_ops.engine.logdir import INVALID_OFFSET, Segment, active_tail, last_real_offset_entry
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
 from kafka_ops.facts.context import Context
@@ -114,10 +114,39 @@ def stops_loading(ctx: Context, pf: PartitionFacts, seg: Segment, tail: Tail) ->
     )
 
 
+def invalid_offset_exit(ctx: Context, pf: PartitionFacts, seg: Segment, tail: Tail) -> bool:
+    """Whether recovery's InvalidOffsetException (engine.logdir.recovery_scan) meets this segment while the loader
+    recovers it for a missing .index, where nothing catches it (load_failure): the broker exits."""
+    return (
+        INVALID_OFFSET in tail.reason
+        and ctx.host.broker_state != "running"
+        and index_missing_at_load(ctx, pf, seg)
+        and bool(versions.missing_index_rebuilt(ctx.host.kafka_version))
+    )
+
+
 def load_failure(ctx: Context, pf: PartitionFacts) -> str | None:
     """Why loading this partition makes the broker exit at its next start (``stops_loading``), or None."""
     if ctx.host.broker_state == "running" or not pf.part.segments:
         return None
+    for seg in pf.part.segments:
+        # InvalidOffsetException in a segment recovered for its missing .index: loadSegmentFiles calls
+        # recoverSegment without recoverLog's handler (LogLoader.scala@3.5.2 loadSegmentFiles catches only
+        # NoSuchFileException and CorruptIndexException around sanityCheck; Log.scala@2.8.2 the same), so the
+        # exception ends the partition's load, and LogManager.loadLogs, which takes a dir offline for an
+        # IOException only, fails ('There was an error in one of the threads during logs loading')
+        rec = pf.recovery.get(seg.base_offset)
+        if (
+            rec is not None
+            and rec.tail is not None
+            and invalid_offset_exit(ctx, pf, seg, rec.tail)
+            and seg.log
+        ):
+            return (
+                f"{seg.log.path}: its .index is missing, so the loader recovers it while listing the segments, and "
+                f"recovery meets a {rec.tail.reason.split(': ')[0]}: {INVALID_OFFSET}, which only "
+                "LogLoader.recoverLog catches; loading the logs fails and the broker exits"
+            )
     seg = pf.part.segments[-1]
     if not seg.active or seg.log is None or not seg.log.size:
         return None

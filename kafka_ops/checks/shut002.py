@@ -34,6 +34,7 @@ from kafka_ops.broker.startup import (
     describe_after,
     human_offsets,
     in_recover_log,
+    invalid_offset_exit,
     is_metadata_log,
     partition_name,
     recovery_reason,
@@ -191,6 +192,13 @@ def _finding(
             )
     if stops_loading(ctx, pf, seg, tail):
         severity = "critical"  # the broker does not start: the next-start plan says so too (load_failure)
+    elif not running and invalid_offset_exit(ctx, pf, seg, tail):
+        severity = "critical"
+        fate = (
+            "The next start does not get past it: its .index is missing, so the loader recovers it while listing "
+            "the segments (LogLoader.loadSegmentFiles), where the InvalidOffsetException is not caught (only "
+            "LogLoader.recoverLog catches it): loading the logs fails and the broker exits."
+        )
     details = {
         "kind": tail.kind, "reason": tail.reason, "position": tail.position, "truncated_bytes": tail.truncated_bytes,
         "log_bytes": size, "last_valid_offset": last_valid, "first_lost_offset": first_lost,

@@ -511,6 +511,9 @@ class RecoveryResult:
     bytes_read: int
 
 
+INVALID_OFFSET = "InvalidOffsetException"  # in a RecoveryResult tail's reason: recovery_scan's index rule
+
+
 def recovery_scan(seg: Segment, index_interval_bytes: int = 4096) -> RecoveryResult:
     """Re-read a segment as ``LogSegment.recover`` does (LogSegment.scala@2.2.1-2.8.2, LogSegment.java@3.5.2-4.x):
     ``batch.ensureValid()`` on every batch, the truncation at the first invalid one, and the index entries it
@@ -548,7 +551,7 @@ def recovery_scan(seg: Segment, index_interval_bytes: int = 4096) -> RecoveryRes
                     tail = Tail(
                         0, buf.size,
                         f"batch at byte {b.position} has offsets {b.base_offset}-{b.last_offset}, not above the "
-                        "index's last entry: InvalidOffsetException, and recovery empties the segment",
+                        f"index's last entry: {INVALID_OFFSET}, and recovery empties the segment",
                         "corrupt",
                     )  # fmt: skip
                     return RecoveryResult(seg, 0, tail, 0, 0, -1, None, buf.size)

@@ -217,6 +217,10 @@ LOG_DAMAGE: dict[str, LogDamage] = {
             ("active", "offsets_backwards"),
         )
     },
+    # the same backwards offsets in a segment recovered for its missing .index: the exit (no handler there)
+    "log-active_offsets_backwards_no_index": lambda ds, b: [
+        D.log_backwards_without_index(partition_dir(ds, b, CONTROL), "log-active_offsets_backwards_no_index")
+    ],
     **{
         f"marker-{what}_garbage": lambda ds, b, file=file, what=what: [
             D.marker_content(b.workdir / ds.placement[f"{CONTROL}-0"], file, f"marker-{what}_garbage")
