@@ -52,6 +52,10 @@
 * ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage or
   empty, as a power loss leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
   among them: does the dir go offline after the start, or does the broker exit?
+* ``log-<older|active>_<damage>[_unclean]``, ``marker-<lock|cleanshutdown>_garbage`` (LOG_DAMAGE, issue 36 §2):
+  one ``.log`` of ``CONTROL``'s partition zero-filled, emptied, cut, garbled, with a bad magic or offsets going
+  backwards, after a clean stop (only the active segment's readNextOffset reads it) or an unclean one (recovery
+  re-reads it); ``.lock`` and ``.kafka_cleanshutdown`` holding garbage (never read);
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
