@@ -140,6 +140,9 @@ def test_an_active_log_cut_at_its_last_index_entry_puts_the_log_end_offset_back_
     from kafka_ops.broker.plan import plan_sentences
 
     assert any("falls back to their base offset" in t for t in plan_sentences(report["next_start"]))
+    # SHUT002 on the cut batch says the same, not 'readNextOffset stops before the torn batch'
+    [f] = [f for f in report["findings"] if f["check"] == "SHUT002" and f["path"] == log]
+    assert f"log end offset falls back to {base}" in f["message"] and "stops before" not in f["message"], f
 
 
 def test_the_log_end_offset_of_an_active_log_cut_before_its_last_index_entry_is_its_base(

@@ -36,6 +36,7 @@ from kafka_ops.broker.startup import (
     in_recover_log,
     invalid_offset_exit,
     is_metadata_log,
+    next_offset_fallback,
     partition_name,
     recovery_reason,
     seg_file,
@@ -182,7 +183,11 @@ def _finding(
                 else f"the segment lies below the recovery point {pf.recovery_point}, where LogLoader.recoverLog starts"
             )
         )
-        fate = f"The next start does NOT truncate it ({why}). " + _not_truncated(seg, tail, pf)
+        # the active segment's index entry finds no batch: readNextOffset gives the base offset (issue 36 §2)
+        fallback = next_offset_fallback(ctx, pf, seg) if seg.active and not running else None
+        fate = f"The next start does NOT truncate it ({why}). " + (
+            f"{fallback}." if fallback else _not_truncated(seg, tail, pf)
+        )
         if running and seg.active and tail.kind == "torn":
             severity = "warning"
             fate = (
