@@ -482,10 +482,10 @@ def next_offset(seg: Segment, buf: LogBuffer | None = None) -> int:
         start = max(0, seg.offset_tail.last[1])
     nxt = seg.base_offset
     if start >= buf.size:
-        # FileRecords.searchForOffsetWithSize from a position at or past the end finds no batch: translateOffset
-        # returns null and readNextOffset the base offset (lab 3.7.2, 2.8.2: 'log end offset 180' after the active
-        # .log was cut before its last index entry, issue 36 §2)
-        return nxt
+        # where the records end (IDX003 and the forecast read it so): the whole segment. The broker's
+        # readNextOffset then gives the base offset instead (FileRecords.searchForOffsetWithSize finds no batch
+        # from there): broker.startup.next_offset_fallback says that, issue 36 §2
+        start = 0
     scanner = BatchScanner(buf, start=start, verify_crc=False, controls=False)
     for b in scanner:
         nxt = b.next_offset
@@ -623,8 +623,8 @@ def end_and_tail(seg: Segment, buf: LogBuffer) -> tuple[int, TailScan] | None:
         return None
     t = seg.offset_tail
     start = max(0, t.last[1]) if t is not None and t.last else 0
-    if start and start >= buf.size:
-        return None  # next_offset is then the base offset, active_tail reads the whole segment
+    if start >= buf.size:
+        start = 0
     scanner = BatchScanner(buf, start=start, verify_crc=True, controls=False)
     nxt = seg.base_offset
     last = None
