@@ -257,3 +257,146 @@ def latest_metadata_snapshot(metadata_log_dir: Path) -> Path:
     if not snaps:
         raise ValueError(f"{metadata_log_dir / METADATA_PARTITION} has no snapshot")
     return snaps[-1]
+
+
+# ----------------------------------------------------------------------- segment .log damage (issue 36 §2)
+# Content damage to one segment's ``.log`` (its indexes kept as they were), as a power loss, a full disk, a bad
+# sector or a hand edit leaves it: ``older`` is the partition's first (oldest, rolled) segment, ``active`` its last.
+# Each Damager rewrites the file in place (damage_file: same inode, owner and mode).
+_BATCH_HEADER = (
+    61  # v2 RecordBatch header: baseOffset 8, length 4, epoch 4, magic 1, crc 4, ... records count 4
+)
+
+
+def _batch_spans(data: bytes) -> list[tuple[int, int]]:
+    """(position, size) of each complete batch of a ``.log``'s bytes, by its 12-byte framing."""
+    import struct
+
+    out, pos = [], 0
+    while pos + _BATCH_HEADER <= len(data):
+        length = struct.unpack_from(">i", data, pos + 8)[0]
+        if length < _BATCH_HEADER - 12 or pos + 12 + length > len(data):
+            break
+        out.append((pos, 12 + length))
+        pos += 12 + length
+    return out
+
+
+def _middle(data: bytes) -> tuple[int, int]:
+    spans = _batch_spans(data)
+    if len(spans) < 3:
+        raise ValueError(f"{len(spans)} batches: too few to damage one in the middle")
+    return spans[len(spans) // 2]
+
+
+def log_zero_filled(data: bytes) -> bytes:
+    """The whole ``.log`` zeros, its length kept (blocks allocated, never written)."""
+    return bytes(len(data))
+
+
+def log_truncated_0(data: bytes) -> bytes:
+    """An empty ``.log`` (its indexes still name positions in it)."""
+    return b""
+
+
+def log_truncated_mid_header(data: bytes) -> bytes:
+    """Cut inside the last batch's 61-byte header (after its length field, before its records)."""
+    pos, _ = _batch_spans(data)[-1]
+    return data[: pos + 30]
+
+
+def log_truncated_mid_record(data: bytes) -> bytes:
+    """Cut in the middle of the middle batch's records: that batch partial, every later one gone."""
+    pos, size = _middle(data)
+    return data[: pos + _BATCH_HEADER + (size - _BATCH_HEADER) // 2]
+
+
+def log_garbage_middle(data: bytes) -> bytes:
+    """256 random bytes over the middle batch's start (its header and first records): the framing there is
+    garbage, so is its CRC."""
+    import random
+
+    pos, _ = _middle(data)
+    junk = random.Random(36).randbytes(256)
+    return data[:pos] + junk + data[pos + len(junk) :]
+
+
+def log_bad_magic(data: bytes) -> bytes:
+    """The last batch's magic byte set to 7 (no such record format); its CRC, which starts after the magic and
+    the CRC field (attributes to the end), still matches."""
+    pos, _ = _batch_spans(data)[-1]
+    return data[: pos + 16] + b"\x07" + data[pos + 17 :]
+
+
+def log_offsets_backwards(data: bytes) -> bytes:
+    """The last batch's base offset set to the first batch's (offsets go backwards; baseOffset is outside the
+    CRC, so the batch still validates)."""
+    spans = _batch_spans(data)
+    if len(spans) < 2:
+        raise ValueError(f"{len(spans)} batches: too few to go backwards")
+    pos, _ = spans[-1]
+    return data[:pos] + data[:8] + data[pos + 8 :]
+
+
+def log_offsets_backwards_half(data: bytes) -> bytes:
+    """Every batch of the second half given the first batch's base offset: recovery's next index entry there
+    (every index.interval.bytes) is below the last one."""
+
+    out = bytearray(data)
+    for pos, _ in _batch_spans(data):
+        if pos > len(data) // 2:
+            out[pos : pos + 8] = data[:8]
+    return bytes(out)
+
+
+LOG_DAMAGES: dict[str, Damager] = {
+    "zero_filled": log_zero_filled,
+    "truncated_0": log_truncated_0,
+    "truncated_mid_header": log_truncated_mid_header,
+    "truncated_mid_record": log_truncated_mid_record,
+    "garbage_middle": log_garbage_middle,
+    "bad_magic": log_bad_magic,
+    "offsets_backwards": log_offsets_backwards,
+}
+
+
+def segment_log(partition_dir: Path, where: str, how: Damager, name: str) -> Fault:
+    """The ``.log`` of the partition's ``older`` (first) or ``active`` (last) segment damaged in place."""
+    from kafka_lab.faults import segment_bases, segment_file
+
+    bases = segment_bases(partition_dir)
+    if len(bases) < 2:
+        raise ValueError(f"{partition_dir} has {len(bases)} segments: no older and active one")
+    base = bases[0] if where == "older" else bases[-1]
+    path = segment_file(partition_dir, base, ".log")
+    f = damage_file(path, how, name)
+    f.detail.update(
+        partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), base_offset=base, where=where,
+        bytes_after=path.stat().st_size,
+    )  # fmt: skip
+    return f
+
+
+def log_backwards_without_index(partition_dir: Path, name: str) -> Fault:
+    """The active segment's offsets set back in its second half, and its ``.index`` deleted: the loader recovers
+    it while listing the segments (not in LogLoader.recoverLog)."""
+    f = segment_log(partition_dir, "active", log_offsets_backwards_half, name)
+    index = partition_dir / f"{int(str(f.detail['base_offset'])):020d}.index"
+    index.unlink()
+    f.paths.append(index)
+    return f
+
+
+def marker_content(log_dir: Path, file: str, name: str) -> Fault:
+    """A log dir's ``.lock`` or ``.kafka_cleanshutdown`` holding bytes it never holds (another file's, not UTF-8,
+    not the 3.7+ marker's JSON): both are opened by name, a lock or an existence test."""
+    path = log_dir / file
+    if (
+        not path.exists()
+    ):  # .lock: deleted by FileLock.destroy at the stop in some releases; planted as the dir's
+        path.write_bytes(b"")
+        st = log_dir.stat()
+        os.chown(path, st.st_uid, st.st_gid)
+    f = damage_file(path, garbage, name)
+    f.detail["log_dir"] = str(log_dir)
+    return f

@@ -397,14 +397,49 @@ def read_back(bootstrap: str, partitions: Iterable[TopicPartition], *, timeout: 
             # returns nothing more
             return _read_back_old(bootstrap, parts, out, timeout)
         deadline = time.monotonic() + timeout
+        moved: dict[TopicPartition, tuple[int, float]] = {}
         while pending := [tp for tp in parts if tp not in out.errors and consumer.position(tp) < ends[tp]]:
             if time.monotonic() > deadline:
                 behind = {str(tp): (consumer.position(tp), ends[tp]) for tp in pending}
                 raise LabError(f"read_back did not reach the end offsets within {timeout:.0f} s: {behind}")
-            _poll_into(consumer, out, 1000)
+            try:
+                _poll_into(consumer, out, 1000)
+            except _Unattributed as e:
+                unread = e
+                break
+            # a fetch that fails without an error the client raises again (kafka-python after it raised one
+            # CorruptRecordError): the partition stays where it is; kept as its error after STUCK_S
+            now, seen = time.monotonic(), {tp: consumer.position(tp) for tp in pending}
+            for tp in pending:
+                if moved.get(tp, (None, 0.0))[0] != seen[tp]:
+                    moved[tp] = (seen[tp], now)
+                elif now - moved[tp][1] > STUCK_S:
+                    out.errors[tp] = f"no record past offset {seen[tp]} within {STUCK_S:.0f} s"
+                    consumer.pause(tp)
+        else:
+            return out
     finally:
         consumer.close()
+    # an error the client did not attribute to a partition (kafka-python raises CorruptRecordError 'Unexpected error
+    # while fetching data' without one: a zero-filled segment the broker never re-read, issue 36 §2): read each
+    # partition alone, keeping the error of the one(s) that fail
+    if len(parts) == 1:
+        out.errors[parts[0]] = f"{type(unread.error).__name__}: {unread.error}"
+        return out
+    for tp in parts:
+        one = read_back(bootstrap, [tp], timeout=timeout)
+        out.records[tp] = one.records[tp]
+        out.errors.update(one.errors)
     return out
+
+
+STUCK_S = 10.0
+
+
+class _Unattributed(Exception):
+    def __init__(self, error: KafkaError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def _poll_into(consumer: KafkaConsumer, out: ReadBack, timeout_ms: int) -> int:
@@ -414,7 +449,7 @@ def _poll_into(consumer: KafkaConsumer, out: ReadBack, timeout_ms: int) -> int:
     except KafkaError as e:
         m = _ERROR_TP.search(str(e))
         if m is None:
-            raise
+            raise _Unattributed(e) from e
         tp = TopicPartition(m[1], int(m[2]))
         out.errors[tp] = f"{type(e).__name__}: {e}"
         consumer.pause(tp)

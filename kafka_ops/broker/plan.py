@@ -69,12 +69,14 @@ from kafka_ops.broker import (
     swaps,
 )
 from kafka_ops.broker.startup import (
+    NEXT_OFFSET_FALLBACK,
     REBUILT,
     duplicate_partition_dirs,
     in_recover_log,
     index_missing_at_load,
     is_metadata_log,
     load_failure,
+    next_offset_fallback,
     next_start,
     recovery_reason,
 )
@@ -598,6 +600,12 @@ class NextStartPlan:
             load, why = segment_fate(ctx, pf, seg)
             d = deletions.get(seg.base_offset)
             if load == AS_IS and d is None:
+                # loaded as it is, but the log end offset falls back to its base offset (issue 36 §2)
+                fallback = next_offset_fallback(ctx, pf, seg) if seg.active else None
+                if fallback is not None:
+                    sf = _segment_fate(pf, seg)
+                    sf.reason = fallback
+                    self.segments.append(sf)
                 continue
             sf = _segment_fate(pf, seg)
             sf.load, sf.reason = load, why
@@ -977,6 +985,14 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
         first = min(s["deleted_at"] for s in by_retention)
         parts.append(
             f"then retention deletes {len(by_retention)} segment(s) within the horizon, the first at {first}"
+        )
+    fallback = [
+        s for s in segs if s["load"] == AS_IS and (s["reason"] or "").startswith(NEXT_OFFSET_FALLBACK)
+    ]
+    if fallback:
+        parts.append(
+            f"loads {len(fallback)} active segment(s) whose log end offset falls back to their base offset "
+            "(records still in the file are no longer served, and new ones reuse their offsets)"
         )
     if not parts:
         parts.append("loads every segment as it is, and retention deletes nothing within the horizon")

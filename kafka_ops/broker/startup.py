@@ -46,7 +46,7 @@ from kafka_ops.engine.indexes import (
     time_sanity,
 )
 from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
-from kafka_ops.engine.logdir import Segment, active_tail
+from kafka_ops.engine.logdir import INVALID_OFFSET, Segment, active_tail, last_real_offset_entry
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
 from kafka_ops.facts.context import Context
@@ -114,10 +114,39 @@ def stops_loading(ctx: Context, pf: PartitionFacts, seg: Segment, tail: Tail) ->
     )
 
 
+def invalid_offset_exit(ctx: Context, pf: PartitionFacts, seg: Segment, tail: Tail) -> bool:
+    """Whether recovery's InvalidOffsetException (engine.logdir.recovery_scan) meets this segment while the loader
+    recovers it for a missing .index, where nothing catches it (load_failure): the broker exits."""
+    return (
+        INVALID_OFFSET in tail.reason
+        and ctx.host.broker_state != "running"
+        and index_missing_at_load(ctx, pf, seg)
+        and bool(versions.missing_index_rebuilt(ctx.host.kafka_version))
+    )
+
+
 def load_failure(ctx: Context, pf: PartitionFacts) -> str | None:
     """Why loading this partition makes the broker exit at its next start (``stops_loading``), or None."""
     if ctx.host.broker_state == "running" or not pf.part.segments:
         return None
+    for seg in pf.part.segments:
+        # InvalidOffsetException in a segment recovered for its missing .index: loadSegmentFiles calls
+        # recoverSegment without recoverLog's handler (LogLoader.scala@3.5.2 loadSegmentFiles catches only
+        # NoSuchFileException and CorruptIndexException around sanityCheck; Log.scala@2.8.2 the same), so the
+        # exception ends the partition's load, and LogManager.loadLogs, which takes a dir offline for an
+        # IOException only, fails ('There was an error in one of the threads during logs loading')
+        rec = pf.recovery.get(seg.base_offset)
+        if (
+            rec is not None
+            and rec.tail is not None
+            and invalid_offset_exit(ctx, pf, seg, rec.tail)
+            and seg.log
+        ):
+            return (
+                f"{seg.log.path}: its .index is missing, so the loader recovers it while listing the segments, and "
+                f"recovery meets a {rec.tail.reason.split(': ')[0]}: {INVALID_OFFSET}, which only "
+                "LogLoader.recoverLog catches; loading the logs fails and the broker exits"
+            )
     seg = pf.part.segments[-1]
     if not seg.active or seg.log is None or not seg.log.size:
         return None
@@ -133,6 +162,60 @@ def load_failure(ctx: Context, pf: PartitionFacts) -> str | None:
         f"{seg.log.path}: a size field below 14 at byte {tail.position} of the active segment, which a start "
         "without recovery reads (LogSegment.readNextOffset): CorruptRecordException, not an IOException, so "
         "loading the logs fails and the broker exits"
+    )
+
+
+NEXT_OFFSET_FALLBACK = (
+    "LogSegment.readNextOffset"  # how a next_offset_fallback reason begins (plan_sentences)
+)
+
+
+def next_offset_fallback(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
+    """Why loading this active segment without recovery puts the partition's log end offset back at the segment's
+    base offset while its ``.log`` still holds complete batches past it, or None.
+
+    ``LogSegment.readNextOffset`` (LogSegment.scala@2.2.1-2.8.2, LogSegment.java@3.5.2-4.x) is
+    ``read(offsetIndex.lastOffset, log.sizeInBytes)``: ``translateOffset`` looks for the first batch at or after the
+    index's last entry's position whose last offset reaches that entry's offset (FileRecords.searchForOffsetWithSize)
+    and, finding none (the .log now ends before or inside that batch, or its offsets went backwards), returns null,
+    and readNextOffset the base offset. Measured on 3.7.2 (docs/fidelity.md, issue 36 §2): the active .log cut
+    mid-record or mid-header ('logEndOffset=180', the segment's base, with 15 complete batches still in the file),
+    or its last batch's offsets set back. The records are then not served and the next appends reuse their offsets.
+    After an unclean stop recovery rebuilds the index first: not this."""
+    if ctx.host.broker_state == "running" or not seg.active or seg.log is None or not seg.log.size:
+        return None
+    if recovery_reason(ctx, pf, seg) is not None or seg.offset_index_padded:
+        return None  # recovered first; a padded index's last slot is (base, 0), which any batch reaches
+    entry = last_real_offset_entry(seg)
+    if entry is None:
+        return None
+    target, pos = entry
+    try:
+        with LogBuffer.open(seg.log.path) as buf:
+            if pos < buf.size:
+                scanner = BatchScanner(buf, start=pos, verify_crc=False, controls=False)
+                if any(b.last_offset >= target for b in scanner):
+                    return None
+                if scanner.tail is not None and scanner.tail.kind == "corrupt":
+                    return (
+                        None  # a size below 14 fails the load (stops_loading); another framing: not modelled
+                    )
+                why = "the batch there is cut, or its offsets do not reach it"
+            else:
+                why = f"the .log now ends at byte {buf.size}"
+            n, last = 0, None
+            for b in BatchScanner(buf, verify_crc=False, controls=False):  # what still lies in the file
+                n, last = n + 1, b.last_offset
+    except EngineError:
+        return None
+    if not n or last is None or last < seg.base_offset:
+        return None  # nothing complete past the base offset: the records are gone from the file anyway
+    return (
+        f"{NEXT_OFFSET_FALLBACK} starts at the offset index's last entry (offset {target}, byte {pos}) and finds no "
+        f"batch reaching that offset ({why}): it returns the segment's base offset, so the partition's log end "
+        f"offset falls back to {seg.base_offset}. The {n} complete batch{'es' if n != 1 else ''} "
+        f"({human_offsets(seg.base_offset, last)}) still in {seg.log.path} are no longer served, and the next "
+        "records appended get their offsets again (the start itself succeeds)"
     )
 
 

@@ -34,7 +34,9 @@ from kafka_ops.broker.startup import (
     describe_after,
     human_offsets,
     in_recover_log,
+    invalid_offset_exit,
     is_metadata_log,
+    next_offset_fallback,
     partition_name,
     recovery_reason,
     seg_file,
@@ -181,7 +183,11 @@ def _finding(
                 else f"the segment lies below the recovery point {pf.recovery_point}, where LogLoader.recoverLog starts"
             )
         )
-        fate = f"The next start does NOT truncate it ({why}). " + _not_truncated(seg, tail, pf)
+        # the active segment's index entry finds no batch: readNextOffset gives the base offset (issue 36 §2)
+        fallback = next_offset_fallback(ctx, pf, seg) if seg.active and not running else None
+        fate = f"The next start does NOT truncate it ({why}). " + (
+            f"{fallback}." if fallback else _not_truncated(seg, tail, pf)
+        )
         if running and seg.active and tail.kind == "torn":
             severity = "warning"
             fate = (
@@ -191,6 +197,13 @@ def _finding(
             )
     if stops_loading(ctx, pf, seg, tail):
         severity = "critical"  # the broker does not start: the next-start plan says so too (load_failure)
+    elif not running and invalid_offset_exit(ctx, pf, seg, tail):
+        severity = "critical"
+        fate = (
+            "The next start does not get past it: its .index is missing, so the loader recovers it while listing "
+            "the segments (LogLoader.loadSegmentFiles), where the InvalidOffsetException is not caught (only "
+            "LogLoader.recoverLog catches it): loading the logs fails and the broker exits."
+        )
     details = {
         "kind": tail.kind, "reason": tail.reason, "position": tail.position, "truncated_bytes": tail.truncated_bytes,
         "log_bytes": size, "last_valid_offset": last_valid, "first_lost_offset": first_lost,

@@ -482,6 +482,9 @@ def next_offset(seg: Segment, buf: LogBuffer | None = None) -> int:
         start = max(0, seg.offset_tail.last[1])
     nxt = seg.base_offset
     if start >= buf.size:
+        # where the records end (IDX003 and the forecast read it so): the whole segment. The broker's
+        # readNextOffset then gives the base offset instead (FileRecords.searchForOffsetWithSize finds no batch
+        # from there): broker.startup.next_offset_fallback says that, issue 36 §2
         start = 0
     scanner = BatchScanner(buf, start=start, verify_crc=False, controls=False)
     for b in scanner:
@@ -508,21 +511,56 @@ class RecoveryResult:
     bytes_read: int
 
 
-def recovery_scan(seg: Segment) -> RecoveryResult:
-    """Re-read a segment as recovery does: CRC every batch, stop and truncate at the first invalid one."""
+INVALID_OFFSET = "InvalidOffsetException"  # in a RecoveryResult tail's reason: recovery_scan's index rule
+
+
+def recovery_scan(seg: Segment, index_interval_bytes: int = 4096) -> RecoveryResult:
+    """Re-read a segment as ``LogSegment.recover`` does (LogSegment.scala@2.2.1-2.8.2, LogSegment.java@3.5.2-4.x):
+    ``batch.ensureValid()`` on every batch, the truncation at the first invalid one, and the index entries it
+    writes every ``index.interval.bytes`` (``index_interval_bytes``) of records.
+
+    * ensureValid checks a v2 batch's size and CRC only, and FileLogInputStream.nextBatch frames every magic >= 2
+      as a v2 batch: a batch of an unknown magic (> 2) whose CRC matches (the CRC covers attributes to the end,
+      not the magic) is kept (lab, 3.7.2: 'log-active_bad_magic_unclean', 0 bytes truncated).
+    * ``OffsetIndex.append`` throws InvalidOffsetException for an offset not above the last one it appended, and
+      ``TimeIndex.maybeAppend`` for an offset below its last entry's; ``recoverLog`` answers it with
+      ``segment.truncateTo(baseOffset)``: 'Found invalid offset during recovery. Deleting the corrupt segment and
+      creating an empty one' (Log.scala@2.2.1:608, @2.8.2:904, LogLoader.scala@3.5.2:427; lab, 3.7.2:
+      'log-active_offsets_backwards_unclean', the whole segment truncated): the tail is then the whole file."""
     assert seg.log is not None
     batches = records = 0
     max_ts = -1
     last = None
+    last_index_entry = 0
+    index_last: int | None = None  # the offset index's last appended offset (none yet)
+    time_last: int | None = None  # the time index's last entry's offset (none yet)
+    time_last_ts = -1  # and its timestamp (RecordBatch.NO_TIMESTAMP while empty)
+    offset_of_max = -1
     with LogBuffer.open(seg.log.path) as buf:
-        scanner = BatchScanner(buf, verify_crc=True, controls=False)  # counts, timestamps and offsets only
+        # counts, timestamps and offsets only
+        scanner = BatchScanner(buf, verify_crc=True, controls=False, unknown_magic=True)
         for b in scanner:
             if not b.crc_valid:
                 break
+            if b.max_timestamp > max_ts:
+                max_ts, offset_of_max = b.max_timestamp, b.last_offset
+            if b.position - last_index_entry > index_interval_bytes:
+                bad = index_last is not None and b.last_offset <= index_last
+                bad = bad or (time_last is not None and offset_of_max < time_last)
+                if bad:
+                    tail = Tail(
+                        0, buf.size,
+                        f"batch at byte {b.position} has offsets {b.base_offset}-{b.last_offset}, not above the "
+                        f"index's last entry: {INVALID_OFFSET}, and recovery empties the segment",
+                        "corrupt",
+                    )  # fmt: skip
+                    return RecoveryResult(seg, 0, tail, 0, 0, -1, None, buf.size)
+                index_last = b.last_offset
+                if max_ts > time_last_ts:  # TimeIndex.maybeAppend appends a larger timestamp only
+                    time_last, time_last_ts = offset_of_max, max_ts
+                last_index_entry = b.position
             batches += 1
             records += b.records_count or 0
-            if b.max_timestamp > max_ts:
-                max_ts = b.max_timestamp
             last = b.last_offset
         return RecoveryResult(
             seg, scanner.valid_bytes, scanner.tail, batches, records, max_ts, last, buf.size

@@ -319,8 +319,13 @@ class BatchScanner:
         end: int | None = None,
         verify_crc: bool = True,
         controls: bool = True,
+        unknown_magic: bool = False,
     ):
         self.buf = buf
+        # unknown_magic=True: a batch of a magic above 2 is framed and CRC-checked as a v2 batch and kept when its
+        # CRC matches, as LogSegment.recover does (FileLogInputStream.nextBatch, DefaultRecordBatch.ensureValid);
+        # False: the scan stops there (no client can read it)
+        self.unknown_magic = unknown_magic
         self.start = start
         self.end = buf.size if end is None else min(end, buf.size)
         self.verify_crc = verify_crc
@@ -393,7 +398,7 @@ class BatchScanner:
                         attrs, ple, base_ts, max_ts, pid, pepoch, base_seq, count,
                     )  # fmt: skip
                     break
-                if magic > 2:
+                if magic > 2 and not self.unknown_magic:
                     self._stop(pos, f"unknown magic {magic}", "corrupt")
                     break
                 batch = new_batch(Batch)

@@ -469,14 +469,14 @@ def gather_partition(h: HostFacts, ldf: LogDirFacts, path: str, name: PartitionN
         pf.will_recover = [s.base_offset for s in rec]
         for seg in rec:
             try:
-                pf.recovery[seg.base_offset] = recovery_scan(seg)
+                pf.recovery[seg.base_offset] = recovery_scan(seg, pf.config.int("index.interval.bytes"))
             except EngineError as exc:
                 pf.errors.append(exc)
     if h.options.deep:
         for seg in part.segments:
             if seg.base_offset not in pf.recovery and seg.log is not None:
                 try:
-                    pf.recovery[seg.base_offset] = recovery_scan(seg)
+                    pf.recovery[seg.base_offset] = recovery_scan(seg, pf.config.int("index.interval.bytes"))
                 except EngineError as exc:
                     pf.errors.append(exc)
     if part.segments:

@@ -56,6 +56,10 @@
   ``bootstrap.checkpoint``, ``__cluster_metadata-0``'s partition.metadata and leader-epoch-checkpoint, its active
   segment's tail and index, its latest snapshot (written for the trial): which the start reads past, which make it
   exit, by release (broker.metadata_log);
+* ``log-<older|active>_<damage>[_unclean]``, ``marker-<lock|cleanshutdown>_garbage`` (LOG_DAMAGE, issue 36 §2):
+  one ``.log`` of ``CONTROL``'s partition zero-filled, emptied, cut, garbled, with a bad magic or offsets going
+  backwards, after a clean stop (only the active segment's readNextOffset reads it) or an unclean one (recovery
+  re-reads it); ``.lock`` and ``.kafka_cleanshutdown`` holding garbage (never read);
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -221,6 +225,28 @@ def _snapshot_damage(how: D.Damager, name: str) -> MetadataDamage:
         f.detail["log_dir"] = str(b.log_dirs[0])
         return f
 
+
+# ===================================================================== LOG_DAMAGE (issue 36 §2, segment .log)
+# Content damage to one segment's .log of CONTROL's partition, its indexes kept (kafka_lab.damage.LOG_DAMAGES):
+# ``log-<older|active>_<damage>`` after a clean stop (recovery point at the log end: LogLoader.recoverLog does not
+# run, only the active segment's readNextOffset reads the .log at load), ``..._unclean`` with the marker of its
+# log dir removed (and, for the older segment, the partition's recovery point at 0, so recovery re-reads it);
+# ``marker-lock_garbage``, ``marker-cleanshutdown_garbage``: the log dir's .lock and .kafka_cleanshutdown holding
+# garbage (opened by name only). The rule: kafka_ops/broker/startup.py and docs/fidelity.md's section.
+LogDamage = Callable[[Dataset, LabBroker], list[F.Fault]]
+
+
+def _log_damage(where: str, damage: str, *, unclean: bool = False) -> LogDamage:
+    def plant(ds: Dataset, b: LabBroker) -> list[F.Fault]:
+        pdir = partition_dir(ds, b, CONTROL)
+        name = f"log-{where}_{damage}" + ("_unclean" if unclean else "")
+        out = [D.segment_log(pdir, where, D.LOG_DAMAGES[damage], name)]
+        if unclean:
+            out.append(F.remove_clean_shutdown(pdir.parent))
+            if where == "older":
+                out.append(F.recovery_point_to_zero(pdir))
+        return out
+
     return plant
 
 
@@ -274,6 +300,34 @@ METADATA_DAMAGE: dict[str, MetadataDamage] = {
     "snapshot_latest_missing": _snapshot_latest_missing,
 }
 # ---- end of issue 36 §2's metadata log dir ----
+LOG_DAMAGE: dict[str, LogDamage] = {
+    **{
+        f"log-{where}_{damage}": _log_damage(where, damage)
+        for where in ("older", "active")
+        for damage in D.LOG_DAMAGES
+    },
+    **{
+        f"log-{where}_{damage}_unclean": _log_damage(where, damage, unclean=True)
+        for where, damage in (
+            ("older", "zero_filled"),
+            ("older", "truncated_0"),
+            ("active", "truncated_0"),
+            ("active", "bad_magic"),
+            ("active", "offsets_backwards"),
+        )
+    },
+    # the same backwards offsets in a segment recovered for its missing .index: the exit (no handler there)
+    "log-active_offsets_backwards_no_index": lambda ds, b: [
+        D.log_backwards_without_index(partition_dir(ds, b, CONTROL), "log-active_offsets_backwards_no_index")
+    ],
+    **{
+        f"marker-{what}_garbage": lambda ds, b, file=file, what=what: [
+            D.marker_content(b.workdir / ds.placement[f"{CONTROL}-0"], file, f"marker-{what}_garbage")
+        ]
+        for what, file in (("lock", ".lock"), ("cleanshutdown", F.CLEAN_SHUTDOWN))
+    },
+}
+# ================================================================= end of LOG_DAMAGE
 
 
 def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
@@ -632,6 +686,15 @@ CI_REPRESENTATIVES = {
     "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
+    # ---- LOG_DAMAGE (issue 36 §2): `make lab` only but for these four, one per model rule: the start that reads
+    # a zero-filled older segment never (a fetch fails after it), recovery keeping a batch of an unknown magic and
+    # emptying a segment whose offsets go backwards at an index entry, and the log end offset falling back to the
+    # active segment's base offset (kafka_ops.broker.startup.next_offset_fallback)
+    **{name: () for name in LOG_DAMAGE},
+    "log-older_zero_filled": ("3.5.2",),
+    "log-active_bad_magic_unclean": ("3.7.2",),
+    "log-active_offsets_backwards_unclean": ("2.8.2",),
+    "log-active_truncated_mid_header": ("4.3.1",),
 }
 
 
@@ -786,6 +849,10 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     ]
     singles += [
         Trial(f"metadata-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)]) for n, fn in METADATA_DAMAGE.items()
+    ]
+    # LOG_DAMAGE (issue 36 §2)
+    singles += [
+        Trial(n, ds.saved, lambda b, fn=fn: fn(ds, b), acked=ds.acked) for n, fn in LOG_DAMAGE.items()
     ]
     singles.append(
         Trial(

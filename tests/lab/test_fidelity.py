@@ -19,6 +19,7 @@ from tests.lab.helpers import at_least
 from tests.lab.scenarios import (
     CHECKPOINT_DAMAGE,
     CI_REPRESENTATIVES,
+    LOG_DAMAGE,
     METADATA_DAMAGE,
     OFFLINE_FAULTS,
     ONLY_SCENARIOS,
@@ -63,6 +64,8 @@ SCENARIOS = (
     + [f"offline-{n}" for n in OFFLINE_FAULTS]
     + [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE]
     + [f"metadata-{n}" for n in METADATA_DAMAGE]
+    # LOG_DAMAGE (issue 36 §2)
+    + list(LOG_DAMAGE)
 )
 
 
@@ -543,3 +546,34 @@ def test_metadata_log_dir_damage_names_the_file_the_broker_stopped_on(
         assert re.search(rx, said), said[-2000:]
     else:
         assert str(planted) not in listed or listed[str(planted)]["fate"] == "starts", listed
+
+
+# ---- LOG_DAMAGE (issue 36 §2)
+_LEO = re.compile(r"(?:logEndOffset=|log-end-offset |log end offset )(\d+)")
+
+
+@pytest.mark.parametrize("trial", ["log-active_truncated_mid_header", "log-active_offsets_backwards"])
+def test_an_active_log_whose_last_index_entry_finds_no_batch_starts_with_its_log_end_offset_at_its_base(
+    trials: dict[str, TrialResult], trial: str
+) -> None:
+    """After a clean stop, the active .log cut inside the batch its offset index's last entry points at (or that
+    batch's offsets set back): the broker starts, loads the segment as it is, and LogSegment.readNextOffset returns
+    the segment's base offset: its 'Completed load' line says that log end offset, and the plan listed the segment
+    with that consequence (kafka_ops.broker.startup.next_offset_fallback)."""
+    r = agreed(trials, trial)
+    detail = r.faults[0].detail
+    base = int(detail["base_offset"])  # type: ignore[call-overload]
+    pdir = str(detail["partition_dir"])
+    [seg] = [s for s in r.predicted["segments"] if s["log"] == os.path.join(pdir, f"{base:020d}.log")]
+    assert seg["load"] == "as_is" and f"falls back to {base}" in seg["reason"], seg
+    # the broker's whole log of this start (2.8: '[Log partition=t10-0, dir=...] Completed load of log with 4
+    # segments, log start offset 0 and log end offset 180'; 3.x: 'Completed load of Log(dir=.../t10-0, ...
+    # logEndOffset=180)')
+    name = os.path.basename(pdir)
+    loaded = [
+        m
+        for t in r.log.splitlines()
+        if "Completed load" in t and (pdir in t or f"partition={name}," in t)
+        for m in _LEO.findall(t)
+    ]
+    assert loaded and int(loaded[-1]) == base, loaded
