@@ -177,6 +177,31 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
 }
 
 
+# ---- index damage (issue 36 §2) -------------------------------------------------------------------------------
+# A segment's .index, .timeindex or .txnindex damaged in place (kafka_lab.damage.index_damage) in data-1's first
+# target, after a clean stop: the active segment's, or an older one's (the first: retention reaches it first; a
+# .txnindex the second's, whose base is above 0). name: index-<offset|time|txn>_<active|first|second>_<damage>
+_INDEX_FILES = {"offset": ".index", "time": ".timeindex", "txn": ".txnindex"}
+_INDEX_CELLS = {
+    ("offset", "active"): ("zero_filled", "empty", "one_byte", "mid_entry", "garbage", "old_last", "out_of_order",
+                           "past_end"),
+    ("offset", "first"): ("zero_filled", "empty", "garbage", "past_end"),
+    ("time", "active"): ("zero_filled", "empty", "mid_entry", "garbage", "old_last", "out_of_order", "past_end"),
+    ("time", "first"): ("zero_filled", "empty", "mid_entry", "garbage", "old_last"),
+    ("txn", "active"): ("zero_filled", "mid_entry", "garbage", "old_last", "past_end"),
+    ("txn", "second"): ("zero_filled", "empty", "one_byte", "garbage", "old_last"),
+}  # fmt: skip
+INDEX_DAMAGE: dict[str, CheckpointDamage] = {
+    f"{kind}_{which}_{how}": lambda ds, b, kind=kind, which=which, how=how: D.index_damage(
+        partition_dir(ds, b, offline_target(ds)), _INDEX_FILES[kind], which, how,
+        f"index-{kind}_{which}_{how}",
+    )
+    for (kind, which), hows in _INDEX_CELLS.items()
+    for how in hows
+}  # fmt: skip
+# ---- end of index damage ---------------------------------------------------------------------------------------
+
+
 def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
     return b.workdir / ds.placement[f"{topic}-0"] / f"{topic}-0"
 
@@ -526,6 +551,9 @@ CI_REPRESENTATIVES = {
     "stray_future_dir": ("3.5.2", "4.3.1"),
     "unparseable_swap": ("2.8.2", "3.5.2"),
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
+    # ---- index damage (issue 36 §2): `make lab` only but for the cells below ----
+    **{f"index-{n}": () for n in INDEX_DAMAGE},
+    # ---- end of index damage ----
 }
 
 
@@ -675,6 +703,18 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     singles += [
         Trial(f"checkpoint-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], acked=ds.acked)
         for n, fn in CHECKPOINT_DAMAGE.items()
+    ]
+    # index damage (issue 36 §2): the .timeindex ones watched until the first retention check (a segment's
+    # largest timestamp is its time index's last entry)
+    singles += [
+        Trial(
+            f"index-{n}",
+            ds.saved,
+            lambda b, fn=fn: [fn(ds, b)],
+            acked=ds.acked,
+            wait_retention=n.startswith("time"),
+        )
+        for n, fn in INDEX_DAMAGE.items()
     ]
     singles.append(
         Trial(

@@ -19,6 +19,7 @@ from tests.lab.helpers import at_least
 from tests.lab.scenarios import (
     CHECKPOINT_DAMAGE,
     CI_REPRESENTATIVES,
+    INDEX_DAMAGE,
     OFFLINE_FAULTS,
     ONLY_SCENARIOS,
     SINCE,
@@ -61,6 +62,7 @@ SCENARIOS = (
     ]
     + [f"offline-{n}" for n in OFFLINE_FAULTS]
     + [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE]
+    + [f"index-{n}" for n in INDEX_DAMAGE]  # issue 36 §2
 )
 
 
