@@ -76,7 +76,10 @@ from kafka_ops.broker.startup import (
     load_failure,
     next_start,
     recovery_reason,
+    txn_index_at_load,
+    txn_index_rebuilds,
 )
+from kafka_ops.broker.txn_index import EXITS as TXN_EXITS
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.logdir import Segment
@@ -383,6 +386,11 @@ def partition_load_exit(
     failure = load_failure(ctx, pf)
     if failure is not None:
         return failure, "SHUT002"
+    # loadSegmentFiles opens the segments in name order: the first failure stops it
+    for seg in pf.part.segments:
+        txn = None if offline_before_load else txn_index_at_load(ctx, pf, seg)
+        if txn is not None and txn[0] == TXN_EXITS:
+            return txn[1], "IDX003"
     damage = failure_channel.partition_damage(ctx.host, pf)
     if damage is not None and damage.start == "exits":
         return damage.reason, damage.check
@@ -448,7 +456,9 @@ def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, s
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
-        missing = index_missing_at_load(ctx, pf, seg)
+        # a missing .index (NoSuchFileException) or a corrupt .txnindex (CorruptIndexException): recoverSegment
+        # in loadSegmentFiles ('rebuilding index files')
+        missing = index_missing_at_load(ctx, pf, seg) or txn_index_rebuilds(ctx, pf, seg) is not None
         if missing and in_recover_log(ctx, pf, seg):
             # a missing .index above the recovery point of an unclean stop: LogLoader.loadSegmentFiles rebuilds it,
             # then recoverLog re-reads the segment again as unflushed ("Recovering unflushed segment"; the 3.5.2

@@ -165,8 +165,40 @@ def index_missing_at_load(ctx: Context, pf: PartitionFacts, seg: Segment) -> boo
     return seg.base_offset in indexes_deleted_at_load(ctx.host, pf)
 
 
+def txn_index_at_load(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str] | None:
+    """What the next start's ``txnIndex.sanityCheck`` does with this segment's ``.txnindex`` (broker.txn_index:
+    the broker exits, or it rebuilds the segment's indexes), or None; asked only of a stopped broker, and only
+    when the check runs: the ``.index`` is there (else NoSuchFileException comes first) and, up to 2.2, the offset
+    and time indexes pass their checks (else CorruptIndexException comes first: a rebuild)."""
+    if seg.txnindex is None or ctx.host.broker_state == "running" or index_missing_at_load(ctx, pf, seg):
+        return None
+    version = ctx.host.kafka_version
+    if version is not None and load_sanity_failure(seg, version):
+        return None
+    cache: dict[str, tuple[str, str] | None] = ctx.cache.setdefault("txn_index_at_load", {})
+    path = seg.txnindex.path
+    if path not in cache:
+        from kafka_ops.broker.txn_index import sanity_at_load
+
+        cache[path] = sanity_at_load(seg)
+    return cache[path]
+
+
+def txn_index_rebuilds(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
+    """Why the next start's loader rebuilds this segment for its ``.txnindex`` (CorruptIndexException), or None."""
+    got = txn_index_at_load(ctx, pf, seg)
+    if got is None:
+        return None
+    from kafka_ops.broker.txn_index import REBUILT as TXN_REBUILT
+
+    return got[1] if got[0] == TXN_REBUILT else None
+
+
 def recovery_reason(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
     """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
+    txn = txn_index_rebuilds(ctx, pf, seg)
+    if txn is not None:
+        return txn
     if index_missing_at_load(ctx, pf, seg) and versions.missing_index_rebuilt(ctx.host.kafka_version):
         what = (
             "its .index is missing"
