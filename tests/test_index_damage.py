@@ -4,10 +4,22 @@ The lab's real brokers are the judges (tests/lab/scenarios.py INDEX_DAMAGE, docs
 
 from __future__ import annotations
 
+import os
 import struct
 from typing import Any
 
-from tests.checks.index_hosts import audit, bases, findings, seg_path, simulate
+from kafka_ops.broker.plan import plan_sentences
+from kafka_ops.engine.records import BatchScanner, LogBuffer
+from tests.checks.index_hosts import (
+    append_offset_entry,
+    audit,
+    bases,
+    findings,
+    offset_entries,
+    seg_path,
+    simulate,
+    write_offset_entries,
+)
 
 
 def aborted_txn(version: int, last: int, first: int = 0) -> bytes:
@@ -80,3 +92,60 @@ def test_the_first_failing_txnindex_entry_decides(tmp_path) -> None:  # type: ig
     assert report["next_start"]["broker"] == "starts"
     row = segment_row(report, seg_path(part, base, ".log"))
     assert row is not None and row["load"] == "indexes_rebuilt"
+
+
+def unknown_for(report: dict[str, Any], tp: str) -> list[dict[str, str]]:
+    return [u for u in report["next_start"]["unknown"] if f" {tp} " in u["what"]]
+
+
+def test_an_active_index_entry_past_the_end_of_the_log_is_not_loaded_as_is(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """readNextOffset finds no batch from the entry's position and returns the base offset: the plan says it
+    cannot say what the partition serves, not 'loaded as is'."""
+    host = simulate(tmp_path)
+    part = host.partitions["orders-0"]
+    active = bases(part)[-1]
+    size = os.path.getsize(seg_path(part, active, ".log"))
+    last_off = offset_entries(part, active)[-1][0] if offset_entries(part, active) else active
+    append_offset_entry(part, active, last_off + 1000, size + 4096)
+    report = audit(host)
+    assert report["next_start"]["broker"] == "starts"
+    [u] = unknown_for(report, "orders-0")
+    assert (
+        f"returns the base offset {active}" in u["reason"] and seg_path(part, active, ".index") in u["reason"]
+    )
+    assert "orders-0" in "\n".join(plan_sentences(report["next_start"]))
+
+
+def test_an_active_index_entry_inside_a_batch_makes_the_broker_exit(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The last entry's position 5 bytes into its batch: the size field read there is 2 (the leader epoch's low
+    bytes, then magic 2), below 14: CorruptRecordException at load, the exit."""
+    host = simulate(tmp_path)
+    part = host.partitions["orders-0"]
+    active = bases(part)[-1]
+    entries = offset_entries(part, active)
+    assert entries, "the simulated active segment has index entries"
+    entries[-1] = (entries[-1][0], entries[-1][1] + 5)
+    write_offset_entries(part, active, entries)
+    report = audit(host)
+    ns = report["next_start"]
+    assert ns["broker"] == "exits" and ns["check"] == "IDX003", ns["reason"]
+    assert "a size field of 2" in ns["reason"]
+    assert any(f["severity"] == "critical" for f in findings(report, "IDX003"))
+
+
+def test_an_active_index_zero_filled_or_reversed_still_reads_the_log_end(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Zero slots look the base offset up at byte 0; reversed entries still land on a batch at or before the
+    last offset: readNextOffset reads to the end either way, nothing unknown."""
+    host = simulate(tmp_path)
+    part, other = host.partitions["orders-0"], host.partitions["orders-1"]
+    a0, a1 = bases(part)[-1], bases(other)[-1]
+    index = seg_path(part, a0, ".index")
+    plant(index, bytes(max(os.path.getsize(index), 16)))
+    # an entry for every batch of orders-1's active segment, in reverse order
+    with LogBuffer.open(seg_path(other, a1, ".log")) as buf:
+        every = [(b.base_offset, b.position) for b in BatchScanner(buf, verify_crc=False)]
+    assert len(every) >= 3
+    write_offset_entries(other, a1, list(reversed(every)))
+    report = audit(host)
+    assert report["next_start"]["broker"] == "starts"
+    assert not unknown_for(report, "orders-0") and not unknown_for(report, "orders-1")

@@ -67,8 +67,12 @@ from kafka_ops.broker import (
     suffixed_dirs,
     swaps,
 )
+from kafka_ops.broker.next_offset import BASE as NEXT_OFFSET_BASE
+from kafka_ops.broker.next_offset import EXITS as NEXT_OFFSET_EXITS
+from kafka_ops.broker.next_offset import UNKNOWN as NEXT_OFFSET_UNKNOWN
 from kafka_ops.broker.startup import (
     REBUILT,
+    active_next_offset,
     duplicate_partition_dirs,
     in_recover_log,
     index_missing_at_load,
@@ -386,6 +390,9 @@ def partition_load_exit(
     failure = load_failure(ctx, pf)
     if failure is not None:
         return failure, "SHUT002"
+    nxt = None if offline_before_load else active_next_offset(ctx, pf)
+    if nxt is not None and nxt.kind == NEXT_OFFSET_EXITS:
+        return f"{pf.part.segments[-1].index.path}: {nxt.why}", "IDX003"  # type: ignore[union-attr]
     # loadSegmentFiles opens the segments in name order: the first failure stops it
     for seg in pf.part.segments:
         txn = None if offline_before_load else txn_index_at_load(ctx, pf, seg)
@@ -511,6 +518,9 @@ class NextStartPlan:
         self.leftovers: list[LeftoverFate] = []
         # producer snapshots deleted at load, their state rebuilt from the log (broker.producer_state)
         self.snapshots: list[producer_state.CorruptSnapshot] = []
+        # what the plan cannot decide for a partition's own files ({what, reason}, next_start.unknown): the log
+        # end offset a damaged active offset index gives (broker.next_offset)
+        self.unknown: list[dict[str, str]] = []
         # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
         self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
         # -future dir -> the interrupted intra-broker move it holds (strays.future_moves: a stray one never moves)
@@ -551,6 +561,15 @@ class NextStartPlan:
                 fate.at_load = True  # a partition's own files: the load itself fails (PERM001, DIR005)
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
+        if online:
+            nxt = active_next_offset(ctx, pf)
+            if nxt is not None and nxt.kind in (NEXT_OFFSET_BASE, NEXT_OFFSET_UNKNOWN):
+                tp = f"{pf.part.topic}-{pf.part.partition}"
+                self.unknown.append({
+                    "what": f"which records of {tp} the broker serves after the start, and at which offsets it "
+                    "appends the next ones (IDX003)",
+                    "reason": f"{pf.part.segments[-1].index.path}: {nxt.why}",  # type: ignore[union-attr]
+                })  # fmt: skip
         if pf.part.leftovers:
             self._leftovers(pf)
         # (kept instead when nothing is loaded: to_dict)
@@ -821,7 +840,7 @@ class NextStartPlan:
             ],
             "quorum_state": self._quorum_state(),
             # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
-            "unknown": environment.unknowns(h),
+            "unknown": environment.unknowns(h) + ([] if exited else self.unknown),
             "after_failed_start": self._after_failed_start(),
         }
 

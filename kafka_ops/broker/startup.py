@@ -35,6 +35,7 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
+from kafka_ops.broker.next_offset import NextOffset
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
@@ -134,6 +135,27 @@ def load_failure(ctx: Context, pf: PartitionFacts) -> str | None:
         "without recovery reads (LogSegment.readNextOffset): CorruptRecordException, not an IOException, so "
         "loading the logs fails and the broker exits"
     )
+
+
+def active_next_offset(ctx: Context, pf: PartitionFacts) -> NextOffset | None:
+    """The log end offset a stopped broker's next start takes from the active segment's offset index
+    (broker.next_offset: ``LogSegment.readNextOffset`` after a clean stop), or None when the segment is recovered
+    (its indexes rebuilt first), empty, or its files cannot be read. Cached per partition: the plan and IDX003
+    ask it."""
+    segs = pf.part.segments
+    if ctx.host.broker_state == "running" or not segs or is_metadata_log(pf):
+        return None
+    seg = segs[-1]
+    if not seg.active or seg.log is None or not seg.log.size or seg.index is None:
+        return None
+    cache: dict[str, NextOffset | None] = ctx.cache.setdefault("active_next_offset", {})
+    if seg.index.path not in cache:
+        from kafka_ops.broker.next_offset import read_next_offset
+
+        cache[seg.index.path] = (
+            None if recovery_reason(ctx, pf, seg) is not None else read_next_offset(seg, pf.log_end_offset)
+        )
+    return cache[seg.index.path]
 
 
 RECOVERY_BYTES_PER_S = 48_000_000  # one recovery thread's rate: seed 002's broker log (reference 2.x)
