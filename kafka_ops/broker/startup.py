@@ -152,9 +152,11 @@ def active_next_offset(ctx: Context, pf: PartitionFacts) -> NextOffset | None:
     if seg.index.path not in cache:
         from kafka_ops.broker.next_offset import read_next_offset
 
-        cache[seg.index.path] = (
-            None if recovery_reason(ctx, pf, seg) is not None else read_next_offset(seg, pf.log_end_offset)
+        version = ctx.host.kafka_version
+        rebuilt = recovery_reason(ctx, pf, seg) is not None or (
+            version is not None and load_sanity_failure(seg, version) is not None  # up to 2.2: rebuilt first
         )
+        cache[seg.index.path] = None if rebuilt else read_next_offset(seg, pf.log_end_offset)
     return cache[seg.index.path]
 
 
