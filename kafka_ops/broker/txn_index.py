@@ -6,7 +6,8 @@ and time index checks, from 2.3.0 (KAFKA-7283) as the only index check at load. 
 34-byte entries (``TransactionIndex.openChannel`` positions the channel at the file's end and ``hasNext`` is
 ``channel.position() - position >= AbortedTxn.TOTAL_SIZE``: a trailing partial entry is never read), and for each:
 
-* ``AbortedTxn.version() > AbortedTxn.CURRENT_VERSION`` (0): the iterator throws ``KafkaException("Unexpected
+* ``AbortedTxn.version() > AbortedTxn.CURRENT_VERSION`` (0), the version being the entry's first byte, signed
+  (written with putShort, read with ``buffer.get``): the iterator throws ``KafkaException("Unexpected
   aborted transaction version ...")``. Neither an IOException (the dir offline) nor a CorruptIndexException (a
   rebuild): ``LogManager.loadLogs`` fails ('There was an error in one of the threads during logs loading') and the
   broker exits (TransactionIndex.scala@2.8.2:146, TransactionIndex.java@3.7 iterable().next());
@@ -31,7 +32,7 @@ from kafka_ops.engine.logdir import Segment
 
 EXITS, REBUILT = "exits", "rebuilt"
 # AbortedTxn.TOTAL_SIZE: version int16, producerId, firstOffset, lastOffset, lastStableOffset int64
-ENTRY = 34
+ENTRY = 34  # lastOffset at byte 18
 CURRENT_VERSION = 0
 MAX_READ = 64 * 1024 * 1024  # far above any real .txnindex (one entry per aborted transaction of the segment)
 
@@ -49,7 +50,11 @@ def sanity_at_load(seg: Segment) -> tuple[str, str] | None:
     except EngineError:
         return None
     for i in range(len(data) // ENTRY):
-        version, _pid, _first, last, _lso = struct.unpack_from(">hqqqq", data, i * ENTRY)
+        # written as a short (putShort) but read back as its FIRST BYTE, signed: AbortedTxn.version() is
+        # buffer.get(VERSION_OFFSET) (AbortedTxn.java@3.7:65, TransactionIndex.scala@2.8.2:238); the lab's 3.7.2
+        # broker reported 'version 127' for a file beginning 0x7f 0x45
+        version = struct.unpack_from(">b", data, i * ENTRY)[0]
+        last = struct.unpack_from(">q", data, i * ENTRY + 18)[0]
         if version > CURRENT_VERSION:
             return EXITS, (
                 f"{f.path}: entry {i} has version {version}: at load LogSegment.sanityCheck reads it and "
