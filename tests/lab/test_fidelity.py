@@ -515,3 +515,37 @@ def test_a_damaged_quorum_state_is_cleared_up_to_3_7_and_stops_the_start_from_3_
     else:
         assert qs["fate"] == "cleared" and r.predicted["broker"] == r.next_start["broker"] == "starts"
         assert "Clearing local quorum state store after error loading state" in said
+
+
+# ---- index damage (issue 36 §2) ----------------------------------------------------------------------------------
+def test_an_active_index_entry_past_the_log_end_loses_the_active_segment_and_the_plan_says_unknown(
+    trials: dict[str, TrialResult],
+) -> None:
+    """An entry past the end of the active segment's .log after a clean stop: readNextOffset finds no batch and
+    returns the base offset, so the broker serves nothing of the active segment (the acknowledged records read
+    back as lost: 20 of t00-0 on the lab's 3.7.2). The plan does not say 'loaded as is': it lists the partition
+    under next_start.unknown with that reason (broker.next_offset)."""
+    r = agreed(trials, "index-offset_active_past_end")
+    fault = r.faults[0]
+    tp = os.path.basename(str(fault.detail["partition_dir"]))
+    assert r.next_start["broker"] == "starts"
+    assert r.lost and r.lost.get(tp), r.lost
+    [u] = [u for u in r.predicted["unknown"] if f" {tp} " in u["what"]]
+    assert f"returns the base offset {fault.detail['base_offset']}" in u["reason"], u
+
+
+@pytest.mark.parametrize("where", ["active", "second"])
+def test_a_txnindex_is_checked_at_load_on_every_release(trials: dict[str, TrialResult], where: str) -> None:
+    """TransactionIndex.sanityCheck at load: garbage (its first byte, the version, 0x7f) makes the broker exit
+    ('Unexpected aborted transaction version 127'), zero-filled (last offset 0, below the base) rebuilds the
+    segment ('Found a corrupted index file'), a partial entry is never read."""
+    garbage = agreed(trials, f"index-txn_{where}_garbage")
+    assert garbage.predicted["broker"] == "exits" and garbage.predicted["check"] == "IDX003"
+    assert "Unexpected aborted transaction version 127" in garbage.next_start["reason"]
+    zeros = agreed(trials, f"index-txn_{where}_zero_filled")
+    base = zeros.faults[0].detail["base_offset"]
+    [row] = [s for s in zeros.predicted["segments"] if s["base_offset"] == base]
+    assert row["load"] == "indexes_rebuilt", row
+
+
+# ---- end of index damage ------------------------------------------------------------------------------------------
