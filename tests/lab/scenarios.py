@@ -52,6 +52,10 @@
 * ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage or
   empty, as a power loss leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
   among them: does the dir go offline after the start, or does the broker exit?
+* ``index-<offset|time|txn>_<active|first|second>_<damage>`` (INDEX_DAMAGE, issue 36 §2): one index of data-1's
+  first target damaged after a clean stop (kafka_lab.damage.index_damage: zero-filled, empty, 1 byte, cut
+  mid-entry, garbage, a bad last entry, reversed, an entry past the log's end): does the start exit, rebuild the
+  segment, lose the active segment's records, or delete a segment by retention (the .timeindex ones wait for it)?
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -553,6 +557,13 @@ CI_REPRESENTATIVES = {
     **{name: _DIR_FAMILIES for name in ("meta_missing", "meta_copied", "dir_emptied", "dir_missing")},
     # ---- index damage (issue 36 §2): `make lab` only but for the cells below ----
     **{f"index-{n}": () for n in INDEX_DAMAGE},
+    # each behaviour once, on another family each (the same code from 2.3 to 4.x: broker.next_offset, txn_index)
+    "index-offset_active_old_last": ("3.5.2",),  # readNextOffset reads a size of 2 inside a batch: the exit
+    "index-offset_active_past_end": (
+        "4.3.1",
+    ),  # readNextOffset returns the base: the active segment's records lost
+    "index-txn_second_garbage": ("2.8.2",),  # 'Unexpected aborted transaction version 127': the exit
+    "index-txn_second_zero_filled": ("3.7.2",),  # last offset 0 below the base: the segment rebuilt at load
     # ---- end of index damage ----
 }
 
