@@ -163,3 +163,24 @@ def test_an_active_index_zero_filled_or_reversed_still_reads_the_log_end(tmp_pat
     report = audit(host)
     assert report["next_start"]["broker"] == "starts"
     assert not unknown_for(report, "orders-0") and not unknown_for(report, "orders-1")
+
+
+def test_after_an_unclean_stop_the_txnindex_still_stops_the_start_but_the_active_index_is_rebuilt(
+    tmp_path,
+) -> None:  # type: ignore[no-untyped-def]
+    """loadSegmentFiles (the .txnindex check) runs before recoverLog: the exit stays after a SIGKILL; the active
+    segment above the recovery point is recovered (its .index rebuilt) before readNextOffset reads it."""
+    host = simulate(tmp_path)
+    for d in host.log_dirs:
+        marker = os.path.join(d, ".kafka_cleanshutdown")
+        if os.path.exists(marker):
+            os.remove(marker)
+    part, other = host.partitions["orders-0"], host.partitions["orders-1"]
+    active = bases(other)[-1]
+    size = os.path.getsize(seg_path(other, active, ".log"))
+    append_offset_entry(other, active, active + 5000, size + 4096)
+    report = audit(host)
+    assert not unknown_for(report, "orders-1")
+    plant(seg_path(part, bases(part)[1], ".txnindex"), b"\x7fELF" + bytes(64))
+    ns = audit(host)["next_start"]
+    assert ns["broker"] == "exits" and ns["check"] == "IDX003", ns["reason"]
