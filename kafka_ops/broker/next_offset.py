@@ -157,12 +157,13 @@ def read_next_offset(seg: Segment, records_end: int | None) -> NextOffset | None
     except EngineError:
         return None
     leo = None if last_batch is None else last_batch + 1
-    if records_end is not None and leo == records_end:
+    if records_end is None:
+        return None  # nothing to compare with: the log's own end is unknown (its reader says why)
+    if leo == records_end:
         return NextOffset(AS_LOGGED, leo, "")
     return NextOffset(
         UNKNOWN,
         leo,
         f"LogSegment.readNextOffset reads from {where}, a position that is no batch start, and takes {leo} for "
-        f"the log end offset"
-        + (f" (the records end before {records_end})" if records_end is not None else ""),
+        f"the log end offset" + f" (the records end before {records_end})",
     )
