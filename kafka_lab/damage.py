@@ -5,7 +5,11 @@ behind). What the broker then does is kafka_ops.broker.failure_channel's rule; t
 from __future__ import annotations
 
 import os
+import random
+import struct
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 
 from kafka_lab.faults import Fault, copy_partition_dir
@@ -399,4 +403,139 @@ def marker_content(log_dir: Path, file: str, name: str) -> Fault:
         os.chown(path, st.st_uid, st.st_gid)
     f = damage_file(path, garbage, name)
     f.detail["log_dir"] = str(log_dir)
+    return f
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Index damage (issue 36 §2): a segment's .index, .timeindex or .txnindex damaged in place, the active segment's
+# or an older one's. Each damage is a function of (the file's bytes, what it needs to know of the segment).
+
+# entry sizes: OffsetIndex, TimeIndex, AbortedTxn.TOTAL_SIZE
+INDEX_ENTRY = {".index": 8, ".timeindex": 12, ".txnindex": 34}
+
+
+@dataclass(frozen=True)
+class IndexSegment:
+    """What an index damage may need: the segment's base offset, its .log's size and its next offset."""
+
+    base: int
+    log_size: int
+    next_offset: int
+    entry: int
+
+
+def _entries(data: bytes, entry: int) -> list[bytes]:
+    return [data[i : i + entry] for i in range(0, len(data) - entry + 1, entry)]
+
+
+def _aborted_txn(producer_id: int, first: int, last: int, lso: int, version: int = 0) -> bytes:
+    """One AbortedTxn entry (AbortedTxn.java: version int16, producerId int64, firstOffset, lastOffset,
+    lastStableOffset int64, 34 bytes)."""
+    return struct.pack(">hqqqq", version, producer_id, first, last, lso)
+
+
+def _valid_txn(seg: IndexSegment) -> bytes:
+    """A well-formed .txnindex of the segment (one aborted transaction inside it): what the other txnindex
+    damages start from (the lab's segments have none: no transactional producer writes the targets)."""
+    return _aborted_txn(7, seg.base, seg.base, seg.base)
+
+
+def ix_zero_filled(data: bytes, seg: IndexSegment) -> bytes:
+    """Its length kept (two entries at least), its blocks zeros (a power loss before the data blocks were
+    written)."""
+    return bytes(max(len(data), 2 * seg.entry))
+
+
+def ix_empty(data: bytes, seg: IndexSegment) -> bytes:
+    """Truncated at 0 bytes."""
+    return b""
+
+
+def ix_one_byte(data: bytes, seg: IndexSegment) -> bytes:
+    """Truncated at 1 byte."""
+    return (data or b"\x00")[:1]
+
+
+def ix_mid_entry(data: bytes, seg: IndexSegment) -> bytes:
+    """Truncated in the middle of its last entry (its size no multiple of the entry size)."""
+    if not data:
+        data = _valid_txn(seg) if seg.entry == 34 else bytes(seg.entry)
+    return data[: len(data) - seg.entry // 2]
+
+
+def ix_garbage(data: bytes, seg: IndexSegment) -> bytes:
+    """Another file's bytes (seeded: the same on every run), its length kept (two entries at least); the first
+    two bytes 0x7f 'E' (an ELF header: a .txnindex entry version 32581)."""
+    rnd = random.Random(36)
+    n = max(len(data), 2 * seg.entry)
+    return (b"\x7fELF" + rnd.randbytes(n))[:n]
+
+
+def ix_old_last(data: bytes, seg: IndexSegment) -> bytes:
+    """One bad entry, the last one: a .timeindex whose last timestamp is 1970-01-01T00:00:01Z (its offset kept);
+    the last position of an .index moved into the middle of a batch (its offset kept); a .txnindex entry whose
+    last offset is below the segment's base (the only thing TransactionIndex.sanityCheck checks)."""
+    if seg.entry == 34:
+        return _aborted_txn(7, 0, seg.base - 1, 0)
+    ents = _entries(data, seg.entry) or [bytes(seg.entry)]
+    last = ents[-1]
+    if seg.entry == 12:
+        ents[-1] = struct.pack(">q", 1000) + last[8:]
+    else:
+        rel, pos = struct.unpack(">ii", last)
+        ents[-1] = struct.pack(">ii", rel, pos + 5)
+    return b"".join(ents)
+
+
+def ix_out_of_order(data: bytes, seg: IndexSegment) -> bytes:
+    """Its entries in reverse order."""
+    if seg.entry == 34:
+        data = _valid_txn(seg) + _aborted_txn(8, seg.base, seg.next_offset - 1, seg.base)
+    return b"".join(reversed(_entries(data, seg.entry)))
+
+
+def ix_past_end(data: bytes, seg: IndexSegment) -> bytes:
+    """One more entry that points past the end of the log: an .index entry for offset next+1000 at a position
+    past the .log's size, a .timeindex entry a second later than its last, at offset next+1000, a .txnindex entry
+    whose last offset is next+1000."""
+    past = seg.next_offset + 1000 - seg.base
+    if seg.entry == 34:
+        return data + _aborted_txn(7, seg.base, seg.next_offset + 1000, seg.base)
+    if seg.entry == 12:
+        ents = _entries(data, 12)
+        ts = struct.unpack(">q", ents[-1][:8])[0] + 1000 if ents else int(time.time() * 1000)
+        return data + struct.pack(">qi", ts, past)
+    return data + struct.pack(">ii", past, seg.log_size + 4096)
+
+
+INDEX_DAMAGES: dict[str, Callable[[bytes, IndexSegment], bytes]] = {
+    f.__name__[len("ix_") :]: f
+    for f in (ix_zero_filled, ix_empty, ix_one_byte, ix_mid_entry, ix_garbage, ix_old_last, ix_out_of_order,
+              ix_past_end)
+}  # fmt: skip
+
+
+def index_damage(partition_dir: Path, suffix: str, which: str, damage: str, name: str) -> Fault:
+    """``damage`` (INDEX_DAMAGES) done to the ``suffix`` index of the partition's active segment
+    (``which="active"``), its first segment (``"first"``) or its second (``"second"``: a base above 0). A
+    .txnindex the segment lacks (no aborted transaction) is created with the .log's owner and mode first."""
+    from kafka_lab.faults import batches, segment_bases, segment_file
+
+    bases = segment_bases(partition_dir)
+    base = {"active": bases[-1], "first": bases[0], "second": bases[1]}[which]
+    log = segment_file(partition_dir, base, ".log")
+    bs = batches(log)
+    seg = IndexSegment(base, log.stat().st_size, bs[-1].last_offset + 1 if bs else base, INDEX_ENTRY[suffix])
+    path = segment_file(partition_dir, base, suffix)
+    created = not path.exists()
+    if created:
+        path.write_bytes(b"" if damage in ("empty", "zero_filled", "garbage") else _valid_txn(seg))
+        st = log.stat()
+        os.chown(path, st.st_uid, st.st_gid)
+        path.chmod(st.st_mode & 0o7777)
+    f = damage_file(path, lambda data: INDEX_DAMAGES[damage](data, seg), name)
+    f.detail.update(
+        partition_dir=str(partition_dir), log_dir=str(partition_dir.parent), base_offset=base, which=which,
+        created=created, bytes_after=path.stat().st_size, next_offset=seg.next_offset,
+    )  # fmt: skip
     return f

@@ -68,9 +68,13 @@ from kafka_ops.broker import (
     suffixed_dirs,
     swaps,
 )
+from kafka_ops.broker.next_offset import BASE as NEXT_OFFSET_BASE
+from kafka_ops.broker.next_offset import EXITS as NEXT_OFFSET_EXITS
+from kafka_ops.broker.next_offset import UNKNOWN as NEXT_OFFSET_UNKNOWN
 from kafka_ops.broker.startup import (
     NEXT_OFFSET_FALLBACK,
     REBUILT,
+    active_next_offset,
     duplicate_partition_dirs,
     in_recover_log,
     index_missing_at_load,
@@ -79,7 +83,10 @@ from kafka_ops.broker.startup import (
     next_offset_fallback,
     next_start,
     recovery_reason,
+    txn_index_at_load,
+    txn_index_rebuilds,
 )
+from kafka_ops.broker.txn_index import EXITS as TXN_EXITS
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.logdir import Segment
@@ -391,6 +398,14 @@ def partition_load_exit(
     failure = load_failure(ctx, pf)
     if failure is not None:
         return failure, "SHUT002"
+    nxt = None if offline_before_load else active_next_offset(ctx, pf)
+    if nxt is not None and nxt.kind == NEXT_OFFSET_EXITS:
+        return f"{pf.part.segments[-1].index.path}: {nxt.why}", "IDX003"  # type: ignore[union-attr]
+    # loadSegmentFiles opens the segments in name order: the first failure stops it
+    for seg in pf.part.segments:
+        txn = None if offline_before_load else txn_index_at_load(ctx, pf, seg)
+        if txn is not None and txn[0] == TXN_EXITS:
+            return txn[1], "IDX003"
     damage = failure_channel.partition_damage(ctx.host, pf)
     if damage is not None and damage.start == "exits":
         return damage.reason, damage.check
@@ -456,7 +471,9 @@ def segment_fate(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, s
     """(load, why) for one segment of a log dir that comes online."""
     reason = recovery_reason(ctx, pf, seg)
     if reason is not None:
-        missing = index_missing_at_load(ctx, pf, seg)
+        # a missing .index (NoSuchFileException) or a corrupt .txnindex (CorruptIndexException): recoverSegment
+        # in loadSegmentFiles ('rebuilding index files')
+        missing = index_missing_at_load(ctx, pf, seg) or txn_index_rebuilds(ctx, pf, seg) is not None
         if missing and in_recover_log(ctx, pf, seg):
             # a missing .index above the recovery point of an unclean stop: LogLoader.loadSegmentFiles rebuilds it,
             # then recoverLog re-reads the segment again as unflushed ("Recovering unflushed segment"; the 3.5.2
@@ -509,6 +526,9 @@ class NextStartPlan:
         self.leftovers: list[LeftoverFate] = []
         # producer snapshots deleted at load, their state rebuilt from the log (broker.producer_state)
         self.snapshots: list[producer_state.CorruptSnapshot] = []
+        # what the plan cannot decide for a partition's own files ({what, reason}, next_start.unknown): the log
+        # end offset a damaged active offset index gives (broker.next_offset)
+        self.unknown: list[dict[str, str]] = []
         # partition dir -> its stray verdict (broker.strays): the same answer DIR006 gives
         self.strays: dict[str, strays.Stray] = {s.path: s for s in strays.find(h)} if self.applies else {}
         # -future dir -> the interrupted intra-broker move it holds (strays.future_moves: a stray one never moves)
@@ -549,6 +569,22 @@ class NextStartPlan:
                 fate.at_load = True  # a partition's own files: the load itself fails (PERM001, DIR005)
                 self._unload(fate.path)
         online = self.exit is None and self.dir_online(pf.log_dir.path)
+        if online:
+            nxt = active_next_offset(ctx, pf)
+            # the base offset's outcome is said on the segment (next_offset_fallback) when records are lost
+            if nxt is not None and (
+                nxt.kind == NEXT_OFFSET_UNKNOWN
+                or (
+                    nxt.kind == NEXT_OFFSET_BASE
+                    and next_offset_fallback(ctx, pf, pf.part.segments[-1]) is None
+                )
+            ):
+                tp = f"{pf.part.topic}-{pf.part.partition}"
+                self.unknown.append({
+                    "what": f"which records of {tp} the broker serves after the start, and at which offsets it "
+                    "appends the next ones (IDX003)",
+                    "reason": f"{pf.part.segments[-1].index.path}: {nxt.why}",  # type: ignore[union-attr]
+                })  # fmt: skip
         if pf.part.leftovers:
             self._leftovers(pf)
         # (kept instead when nothing is loaded: to_dict)
@@ -826,7 +862,7 @@ class NextStartPlan:
             ],
             "quorum_state": self._quorum_state(),
             # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
-            "unknown": environment.unknowns(h) + metadata_log.unknowns(h),
+            "unknown": environment.unknowns(h) + metadata_log.unknowns(h) + ([] if exited else self.unknown),
             "metadata_log": [d.to_dict() for d in metadata_log.damages(h)],
             "after_failed_start": self._after_failed_start(),
         }

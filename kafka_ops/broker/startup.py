@@ -35,6 +35,7 @@ import os
 import struct
 from collections.abc import Callable, Iterator
 
+from kafka_ops.broker.next_offset import NextOffset
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError
@@ -46,7 +47,7 @@ from kafka_ops.engine.indexes import (
     time_sanity,
 )
 from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
-from kafka_ops.engine.logdir import INVALID_OFFSET, Segment, active_tail, last_real_offset_entry
+from kafka_ops.engine.logdir import INVALID_OFFSET, Segment, active_tail
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
 from kafka_ops.facts.context import Context
@@ -172,37 +173,19 @@ NEXT_OFFSET_FALLBACK = (
 
 def next_offset_fallback(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
     """Why loading this active segment without recovery puts the partition's log end offset back at the segment's
-    base offset while its ``.log`` still holds complete batches past it, or None.
-
-    ``LogSegment.readNextOffset`` (LogSegment.scala@2.2.1-2.8.2, LogSegment.java@3.5.2-4.x) is
-    ``read(offsetIndex.lastOffset, log.sizeInBytes)``: ``translateOffset`` looks for the first batch at or after the
-    index's last entry's position whose last offset reaches that entry's offset (FileRecords.searchForOffsetWithSize)
-    and, finding none (the .log now ends before or inside that batch, or its offsets went backwards), returns null,
-    and readNextOffset the base offset. Measured on 3.7.2 (docs/fidelity.md, issue 36 §2): the active .log cut
-    mid-record or mid-header ('logEndOffset=180', the segment's base, with 15 complete batches still in the file),
-    or its last batch's offsets set back. The records are then not served and the next appends reuse their offsets.
-    After an unclean stop recovery rebuilds the index first: not this."""
-    if ctx.host.broker_state == "running" or not seg.active or seg.log is None or not seg.log.size:
+    base offset while its ``.log`` still holds complete batches past it, or None. The rule is
+    broker.next_offset's (``LogSegment.readNextOffset``, via :func:`active_next_offset`): its ``base`` outcome.
+    Measured on 3.7.2 (docs/fidelity.md, issue 36 §2): the active .log cut mid-record or mid-header
+    ('logEndOffset=180', the segment's base, with 15 complete batches still in the file), its last batch's
+    offsets set back, or an index entry past the log's end. The records are then not served and the next appends
+    reuse their offsets. After an unclean stop recovery rebuilds the index first: not this."""
+    if not seg.active or seg.log is None or not seg.log.size:
         return None
-    if recovery_reason(ctx, pf, seg) is not None or seg.offset_index_padded:
-        return None  # recovered first; a padded index's last slot is (base, 0), which any batch reaches
-    entry = last_real_offset_entry(seg)
-    if entry is None:
+    nxt = active_next_offset(ctx, pf)
+    if nxt is None or nxt.kind != "base" or pf.part.segments[-1] is not seg:
         return None
-    target, pos = entry
     try:
         with LogBuffer.open(seg.log.path) as buf:
-            if pos < buf.size:
-                scanner = BatchScanner(buf, start=pos, verify_crc=False, controls=False)
-                if any(b.last_offset >= target for b in scanner):
-                    return None
-                if scanner.tail is not None and scanner.tail.kind == "corrupt":
-                    return (
-                        None  # a size below 14 fails the load (stops_loading); another framing: not modelled
-                    )
-                why = "the batch there is cut, or its offsets do not reach it"
-            else:
-                why = f"the .log now ends at byte {buf.size}"
             n, last = 0, None
             for b in BatchScanner(buf, verify_crc=False, controls=False):  # what still lies in the file
                 n, last = n + 1, b.last_offset
@@ -210,13 +193,36 @@ def next_offset_fallback(ctx: Context, pf: PartitionFacts, seg: Segment) -> str 
         return None
     if not n or last is None or last < seg.base_offset:
         return None  # nothing complete past the base offset: the records are gone from the file anyway
+    index = f" (its offset index {seg.index.path})" if seg.index is not None else ""
     return (
-        f"{NEXT_OFFSET_FALLBACK} starts at the offset index's last entry (offset {target}, byte {pos}) and finds no "
-        f"batch reaching that offset ({why}): it returns the segment's base offset, so the partition's log end "
-        f"offset falls back to {seg.base_offset}. The {n} complete batch{'es' if n != 1 else ''} "
-        f"({human_offsets(seg.base_offset, last)}) still in {seg.log.path} are no longer served, and the next "
-        "records appended get their offsets again (the start itself succeeds)"
+        f"{nxt.why.split(': the broker takes')[0]}, so the partition's log end offset falls back to "
+        f"{seg.base_offset}{index}. The {n} complete batch{'es' if n != 1 else ''} ({human_offsets(seg.base_offset, last)}) "
+        f"still in {seg.log.path} are no longer served, and the next records appended get their offsets again "
+        "(the start itself succeeds)"
     )
+
+
+def active_next_offset(ctx: Context, pf: PartitionFacts) -> NextOffset | None:
+    """The log end offset a stopped broker's next start takes from the active segment's offset index
+    (broker.next_offset: ``LogSegment.readNextOffset`` after a clean stop), or None when the segment is recovered
+    (its indexes rebuilt first), empty, or its files cannot be read. Cached per partition: the plan and IDX003
+    ask it."""
+    segs = pf.part.segments
+    if ctx.host.broker_state == "running" or not segs or is_metadata_log(pf):
+        return None
+    seg = segs[-1]
+    if not seg.active or seg.log is None or not seg.log.size or seg.index is None:
+        return None
+    cache: dict[str, NextOffset | None] = ctx.cache.setdefault("active_next_offset", {})
+    if seg.index.path not in cache:
+        from kafka_ops.broker.next_offset import read_next_offset
+
+        version = ctx.host.kafka_version
+        rebuilt = recovery_reason(ctx, pf, seg) is not None or (
+            version is not None and load_sanity_failure(seg, version) is not None  # up to 2.2: rebuilt first
+        )
+        cache[seg.index.path] = None if rebuilt else read_next_offset(seg, pf.log_end_offset)
+    return cache[seg.index.path]
 
 
 RECOVERY_BYTES_PER_S = 48_000_000  # one recovery thread's rate: seed 002's broker log (reference 2.x)
@@ -248,8 +254,40 @@ def index_missing_at_load(ctx: Context, pf: PartitionFacts, seg: Segment) -> boo
     return seg.base_offset in indexes_deleted_at_load(ctx.host, pf)
 
 
+def txn_index_at_load(ctx: Context, pf: PartitionFacts, seg: Segment) -> tuple[str, str] | None:
+    """What the next start's ``txnIndex.sanityCheck`` does with this segment's ``.txnindex`` (broker.txn_index:
+    the broker exits, or it rebuilds the segment's indexes), or None; asked only of a stopped broker, and only
+    when the check runs: the ``.index`` is there (else NoSuchFileException comes first) and, up to 2.2, the offset
+    and time indexes pass their checks (else CorruptIndexException comes first: a rebuild)."""
+    if seg.txnindex is None or ctx.host.broker_state == "running" or index_missing_at_load(ctx, pf, seg):
+        return None
+    version = ctx.host.kafka_version
+    if version is not None and load_sanity_failure(seg, version):
+        return None
+    cache: dict[str, tuple[str, str] | None] = ctx.cache.setdefault("txn_index_at_load", {})
+    path = seg.txnindex.path
+    if path not in cache:
+        from kafka_ops.broker.txn_index import sanity_at_load
+
+        cache[path] = sanity_at_load(seg)
+    return cache[path]
+
+
+def txn_index_rebuilds(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
+    """Why the next start's loader rebuilds this segment for its ``.txnindex`` (CorruptIndexException), or None."""
+    got = txn_index_at_load(ctx, pf, seg)
+    if got is None:
+        return None
+    from kafka_ops.broker.txn_index import REBUILT as TXN_REBUILT
+
+    return got[1] if got[0] == TXN_REBUILT else None
+
+
 def recovery_reason(ctx: Context, pf: PartitionFacts, seg: Segment) -> str | None:
     """Why the next start re-reads this segment and rebuilds its indexes (LogSegment.recover), or None."""
+    txn = txn_index_rebuilds(ctx, pf, seg)
+    if txn is not None:
+        return txn
     if index_missing_at_load(ctx, pf, seg) and versions.missing_index_rebuilt(ctx.host.kafka_version):
         what = (
             "its .index is missing"

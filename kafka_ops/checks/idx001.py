@@ -13,8 +13,9 @@ What the broker does with it (see docs/IDX001.md):
   whole entries are used as they are. Rebuilt only if the segment is recovered (unclean stop at or above the
   recovery point, or missing ``.index``). The remainder goes at the next resize (``trimToValidSize`` at close or
   roll; the active segment's indexes are resized to ``segment.index.bytes`` at load).
-* ``.txnindex``, every version: ``TransactionIndex.sanityCheck`` (the only index check at load since 2.3.0) only
-  checks each whole entry's lastOffset; reads stop before the remainder. ``openChannel`` positions the channel at
+* ``.txnindex``, every version: ``TransactionIndex.sanityCheck`` (the only index check at load since 2.3.0)
+  checks each whole entry's version and lastOffset (the exit or a rebuild: IDX003, broker.txn_index); reads stop
+  before the remainder. ``openChannel`` positions the channel at
   the end of the file, so an entry appended to the active segment's index lands off the 34-byte grid and it and
   every later entry read back as garbage. Rebuilt when the segment is recovered (``txnIndex.reset()``).
 """
@@ -64,8 +65,8 @@ def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
             if kind == "txn":
                 verdict, fate = _txn_fate(ctx, pf, seg)
                 effect = (
-                    "TransactionIndex never checks its size (sanityCheck only checks each whole entry's lastOffset "
-                    f"against the base offset): reads stop before the {rem} trailing bytes. "
+                    "TransactionIndex never checks its size (sanityCheck only checks each whole entry's version and "
+                    f"lastOffset): reads stop before the {rem} trailing bytes. "
                     + (
                         "This is the active segment: TransactionIndex.openChannel positions the channel at the end "
                         f"of the file, so the next aborted transaction is appended {rem} bytes off the 34-byte grid "

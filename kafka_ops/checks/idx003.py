@@ -24,13 +24,17 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from kafka_ops.broker.next_offset import EXITS as NEXT_OFFSET_EXITS
 from kafka_ops.broker.startup import (
     REBUILT,
+    active_next_offset,
     next_start,
     partition_name,
     rebuild_cost,
+    txn_index_at_load,
     verify_indexes,
 )
+from kafka_ops.broker.txn_index import EXITS as TXN_EXITS
 from kafka_ops.checks.base import Finding, check
 from kafka_ops.engine.logdir import Segment
 from kafka_ops.engine.shell import q
@@ -86,6 +90,15 @@ ACTIVE_LAST_PAST = (
 def run(ctx: Context, pf: PartitionFacts) -> Iterator[Finding]:
     segs = pf.part.segments
     for i, seg in enumerate(segs):
+        if seg.txnindex is not None:
+            txn = txn_index_at_load(ctx, pf, seg)
+            if txn is not None:
+                yield _txn_finding(ctx, pf, seg, *txn)
+        if seg.active and seg.index is not None:
+            nxt_off = active_next_offset(ctx, pf)
+            if nxt_off is not None and nxt_off.kind == NEXT_OFFSET_EXITS:
+                yield _exit_finding(pf, seg, nxt_off.why)
+                continue
         next_base = segs[i + 1].base_offset if i + 1 < len(segs) else None
         end = next_base if next_base is not None else pf.log_end_offset  # first offset not in the segment
         full = seg.base_offset in pf.recovery
@@ -203,3 +216,49 @@ def _finding(
             "active": seg.active, "next_start": nxt.verdict, "log_bytes": seg.log.size if seg.log else 0,
         },
     )  # fmt: skip
+
+
+def _txn_finding(ctx: Context, pf: PartitionFacts, seg: Segment, verdict: str, why: str) -> Finding:
+    """A ``.txnindex`` whose entries the next start's ``TransactionIndex.sanityCheck`` refuses (broker.txn_index):
+    critical when the broker exits over it, an error when it rebuilds the segment."""
+    path = seg.txnindex.path  # type: ignore[union-attr]
+    if verdict == TXN_EXITS:
+        effect = f"Next start: the broker exits instead of starting ({why})."
+    else:
+        effect = (
+            f"Next start: the segment is rebuilt from its records, because {why} ({rebuild_cost(ctx, seg)})."
+        )
+    return run.finding(
+        f"{partition_name(pf)} segment {seg.base_offset}: the transaction index {path} holds an entry no broker "
+        f"writes (a torn or foreign write, a copy of files taken at different times). {effect}",
+        f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with --apply: "
+        "the segment's .index, .timeindex and .txnindex go to a quarantine folder and the broker rebuilds them "
+        f"from the records at start (LogLoader.loadSegmentFiles -> recoverSegment). kafka-ops dump {q(path)} lists "
+        "its entries.",
+        severity="critical" if verdict == TXN_EXITS else None,
+        path=path,
+        topic=pf.part.topic,
+        partition=pf.part.partition,
+        segment=seg.base_offset,
+        details={"index": "txn", "next_start": verdict, "active": seg.active},
+    )
+
+
+def _exit_finding(pf: PartitionFacts, seg: Segment, why: str) -> Finding:
+    """The active segment's offset index sends the next start's ``readNextOffset`` into bytes it cannot read
+    (broker.next_offset): the broker exits."""
+    path = seg.index.path  # type: ignore[union-attr]
+    return run.finding(
+        f"{partition_name(pf)} segment {seg.base_offset}: the offset index {path} of the active segment does not "
+        f"describe its .log. Next start: the broker exits instead of starting ({why}).",
+        f"With the broker stopped: kafka-ops fix indexes --log-dir {q(pf.log_dir.path)} (dry run), then with --apply: "
+        "the segment's indexes go to a quarantine folder and the broker rebuilds them from the records at start "
+        f"(LogLoader.loadSegmentFiles -> recoverSegment). kafka-ops dump {q(path)} lists every entry checked "
+        "against the log.",
+        severity="critical",
+        path=path,
+        topic=pf.part.topic,
+        partition=pf.part.partition,
+        segment=seg.base_offset,
+        details={"index": "offset", "next_start": "exits", "active": True},
+    )

@@ -60,6 +60,10 @@
   one ``.log`` of ``CONTROL``'s partition zero-filled, emptied, cut, garbled, with a bad magic or offsets going
   backwards, after a clean stop (only the active segment's readNextOffset reads it) or an unclean one (recovery
   re-reads it); ``.lock`` and ``.kafka_cleanshutdown`` holding garbage (never read);
+* ``index-<offset|time|txn>_<active|first|second>_<damage>`` (INDEX_DAMAGE, issue 36 §2): one index of data-1's
+  first target damaged after a clean stop (kafka_lab.damage.index_damage: zero-filled, empty, 1 byte, cut
+  mid-entry, garbage, a bad last entry, reversed, an entry past the log's end): does the start exit, rebuild the
+  segment, lose the active segment's records, or delete a segment by retention (the .timeindex ones wait for it)?
 * ``recovery_threads``: seed 002 with partitions of very different sizes and 4 recovery threads per dir: a
   partition ``bigpart`` (about 8 MiB written from offset 0) next to the small ones, SIGKILL right after.
 """
@@ -328,6 +332,29 @@ LOG_DAMAGE: dict[str, LogDamage] = {
     },
 }
 # ================================================================= end of LOG_DAMAGE
+# ---- index damage (issue 36 §2) -------------------------------------------------------------------------------
+# A segment's .index, .timeindex or .txnindex damaged in place (kafka_lab.damage.index_damage) in data-1's first
+# target, after a clean stop: the active segment's, or an older one's (the first: retention reaches it first; a
+# .txnindex the second's, whose base is above 0). name: index-<offset|time|txn>_<active|first|second>_<damage>
+_INDEX_FILES = {"offset": ".index", "time": ".timeindex", "txn": ".txnindex"}
+_INDEX_CELLS = {
+    ("offset", "active"): ("zero_filled", "empty", "one_byte", "mid_entry", "garbage", "old_last", "out_of_order",
+                           "past_end"),
+    ("offset", "first"): ("zero_filled", "empty", "garbage", "past_end"),
+    ("time", "active"): ("zero_filled", "empty", "mid_entry", "garbage", "old_last", "out_of_order", "past_end"),
+    ("time", "first"): ("zero_filled", "empty", "mid_entry", "garbage", "old_last"),
+    ("txn", "active"): ("zero_filled", "mid_entry", "garbage", "old_last", "past_end"),
+    ("txn", "second"): ("zero_filled", "empty", "one_byte", "garbage", "old_last"),
+}  # fmt: skip
+INDEX_DAMAGE: dict[str, CheckpointDamage] = {
+    f"{kind}_{which}_{how}": lambda ds, b, kind=kind, which=which, how=how: D.index_damage(
+        partition_dir(ds, b, offline_target(ds)), _INDEX_FILES[kind], which, how,
+        f"index-{kind}_{which}_{how}",
+    )
+    for (kind, which), hows in _INDEX_CELLS.items()
+    for how in hows
+}  # fmt: skip
+# ---- end of index damage ---------------------------------------------------------------------------------------
 
 
 def partition_dir(ds: Dataset, b: LabBroker, topic: str) -> Path:
@@ -695,6 +722,16 @@ CI_REPRESENTATIVES = {
     "log-active_bad_magic_unclean": ("3.7.2",),
     "log-active_offsets_backwards_unclean": ("2.8.2",),
     "log-active_truncated_mid_header": ("4.3.1",),
+    # ---- index damage (issue 36 §2): `make lab` only but for the cells below ----
+    **{f"index-{n}": () for n in INDEX_DAMAGE},
+    # each behaviour once, on another family each (the same code from 2.3 to 4.x: broker.next_offset, txn_index)
+    "index-offset_active_old_last": ("3.5.2",),  # readNextOffset reads a size of 2 inside a batch: the exit
+    "index-offset_active_past_end": (
+        "4.3.1",
+    ),  # readNextOffset returns the base: the active segment's records lost
+    "index-txn_second_garbage": ("2.8.2",),  # 'Unexpected aborted transaction version 127': the exit
+    "index-txn_second_zero_filled": ("3.7.2",),  # last offset 0 below the base: the segment rebuilt at load
+    # ---- end of index damage ----
 }
 
 
@@ -853,6 +890,18 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
     # LOG_DAMAGE (issue 36 §2)
     singles += [
         Trial(n, ds.saved, lambda b, fn=fn: fn(ds, b), acked=ds.acked) for n, fn in LOG_DAMAGE.items()
+    ]
+    # index damage (issue 36 §2): the .timeindex ones watched until the first retention check (a segment's
+    # largest timestamp is its time index's last entry)
+    singles += [
+        Trial(
+            f"index-{n}",
+            ds.saved,
+            lambda b, fn=fn: [fn(ds, b)],
+            acked=ds.acked,
+            wait_retention=n.startswith("time"),
+        )
+        for n, fn in INDEX_DAMAGE.items()
     ]
     singles.append(
         Trial(

@@ -19,6 +19,7 @@ from tests.lab.helpers import at_least
 from tests.lab.scenarios import (
     CHECKPOINT_DAMAGE,
     CI_REPRESENTATIVES,
+    INDEX_DAMAGE,
     LOG_DAMAGE,
     METADATA_DAMAGE,
     OFFLINE_FAULTS,
@@ -66,6 +67,7 @@ SCENARIOS = (
     + [f"metadata-{n}" for n in METADATA_DAMAGE]
     # LOG_DAMAGE (issue 36 §2)
     + list(LOG_DAMAGE)
+    + [f"index-{n}" for n in INDEX_DAMAGE]  # issue 36 §2
 )
 
 
@@ -577,3 +579,42 @@ def test_an_active_log_whose_last_index_entry_finds_no_batch_starts_with_its_log
         for m in _LEO.findall(t)
     ]
     assert loaded and int(loaded[-1]) == base, loaded
+
+
+# ---- index damage (issue 36 §2) ----------------------------------------------------------------------------------
+def test_an_active_index_entry_past_the_log_end_loses_the_active_segment_and_the_plan_says_unknown(
+    trials: dict[str, TrialResult],
+) -> None:
+    """An entry past the end of the active segment's .log after a clean stop: readNextOffset finds no batch and
+    returns the base offset, so the broker serves nothing of the active segment (the acknowledged records read
+    back as lost: 20 of t00-0 on the lab's 3.7.2). The plan says so on the active segment's row (broker.next_offset's
+    base outcome, startup.next_offset_fallback), not only 'loaded as is'."""
+    r = agreed(trials, "index-offset_active_past_end")
+    fault = r.faults[0]
+    tp = os.path.basename(str(fault.detail["partition_dir"]))
+    assert r.next_start["broker"] == "starts"
+    assert r.lost and r.lost.get(tp), r.lost
+    base = fault.detail["base_offset"]
+    [row] = [
+        s
+        for s in r.predicted["segments"]
+        if s["topic"] + f"-{s['partition']}" == tp and s["base_offset"] == base
+    ]
+    assert f"returns the base offset {base}" in row["reason"] and "no longer served" in row["reason"], row
+
+
+@pytest.mark.parametrize("where", ["active", "second"])
+def test_a_txnindex_is_checked_at_load_on_every_release(trials: dict[str, TrialResult], where: str) -> None:
+    """TransactionIndex.sanityCheck at load: garbage (its first byte, the version, 0x7f) makes the broker exit
+    ('Unexpected aborted transaction version 127'), zero-filled (last offset 0, below the base) rebuilds the
+    segment ('Found a corrupted index file'), a partial entry is never read."""
+    garbage = agreed(trials, f"index-txn_{where}_garbage")
+    assert garbage.predicted["broker"] == "exits" and garbage.predicted["check"] == "IDX003"
+    assert "Unexpected aborted transaction version 127" in garbage.next_start["reason"]
+    zeros = agreed(trials, f"index-txn_{where}_zero_filled")
+    base = zeros.faults[0].detail["base_offset"]
+    [row] = [s for s in zeros.predicted["segments"] if s["base_offset"] == base]
+    assert row["load"] == "indexes_rebuilt", row
+
+
+# ---- end of index damage ------------------------------------------------------------------------------------------
