@@ -124,6 +124,53 @@ def test_properties_text_reads_back_as_written() -> None:
     )  # Properties.load(InputStream) is ISO-8859-1
 
 
+def _rehearsed(*segments: dict[str, Any], broker: str = "starts") -> dict[str, Any]:
+    """A report whose rehearsed start ``broker`` with both dirs online and deleted ``segments``."""
+    return {
+        "rehearsal": {
+            "observed": {
+                "broker": broker, "reason": None,
+                "log_dirs": [{"path": "/data/a", "state": "online"}, {"path": "/data/b", "state": "online"}],
+                "segments": list(segments),
+            }
+        }
+    }  # fmt: skip
+
+
+def _deleted(log: str, by: str | None) -> dict[str, Any]:
+    return {"log": log, "load": "as_is", "deleted_at": "2026-12-07T21:00:00.000", "deleted_by": by}
+
+
+def test_a_deletion_fails_the_gate_unless_waived_as_in_the_audit() -> None:
+    from kafka_ops.audit import waivers_from
+    from kafka_ops.rehearse import failed
+
+    old = _deleted("/data/a/orders-0/00000000000000000000.log", "retention.ms")
+    torn = _deleted("/data/b/pay-3/00000000000000004096.log", "recovery")
+    meta = _deleted("/data/a/__cluster_metadata-0/00000000000000000000.log", None)
+    assert not failed(_rehearsed(meta))  # the metadata log's own cleaning is not the operator's data
+    report = _rehearsed(old, torn)
+    assert failed(report)
+    failing = report["rehearsal"]["gate"]["failing"]
+    assert len(failing) == 2 and "--waive RET002" in failing[0] and "--waive SHUT002" in failing[1]
+    # retention waived everywhere, recovery's deletion still fails; then waived only under /data/b
+    assert failed(report, waivers_from(["RET002 expected"], None))
+    assert report["rehearsal"]["gate"]["failing"] == failing[1:]
+    assert not failed(report, waivers_from(["RET002", "SHUT002:/data/b/*"], None))
+    assert report["rehearsal"]["gate"]["waived"] == 2
+    assert failed(report, waivers_from(["RET002", "SHUT002:/data/a/*"], None))
+    # an exit or an offline dir is never waived
+    assert failed(_rehearsed(broker="exits"), waivers_from(["RET002", "SHUT002"], None))
+
+
+def test_an_unknown_waiver_is_refused_before_anything_starts() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_ops", "rehearse", "--server-properties", "/nonexistent", "--waive", "RET02"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "--waive" in proc.stderr and "RET002" in proc.stderr, proc.stderr
+
+
 def test_scratch_root_in_a_broker_writable_place_is_refused(tmp_path: Path) -> None:
     user = tempfile.mkdtemp(prefix="rh-user-", dir="/tmp")
     try:

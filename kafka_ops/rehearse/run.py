@@ -301,7 +301,62 @@ def rehearse(
     return report
 
 
-def failed(report: dict[str, Any]) -> bool:
-    """The gate: the rehearsed start exited (or never answered), or took a log dir offline."""
-    obs = report["rehearsal"]["observed"]
-    return obs["broker"] != "starts" or any(d["state"] == "offline" for d in obs["log_dirs"])
+# A segment the rehearsed start deleted is waived as the audit waives a finding (--waive CHECK[:PATH-GLOB], the
+# glob matched on the segment's .log): by the check that plans that kind of deletion. RET002 is the audit's forecast
+# of what time and size retention (and the log start offset) delete; SHUT002 what recovery truncates and deletes
+# after a torn tail. A deletion the broker logged without a reason we know is waived with RET002 too ("Deleting
+# segment" lines come from retention).
+DELETION_CHECKS = {"recovery": "SHUT002", "truncation": "SHUT002"}
+DELETION_DEFAULT_CHECK = "RET002"
+
+
+def gate(report: dict[str, Any], waivers: list[Any] | None = None) -> dict[str, Any]:
+    """The rehearsal's gate, recorded as ``rehearsal.gate``: failed (exit 1) when the rehearsed start exited (or
+    never answered), took a log dir offline, or deleted a segment no waiver (kafka_ops.audit.waivers.Waiver)
+    matches. The KRaft metadata log's own cleaning is not the operator's data and is left out."""
+    from kafka_ops.engine.layout import METADATA_TOPIC
+
+    r = report["rehearsal"]
+    obs = r["observed"]
+    failing = []
+    if obs["broker"] != "starts":
+        failing.append(
+            f"the rehearsed start {obs['broker']}" + (f": {obs['reason']}" if obs.get("reason") else "")
+        )
+    failing += [
+        f"{d['path']} went offline: {d.get('reason')}" for d in obs["log_dirs"] if d["state"] == "offline"
+    ]
+    deletions = []
+    for s in obs.get("segments", []):
+        if (
+            s.get("deleted_at") is None
+            or os.path.basename(os.path.dirname(s["log"])) == f"{METADATA_TOPIC}-0"
+        ):
+            continue
+        check = DELETION_CHECKS.get(s.get("deleted_by") or "", DELETION_DEFAULT_CHECK)
+        finding = {"check": check, "path": s["log"], "log_dir": os.path.dirname(os.path.dirname(s["log"]))}
+        w = next((w for w in waivers or [] if w.matches(finding)), None)
+        deletions.append(
+            {"log": s["log"], "deleted_by": s.get("deleted_by"), "check": check,
+             "waived_by": f"{w.rule} ({w.source})" if w is not None else None}
+        )  # fmt: skip
+        if w is None:
+            failing.append(
+                f"it deleted {s['log']} ({s.get('deleted_by') or 'no reason logged'}): not waived "
+                f"(--waive {check} or --waive '{check}:PATH-GLOB' accepts it)"
+            )
+    out = {
+        "passed": not failing,
+        "exit_code": 1 if failing else 0,
+        "failing": failing,
+        "deletions": deletions,
+        "waived": sum(1 for d in deletions if d["waived_by"]),
+    }
+    r["gate"] = out
+    return out
+
+
+def failed(report: dict[str, Any], waivers: list[Any] | None = None) -> bool:
+    """The gate (:func:`gate`): the rehearsed start exited (or never answered), took a log dir offline, or
+    deleted data no waiver accepts."""
+    return not gate(report, waivers)["passed"]
