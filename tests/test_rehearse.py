@@ -171,6 +171,28 @@ def test_an_unknown_waiver_is_refused_before_anything_starts() -> None:
     assert proc.returncode == 2 and "--waive" in proc.stderr and "RET002" in proc.stderr, proc.stderr
 
 
+def test_a_delete_dirs_removal_is_not_read_as_its_live_partitions_deletion() -> None:
+    """Kafka logs a -delete dir's removal under the live partition's prefix (3.7.2, the lab's `unclean` trial): the
+    rehearsal said the live partition's segments were deleted; the real start kept them."""
+    from kafka_ops.rehearse.observe import observe
+
+    line = (
+        "[2026-12-07 21:10:28,504] INFO [LocalLog partition=gone-0, dir=/data/b] Deleting segments as the log has "
+        "been deleted: LogSegment(baseOffset=0, size=62346, lastModifiedTime=1796677699086, largestRecordTimestamp"
+        "=-1),LogSegment(baseOffset=60, size=62346, lastModifiedTime=1796677699126, largestRecordTimestamp=-1) "
+        "(org.apache.kafka.storage.internals.log.LocalLog)"
+    )
+    retention = (
+        "[2026-12-07 21:10:29,000] INFO [UnifiedLog partition=t-0, dir=/data/b] Deleting segment LogSegment("
+        "baseOffset=0, size=100, lastModifiedTime=1, largestRecordTimestamp=1) due to log retention time 1000ms "
+        "breach based on the largest record timestamp in the segment (kafka.log.UnifiedLog)"
+    )
+    _, segments = observe(line + "\n" + retention + "\n", ["/data/a", "/data/b"])
+    assert [(s["log"], s["deleted_by"]) for s in segments] == [
+        ("/data/b/t-0/00000000000000000000.log", "retention.ms")
+    ]
+
+
 def test_scratch_root_in_a_broker_writable_place_is_refused(tmp_path: Path) -> None:
     user = tempfile.mkdtemp(prefix="rh-user-", dir="/tmp")
     try:

@@ -169,6 +169,15 @@ def to_text(report: dict[str, Any]) -> str:
             )
         elif g["load"] != "as_is":
             lines.append(f"  {g['load'].replace('_', ' ')}: {q(g['log'])}")
+        if g.get("truncated_bytes"):
+            lines.append(f"  truncated {g['truncated_bytes']:,} bytes: {q(g['log'])}")
+    fates = {"renamed_stray": "renamed -stray (kept)", "deleted": "renamed -delete (deleted)"}
+    for x in obs.get("strays") or []:
+        lines.append(f"  stray {q(x['path'])}: {fates.get(x['fate'], x['fate'])}")
+    for x in obs.get("leftovers") or []:
+        lines.append(f"  leftover {q(x['path'])}: {x['fate'].replace('_', ' ')}")
+    for x in obs.get("future_dirs") or []:
+        lines.append(f"  future dir {q(x['path'])}: {x['fate'].replace('_', ' ')}")
     if r.get("zookeeper_seed"):
         z = r["zookeeper_seed"]
         lines.append(

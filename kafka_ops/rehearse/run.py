@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kafka_ops.rehearse.config as config
+import kafka_ops.rehearse.outcome as files_outcome
 import kafka_ops.rehearse.sandbox as sandbox
 import kafka_ops.rehearse.scratch as scratch
 import kafka_ops.rehearse.zkseed as zkseed
@@ -128,6 +129,24 @@ def _differences(plan: dict[str, Any], observed: dict[str, Any]) -> list[dict[st
     return out
 
 
+def _merge_segments(by_lines: list[dict[str, Any]], by_files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The segments the log lines name (observe.py) with what the files say (outcome.py: truncated bytes, a
+    segment gone without a line, a swap completed): one entry per .log, a deletion's time and reason from
+    whichever side has them. A segment not loaded (its dir offline, the broker exited) is not listed."""
+    out = {s["log"]: dict(s) for s in by_lines}
+    for f in by_files:
+        if f["load"] == "not_loaded":
+            continue
+        s = out.setdefault(f["log"], {k: f[k] for k in ("log", "topic", "partition", "base_offset")} | {
+            "load": "as_is", "truncated_bytes": 0, "deleted_at": None, "deleted_by": None})  # fmt: skip
+        s["truncated_bytes"] = f["truncated_bytes"]
+        if s["load"] == "as_is":
+            s["load"] = f["load"]
+        if s["deleted_at"] is None and f["deleted_at"] is not None:
+            s["deleted_at"], s["deleted_by"] = f["deleted_at"], f["deleted_by"]
+    return sorted(out.values(), key=lambda s: s["log"])
+
+
 def rehearse(
     audit: AuditOptions, ro: RehearseOptions, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
@@ -183,6 +202,10 @@ def rehearse(
         )
     window = ro.window_s if ro.window_s is not None else default_window_s(dict(props), version)
     before = stat_tree(dirs)
+    before_files = files_outcome.snapshot(
+        dirs, hash_limit=-1
+    )  # sizes only: a host's terabytes are not hashed
+    after_files: files_outcome.Snapshot | None = None
     run_dir = scratch.new_run(root)
     try:
         t1 = time.monotonic()
@@ -220,6 +243,7 @@ def rehearse(
             raise RehearsalRefused(str(exc)) from None
         outcome.setup_s = round(time.monotonic() - t1, 2)
         used = scratch.used_bytes(run_dir)
+        after_files = outcome.view  # None: the broker exited (its files are not read: lines only)
         padded = {}
         for n in range(len(images)):
             try:
@@ -235,6 +259,17 @@ def rehearse(
     after = stat_tree(dirs)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     per_dir, segments = observe(outcome.log_text, dirs)
+    from_files: dict[str, Any] = {}
+    if after_files is not None:
+        code = (
+            None
+            if outcome.broker == "starts"
+            else (outcome.exit_code if outcome.exit_code is not None else -1)
+        )
+        from_files = files_outcome.next_start(
+            before_files, after_files, outcome.log_text, exit_code=code
+        ).next_start
+        segments = _merge_segments(segments, from_files["segments"])
     observed = {
         "broker": outcome.broker,
         "reason": outcome.reason,
@@ -251,6 +286,12 @@ def rehearse(
         "logs_loaded": outcome.logs_loaded,
         "load_ms": outcome.load_ms,
         "segments": segments,
+        # from the sandbox's view of the dirs once the broker ended (None: it could not be listed): each
+        # .deleted/.cleaned leftover's fate, each partition dir moved away (renamed -stray, or -delete and
+        # deleted), each -future dir's fate, as kafka_lab reads a real start's (kafka_ops.rehearse.outcome)
+        "leftovers": from_files.get("leftovers"),
+        "strays": from_files.get("strays"),
+        "future_dirs": from_files.get("future_dirs"),
         "fatal": outcome.fatal,
     }
     report["rehearsal"] = {

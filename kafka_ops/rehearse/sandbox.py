@@ -28,6 +28,7 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
@@ -66,6 +67,8 @@ class Outcome:
     stop_s: float = 0.0
     fatal: list[str] = field(default_factory=list)
     log_text: str = ""  # the broker's log of the rehearsed start (observe.py reads it)
+    # the sandbox's view of the dirs at the end of the window, the broker still running (None: it had exited)
+    view: Any = None
 
 
 def kafka_version_of(home: str) -> tuple[int, ...] | None:
@@ -509,9 +512,11 @@ def _watch(
         time.sleep(0.2)
     watched = time.monotonic()
     exited_by_itself = code is not None
+    view = None
     if code is None:
         jvm = _jvm_pid(proc.pid)
         if jvm is not None:
+            view = _view(jvm, dirs)
             try:
                 os.kill(jvm, signal.SIGTERM)
             except ProcessLookupError:
@@ -534,6 +539,7 @@ def _watch(
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
     o.log_text = o_text
+    o.view = view
     if o.broker == "exits":
         code = proc.returncode
         # the inner shell reports a JVM killed by signal N as 128 + N (and unshare passes it on)
@@ -552,6 +558,27 @@ def _watch(
     o.window_s = round(watched - started_at, 2) if started_at is not None else 0.0
     o.stop_s = round(stopped - watched, 2)
     return o
+
+
+def _view(jvm: int, dirs: list[str]) -> Any:
+    """The dirs as the running broker sees them (its mount namespace, through /proc/<pid>/root: the overlays as the
+    start left them), listed by the lab's own reader (kafka_ops.rehearse.outcome.snapshot: links not followed,
+    nothing read), with the paths the broker knows. Taken before the SIGTERM: the inner shell does not outlive the
+    JVM long enough to list them after (seen on 3.7.2), and the .log files' sizes and the dirs' names, which is what
+    is read from it, do not change at a clean shutdown. None when it cannot be listed (the JVM ended meanwhile)."""
+    import dataclasses
+
+    from kafka_ops.rehearse.outcome import snapshot
+
+    root = f"/proc/{jvm}/root"
+    try:
+        snap = snapshot([root + os.path.realpath(d) for d in dirs], hash_limit=-1, resolve=False)
+    except OSError:
+        return None
+    n = len(root)
+    return dataclasses.replace(
+        snap, log_dirs=[d[n:] for d in snap.log_dirs], files={p[n:]: st for p, st in snap.files.items()}
+    )
 
 
 def _sandbox_out(run_dir: str) -> str:
