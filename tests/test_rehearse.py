@@ -159,6 +159,11 @@ def test_a_deletion_fails_the_gate_unless_waived_as_in_the_audit() -> None:
     assert not failed(report, waivers_from(["RET002", "SHUT002:/data/b/*"], None))
     assert report["rehearsal"]["gate"]["waived"] == 2
     assert failed(report, waivers_from(["RET002", "SHUT002:/data/a/*"], None))
+    # a -delete dir's segments, removed by the start: DIR003's leftovers
+    gone = _deleted(
+        "/data/b/old-0.5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11-delete/00000000000000000000.log", "delete_dir"
+    )
+    assert failed(_rehearsed(gone)) and not failed(_rehearsed(gone), waivers_from(["DIR003"], None))
     # an exit or an offline dir is never waived
     assert failed(_rehearsed(broker="exits"), waivers_from(["RET002", "SHUT002"], None))
 

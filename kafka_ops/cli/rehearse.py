@@ -86,7 +86,8 @@ def rehearse(
     copy-up. Dedicated controllers and KIP-853 quorums are not rehearsed yet.
 
     A segment the rehearsed start deleted fails the gate unless waived as in the audit: --waive RET002[:GLOB]
-    for what retention deletes, --waive SHUT002[:GLOB] for what recovery deletes (GLOB matched on the .log).
+    for what retention deletes, SHUT002 for what recovery deletes, DIR003 for a -delete dir the start removes (GLOB
+    matched on the .log).
 
     Exit codes: 0 the rehearsed start started with every log dir online and deleted nothing not waived; 1 it
     exited, did not start, took a log dir offline or deleted data not waived; 2 refused or bad input; 3 a bug in

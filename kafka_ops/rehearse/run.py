@@ -345,9 +345,10 @@ def rehearse(
 # A segment the rehearsed start deleted is waived as the audit waives a finding (--waive CHECK[:PATH-GLOB], the
 # glob matched on the segment's .log): by the check that plans that kind of deletion. RET002 is the audit's forecast
 # of what time and size retention (and the log start offset) delete; SHUT002 what recovery truncates and deletes
-# after a torn tail. A deletion the broker logged without a reason we know is waived with RET002 too ("Deleting
-# segment" lines come from retention).
-DELETION_CHECKS = {"recovery": "SHUT002", "truncation": "SHUT002"}
+# after a torn tail; DIR003 the leftovers the start removes (a <tp>.<uuid>-delete dir, a completed .swap's old
+# segment). A deletion the broker logged without a reason we know is waived with RET002 too ("Deleting segment"
+# lines come from retention).
+DELETION_CHECKS = {"recovery": "SHUT002", "truncation": "SHUT002", "delete_dir": "DIR003", "swap": "DIR003"}
 DELETION_DEFAULT_CHECK = "RET002"
 
 
