@@ -27,6 +27,7 @@ from typing import Any
 import pytest
 
 from kafka_ops.engine.checkpoints import parse_properties
+from kafka_ops.engine.shell import q
 from kafka_ops.rehearse import scratch
 from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
 
@@ -656,6 +657,8 @@ def test_a_stray_partition_with_a_hostile_name_is_renamed_in_the_sandbox_as_at_a
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "data-1: online" in proc.stdout and "differences: none (the plan agrees)" in proc.stdout
     assert "\x1b" not in proc.stdout + proc.stderr
+    # observed from the sandbox's own view of the dirs (kafka_ops.rehearse.outcome, the lab's reader), quoted
+    assert "stray " + q(str(stray)) + ": renamed -stray (kept)" in proc.stdout, proc.stdout
     assert _snapshot(dirs) == before  # the rename happened in the upper layer only
     shutil.rmtree(dest)
 
