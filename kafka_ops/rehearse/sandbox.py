@@ -32,17 +32,13 @@ from typing import Any
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
+from kafka_ops.rehearse.launch import LOG_PATTERN, READY, log4j_config
 from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
 from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
 from kafka_ops.rehearse.loglines import FATAL as _FATAL
 from kafka_ops.rehearse.scratch import Image
 from kafka_ops.rehearse.zkseed import SEED_PY, Seed, kazoo_path
 
-LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties)
-# KafkaRaftServer.startup logs "Kafka Server started" (3.x/4.x); KafkaServer "[KafkaServer id=N] started"
-READY = re.compile(
-    r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started|\[KafkaServer id=\d+\] started)"
-)
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
 _LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
 READY_MARK = "kafka-ops-sandbox-ready"
@@ -85,24 +81,11 @@ def kafka_version_of(home: str) -> tuple[int, ...] | None:
 
 
 def _log_config(run: str, version: tuple[int, ...] | None) -> tuple[str, str]:
-    """(the -D option, the file) of a log config writing the broker's log into the scratch, never the host's."""
-    log = os.path.join(run, "logs", "server.log")
-    if version is not None and version >= (4, 0):
-        path = os.path.join(run, "log4j2.properties")
-        text = (
-            "status = warn\nappender.f.type = File\nappender.f.name = F\n"
-            f"appender.f.fileName = {log}\nappender.f.layout.type = PatternLayout\n"
-            f"appender.f.layout.pattern = {LOG_PATTERN}\nrootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
-        )
-        opt = f"-Dlog4j2.configurationFile={path}"
-    else:
-        path = os.path.join(run, "log4j.properties")
-        text = (
-            "log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
-            f"log4j.appender.F.File={log}\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
-            f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
-        )
-        opt = f"-Dlog4j.configuration=file:{path}"
+    """(the -D option, the file) of a log config writing the broker's log into the scratch, never the host's (the
+    lab's own config: kafka_ops.rehearse.launch)."""
+    name, text, opt = log4j_config(os.path.join(run, "logs", "server.log"), version)
+    path = os.path.join(run, name)
+    opt = opt.format(path=path)
     with open(path, "w") as f:
         f.write(text)
     return opt, path
