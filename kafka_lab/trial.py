@@ -135,16 +135,18 @@ class Trial:
         self.broker = LabBroker.restore(self.saved, properties=self.properties, keep=self.keep)
         try:
             self.faults = self.plant(self.broker)
-            report = predict_start(self.broker, self.topic_configs)  # the model, on the stopped files
-            self.predicted = report["next_start"]
-            self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
-            self.findings = report["findings"]
             self.before = snapshot(self.broker.log_dirs)
             if self.rehearse:
+                # before the model's plan, not between it and the start: the plan's "now" is the start's (its
+                # deletion times are compared within seconds), and a rehearsal takes 10-60 s
                 self.rehearsal = rehearse_trial(
                     self.broker, self.before, wait_retention=self.wait_retention,
                     topic_configs=topic_configs_file(self.broker, self.topic_configs),
                 )  # fmt: skip
+            report = predict_start(self.broker, self.topic_configs)  # the model, on the stopped files
+            self.predicted = report["next_start"]
+            self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
+            self.findings = report["findings"]
             self._started_at = time.monotonic()
             self.outcome = self.broker.start(check=False)
         except BaseException:
