@@ -11,6 +11,7 @@ segments deleted, recovered and rebuilt. When they disagree, the rehearsal is wr
 
 from __future__ import annotations
 
+import atexit
 import os
 import shutil
 import tempfile
@@ -58,8 +59,15 @@ def _home(version: str) -> Path:
         home = Path(tempfile.mkdtemp(prefix=f"rh-home-{version}-", dir=lab_root()))
         home.chmod(0o755)  # the broker user reads the jars through it
         (home / "libs").symlink_to(jar_dir_for(version))
+        if not _homes:
+            atexit.register(_remove_homes)
         _homes[version] = home
     return _homes[version]
+
+
+def _remove_homes() -> None:
+    for home in _homes.values():
+        shutil.rmtree(home, ignore_errors=True)  # a symlink to the jars and its dir: the jars stay
 
 
 def _diff(before: Snapshot, after: Snapshot) -> list[str]:
