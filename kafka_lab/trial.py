@@ -25,6 +25,7 @@ from kafka_lab.faults import Fault
 from kafka_lab.fidelity import DEFAULT_TOLERANCE_S, compare, predict
 from kafka_lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
 from kafka_lab.produce import Acked, await_topics, lost, read_back
+from kafka_lab.rehearsal import Rehearsed, compare_rehearsal, rehearse_trial
 
 Plant = Callable[[LabBroker], list[Fault]]
 
@@ -34,14 +35,21 @@ def predict_start(
 ) -> dict[str, Any]:
     """``kafka-ops audit``'s report for the broker's stopped files, with its server.properties and version, and
     the topics' overrides (written as a ``--topic-configs`` file, as an operator exports them)."""
+    return predict(
+        broker.log_dirs, broker.server_properties, broker.version, broker.user,
+        horizon_ms=int((broker.initial_task_delay_s + 60) * 1000), topic_configs=topic_configs_file(broker, topic_configs),
+    )  # fmt: skip
+
+
+def topic_configs_file(
+    broker: LabBroker, topic_configs: Mapping[str, Mapping[str, object]] | None
+) -> Path | None:
+    """The topics' overrides as a ``--topic-configs`` file (None: none given)."""
     path = None
     if topic_configs:
         path = broker.workdir / "topic-configs.json"
         path.write_text(json.dumps({t: {k: str(v) for k, v in c.items()} for t, c in topic_configs.items()}))
-    return predict(
-        broker.log_dirs, broker.server_properties, broker.version, broker.user,
-        horizon_ms=int((broker.initial_task_delay_s + 60) * 1000), topic_configs=path,
-    )  # fmt: skip
+    return path
 
 
 # two checks at log.retention.check.interval.ms=1000, then the 1 s delete delay, with room for a loaded 2-core
@@ -77,6 +85,10 @@ class TrialResult:
     # log dir -> whether it holds .kafka_cleanshutdown once the start ended (after the broker exited, or after
     # the lab stopped it): what a failed start leaves for the next one (broker.failed_start)
     markers_after: dict[str, bool] = field(default_factory=dict)
+    # the product's rehearsal of this start on the same files, before it (None: not rehearsed in this run), and
+    # where it and the real start disagree (kafka_lab.rehearsal.compare_rehearsal)
+    rehearsal: Rehearsed | None = None
+    rehearsal_differences: list[str] = field(default_factory=list)
 
     @property
     def next_start(self) -> dict[str, Any]:
@@ -97,12 +109,15 @@ class Trial:
         wait_retention: bool = False,
         keep: bool = False,
         topic_configs: Mapping[str, Mapping[str, object]] | None = None,
+        rehearse: bool = False,
     ) -> None:
         self.name, self.saved, self.plant, self.acked = name, saved, plant, acked
         self.topic_configs = topic_configs  # the overrides the audit is told (plant may create the topics)
         self.properties = dict(properties or {})
         self.wait_retention = wait_retention
         self.keep = keep
+        self.rehearse = rehearse  # run the product's rehearsal on the planted files before the real start
+        self.rehearsal: Rehearsed | None = None
         self.broker: LabBroker | None = None
         self.predicted: dict[str, Any] | None = None
         self.predicted_findings: list[tuple[str, str]] = []
@@ -120,11 +135,18 @@ class Trial:
         self.broker = LabBroker.restore(self.saved, properties=self.properties, keep=self.keep)
         try:
             self.faults = self.plant(self.broker)
+            self.before = snapshot(self.broker.log_dirs)
+            if self.rehearse:
+                # before the model's plan, not between it and the start: the plan's "now" is the start's (its
+                # deletion times are compared within seconds), and a rehearsal takes 10-60 s
+                self.rehearsal = rehearse_trial(
+                    self.broker, self.before, wait_retention=self.wait_retention,
+                    topic_configs=topic_configs_file(self.broker, self.topic_configs),
+                )  # fmt: skip
             report = predict_start(self.broker, self.topic_configs)  # the model, on the stopped files
             self.predicted = report["next_start"]
             self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
             self.findings = report["findings"]
-            self.before = snapshot(self.broker.log_dirs)
             self._started_at = time.monotonic()
             self.outcome = self.broker.start(check=False)
         except BaseException:
@@ -205,6 +227,8 @@ class Trial:
                 watched_until,
                 self.findings,
                 {d: os.path.join(d, ".kafka_cleanshutdown") in after.files for d in after.log_dirs},
+                self.rehearsal,
+                compare_rehearsal(self.rehearsal, obs.next_start) if self.rehearsal is not None else [],
             )  # fmt: skip
         finally:
             broker.close()

@@ -30,6 +30,7 @@ from typing import Any
 import pytest
 
 from kafka_ops.engine.checkpoints import parse_properties
+from kafka_ops.engine.shell import q
 from kafka_ops.rehearse import scratch
 from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
 from kafka_ops.rehearse.voters import decode_voters, stored_voters
@@ -161,6 +162,80 @@ def test_properties_text_reads_back_as_written() -> None:
     assert (
         properties_text({"k": "caf\u00e9"}) == "k=caf\\u00e9\n"
     )  # Properties.load(InputStream) is ISO-8859-1
+
+
+def _rehearsed(*segments: dict[str, Any], broker: str = "starts") -> dict[str, Any]:
+    """A report whose rehearsed start ``broker`` with both dirs online and deleted ``segments``."""
+    return {
+        "rehearsal": {
+            "observed": {
+                "broker": broker, "reason": None,
+                "log_dirs": [{"path": "/data/a", "state": "online"}, {"path": "/data/b", "state": "online"}],
+                "segments": list(segments),
+            }
+        }
+    }  # fmt: skip
+
+
+def _deleted(log: str, by: str | None) -> dict[str, Any]:
+    return {"log": log, "load": "as_is", "deleted_at": "2026-12-07T21:00:00.000", "deleted_by": by}
+
+
+def test_a_deletion_fails_the_gate_unless_waived_as_in_the_audit() -> None:
+    from kafka_ops.audit import waivers_from
+    from kafka_ops.rehearse import failed
+
+    old = _deleted("/data/a/orders-0/00000000000000000000.log", "retention.ms")
+    torn = _deleted("/data/b/pay-3/00000000000000004096.log", "recovery")
+    meta = _deleted("/data/a/__cluster_metadata-0/00000000000000000000.log", None)
+    assert not failed(_rehearsed(meta))  # the metadata log's own cleaning is not the operator's data
+    report = _rehearsed(old, torn)
+    assert failed(report)
+    failing = report["rehearsal"]["gate"]["failing"]
+    assert len(failing) == 2 and "--waive RET002" in failing[0] and "--waive SHUT002" in failing[1]
+    # retention waived everywhere, recovery's deletion still fails; then waived only under /data/b
+    assert failed(report, waivers_from(["RET002 expected"], None))
+    assert report["rehearsal"]["gate"]["failing"] == failing[1:]
+    assert not failed(report, waivers_from(["RET002", "SHUT002:/data/b/*"], None))
+    assert report["rehearsal"]["gate"]["waived"] == 2
+    assert failed(report, waivers_from(["RET002", "SHUT002:/data/a/*"], None))
+    # a -delete dir's segments, removed by the start: DIR003's leftovers
+    gone = _deleted(
+        "/data/b/old-0.5c1d0bd4a3e94b5c8a3f6e2d7b9c0a11-delete/00000000000000000000.log", "delete_dir"
+    )
+    assert failed(_rehearsed(gone)) and not failed(_rehearsed(gone), waivers_from(["DIR003"], None))
+    # an exit or an offline dir is never waived
+    assert failed(_rehearsed(broker="exits"), waivers_from(["RET002", "SHUT002"], None))
+
+
+def test_an_unknown_waiver_is_refused_before_anything_starts() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "kafka_ops", "rehearse", "--server-properties", "/nonexistent", "--waive", "RET02"],
+        capture_output=True, text=True, env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=60,
+    )  # fmt: skip
+    assert proc.returncode == 2 and "--waive" in proc.stderr and "RET002" in proc.stderr, proc.stderr
+
+
+def test_a_delete_dirs_removal_is_not_read_as_its_live_partitions_deletion() -> None:
+    """Kafka logs a -delete dir's removal under the live partition's prefix (3.7.2, the lab's `unclean` trial): the
+    rehearsal said the live partition's segments were deleted; the real start kept them."""
+    from kafka_ops.rehearse.observe import observe
+
+    line = (
+        "[2026-12-07 21:10:28,504] INFO [LocalLog partition=gone-0, dir=/data/b] Deleting segments as the log has "
+        "been deleted: LogSegment(baseOffset=0, size=62346, lastModifiedTime=1796677699086, largestRecordTimestamp"
+        "=-1),LogSegment(baseOffset=60, size=62346, lastModifiedTime=1796677699126, largestRecordTimestamp=-1) "
+        "(org.apache.kafka.storage.internals.log.LocalLog)"
+    )
+    retention = (
+        "[2026-12-07 21:10:29,000] INFO [UnifiedLog partition=t-0, dir=/data/b] Deleting segment LogSegment("
+        "baseOffset=0, size=100, lastModifiedTime=1, largestRecordTimestamp=1) due to log retention time 1000ms "
+        "breach based on the largest record timestamp in the segment (kafka.log.UnifiedLog)"
+    )
+    _, segments = observe(line + "\n" + retention + "\n", ["/data/a", "/data/b"])
+    assert [(s["log"], s["deleted_by"]) for s in segments] == [
+        ("/data/b/t-0/00000000000000000000.log", "retention.ms")
+    ]
 
 
 def test_scratch_root_in_a_broker_writable_place_is_refused(tmp_path: Path) -> None:
@@ -621,6 +696,8 @@ def test_a_stray_partition_with_a_hostile_name_is_renamed_in_the_sandbox_as_at_a
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "data-1: online" in proc.stdout and "differences: none (the plan agrees)" in proc.stdout
     assert "\x1b" not in proc.stdout + proc.stderr
+    # observed from the sandbox's own view of the dirs (kafka_ops.rehearse.outcome, the lab's reader), quoted
+    assert "stray " + q(str(stray)) + ": renamed -stray (kept)" in proc.stdout, proc.stdout
     assert _snapshot(dirs) == before  # the rename happened in the upper layer only
     shutil.rmtree(dest)
 

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.cli.audit import GIVEN, Given, build_options, with_options
+from kafka_ops.cli.audit import GIVEN, Given, build_options, read_waiver_options, with_options
 from kafka_ops.cli.framework import Command, app, fail, keep_exit_code, say, show_notes
 
 # the audit's inputs that describe the node (the log dirs are server.properties' own: the sandbox overlays them)
@@ -29,8 +29,10 @@ class RehearseFormat(StrEnum):
 
 @app.command(cls=Command)
 @with_options("inputs", REHEARSE_INPUTS)
+@with_options("gate", ("waive", "waive_file"))
 def rehearse(
     inputs: Given = GIVEN,
+    gate: Given = GIVEN,
     kafka_home: Annotated[
         Path | None,
         typer.Option(
@@ -88,13 +90,19 @@ def rehearse(
     another release than the installed one (the unit's, or --broker-log's "Kafka version"), the report names
     both: an upgrade rehearsal, the plan made for the new release.
 
-    Exit codes: 0 the rehearsed start started with every log dir online; 1 it exited, did not start, or took a
-    log dir offline; 2 refused or bad input; 3 a bug in kafka-ops.
+    A segment the rehearsed start deleted fails the gate unless waived as in the audit: --waive RET002[:GLOB]
+    for what retention deletes, SHUT002 for what recovery deletes, DIR003 for a -delete dir the start removes (GLOB
+    matched on the .log).
+
+    Exit codes: 0 the rehearsed start started with every log dir online and deleted nothing not waived; 1 it
+    exited, did not start, took a log dir offline or deleted data not waived; 2 refused or bad input; 3 a bug in
+    kafka-ops.
     """
     from kafka_ops.rehearse import RehearsalRefused, RehearseOptions, failed
     from kafka_ops.rehearse import rehearse as run
     from kafka_ops.rehearse.scratch import DEFAULT_SCRATCH
 
+    waivers = read_waiver_options(gate["waive"], gate["waive_file"])
     opts = build_options(**inputs)
     home = str(kafka_home) if kafka_home is not None else os.environ.get("KAFKA_HOME")
     if not home:
@@ -125,7 +133,7 @@ def rehearse(
     from kafka_ops.render.models import validate
 
     validate({k: v for k, v in report.items() if k != "rehearsal"})  # the audit's part: the published schema
-    code = 1 if failed(report) else 0
+    code = 1 if failed(report, waivers) else 0
     keep_exit_code(code)
     if format is RehearseFormat.json:
         json.dump(report, sys.stdout, indent=1)
@@ -174,6 +182,15 @@ def to_text(report: dict[str, Any]) -> str:
             )
         elif g["load"] != "as_is":
             lines.append(f"  {g['load'].replace('_', ' ')}: {q(g['log'])}")
+        if g.get("truncated_bytes"):
+            lines.append(f"  truncated {g['truncated_bytes']:,} bytes: {q(g['log'])}")
+    fates = {"renamed_stray": "renamed -stray (kept)", "deleted": "renamed -delete (deleted)"}
+    for x in obs.get("strays") or []:
+        lines.append(f"  stray {q(x['path'])}: {fates.get(x['fate'], x['fate'])}")
+    for x in obs.get("leftovers") or []:
+        lines.append(f"  leftover {q(x['path'])}: {x['fate'].replace('_', ' ')}")
+    for x in obs.get("future_dirs") or []:
+        lines.append(f"  future dir {q(x['path'])}: {x['fate'].replace('_', ' ')}")
     if r.get("zookeeper_seed"):
         z = r["zookeeper_seed"]
         lines.append(
@@ -187,6 +204,14 @@ def to_text(report: dict[str, Any]) -> str:
         f"timings: audit {t['audit_s']} s, sandbox {t['setup_and_run_s']} s (window {t['window_s']} s, stop "
         f"{t['stop_s']} s), cleanup {t['cleanup_s']} s; scratch used {r['scratch_bytes']:,} bytes"
     )
+    g = r.get("gate")
+    if g is not None:
+        lines.append(
+            "gate: passed" + (f" ({g['waived']} deletions waived)" if g["waived"] else "")
+            if g["passed"]
+            else "gate: FAILED"
+        )
+        lines += [f"  {x}" for x in g["failing"]]
     real = r["real_dirs"]
     lines.append(
         f"real log dirs: {real['entries']} entries, "

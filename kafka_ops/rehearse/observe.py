@@ -34,6 +34,7 @@ _DIR_START = re.compile(
     r"|(Recovering) \d+ logs from) (\S+) since (no )?clean shutdown file was found"
 )
 _DIR_DONE = re.compile(r"Completed load of .*\((\d+)/(\d+) (?:loaded|completed) in (\S+?)\)")
+_WHOLE_LOG_DELETED = "Deleting segments as the log has been deleted"
 _FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
 
 
@@ -98,6 +99,12 @@ def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list
             s = seg(log_dir, tp, int(os.path.basename(x[1])[:20]))
             if s["load"] == "as_is":
                 s["load"] = "indexes_rebuilt"
+        if _WHOLE_LOG_DELETED in msg:
+            # a -delete dir's segments, removed with their dir, under the live partition's prefix (T-P, the
+            # log dir): not that partition's segments. Their fate is the -delete dir's, read from the files
+            # (outcome.py); seen on 3.7.2 in the lab's `unclean` trial, where this line made the rehearsal report
+            # the live gone-0's segments deleted
+            continue
         if x := _RECOVERY_DELETE.search(msg):
             bases, by = [int(b) for b in re.findall(r"baseOffset=(\d+)", x[1])], "recovery"
         elif "Deleting segment" in msg and "Deleting segment files" not in msg:

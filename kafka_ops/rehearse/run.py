@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kafka_ops.rehearse.config as config
+import kafka_ops.rehearse.outcome as files_outcome
 import kafka_ops.rehearse.sandbox as sandbox
 import kafka_ops.rehearse.scratch as scratch
 import kafka_ops.rehearse.voters as voters
@@ -164,6 +165,24 @@ def _differences(plan: dict[str, Any], observed: dict[str, Any]) -> list[dict[st
     return out
 
 
+def _merge_segments(by_lines: list[dict[str, Any]], by_files: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The segments the log lines name (observe.py) with what the files say (outcome.py: truncated bytes, a
+    segment gone without a line, a swap completed): one entry per .log, a deletion's time and reason from
+    whichever side has them. A segment not loaded (its dir offline, the broker exited) is not listed."""
+    out = {s["log"]: dict(s) for s in by_lines}
+    for f in by_files:
+        if f["load"] == "not_loaded":
+            continue
+        s = out.setdefault(f["log"], {k: f[k] for k in ("log", "topic", "partition", "base_offset")} | {
+            "load": "as_is", "truncated_bytes": 0, "deleted_at": None, "deleted_by": None})  # fmt: skip
+        s["truncated_bytes"] = f["truncated_bytes"]
+        if s["load"] == "as_is":
+            s["load"] = f["load"]
+        if s["deleted_at"] is None and f["deleted_at"] is not None:
+            s["deleted_at"], s["deleted_by"] = f["deleted_at"], f["deleted_by"]
+    return sorted(out.values(), key=lambda s: s["log"])
+
+
 def rehearse(
     audit: AuditOptions, ro: RehearseOptions, progress: Callable[[str], None] | None = None
 ) -> dict[str, Any]:
@@ -238,6 +257,10 @@ def rehearse(
         else default_window_s(dict(props), version, cfg.roles == ["controller"])
     )
     before = stat_tree(dirs)
+    before_files = files_outcome.snapshot(
+        dirs, hash_limit=-1
+    )  # sizes only: a host's terabytes are not hashed
+    after_files: files_outcome.Snapshot | None = None
     run_dir = scratch.new_run(root)
     try:
         t1 = time.monotonic()
@@ -276,6 +299,7 @@ def rehearse(
             raise RehearsalRefused(str(exc)) from None
         outcome.setup_s = round(time.monotonic() - t1, 2)
         used = scratch.used_bytes(run_dir)
+        after_files = outcome.view  # None: the broker exited (its files are not read: lines only)
         padded = {}
         for n in range(len(images)):
             try:
@@ -291,6 +315,17 @@ def rehearse(
     after = stat_tree(dirs)
     changed = sorted(p for p in set(before) | set(after) if before.get(p) != after.get(p))
     per_dir, segments = observe(outcome.log_text, dirs)
+    from_files: dict[str, Any] = {}
+    if after_files is not None:
+        code = (
+            None
+            if outcome.broker == "starts"
+            else (outcome.exit_code if outcome.exit_code is not None else -1)
+        )
+        from_files = files_outcome.next_start(
+            before_files, after_files, outcome.log_text, exit_code=code
+        ).next_start
+        segments = _merge_segments(segments, from_files["segments"])
     observed = {
         "broker": outcome.broker,
         "reason": outcome.reason,
@@ -307,6 +342,12 @@ def rehearse(
         "logs_loaded": outcome.logs_loaded,
         "load_ms": outcome.load_ms,
         "segments": segments,
+        # from the sandbox's view of the dirs once the broker ended (None: it could not be listed): each
+        # .deleted/.cleaned leftover's fate, each partition dir moved away (renamed -stray, or -delete and
+        # deleted), each -future dir's fate, as kafka_lab reads a real start's (kafka_ops.rehearse.outcome)
+        "leftovers": from_files.get("leftovers"),
+        "strays": from_files.get("strays"),
+        "future_dirs": from_files.get("future_dirs"),
         "fatal": outcome.fatal,
     }
     report["rehearsal"] = {
@@ -362,7 +403,63 @@ def rehearse(
     return report
 
 
-def failed(report: dict[str, Any]) -> bool:
-    """The gate: the rehearsed start exited (or never answered), or took a log dir offline."""
-    obs = report["rehearsal"]["observed"]
-    return obs["broker"] != "starts" or any(d["state"] == "offline" for d in obs["log_dirs"])
+# A segment the rehearsed start deleted is waived as the audit waives a finding (--waive CHECK[:PATH-GLOB], the
+# glob matched on the segment's .log): by the check that plans that kind of deletion. RET002 is the audit's forecast
+# of what time and size retention (and the log start offset) delete; SHUT002 what recovery truncates and deletes
+# after a torn tail; DIR003 the leftovers the start removes (a <tp>.<uuid>-delete dir, a completed .swap's old
+# segment). A deletion the broker logged without a reason we know is waived with RET002 too ("Deleting segment"
+# lines come from retention).
+DELETION_CHECKS = {"recovery": "SHUT002", "truncation": "SHUT002", "delete_dir": "DIR003", "swap": "DIR003"}
+DELETION_DEFAULT_CHECK = "RET002"
+
+
+def gate(report: dict[str, Any], waivers: list[Any] | None = None) -> dict[str, Any]:
+    """The rehearsal's gate, recorded as ``rehearsal.gate``: failed (exit 1) when the rehearsed start exited (or
+    never answered), took a log dir offline, or deleted a segment no waiver (kafka_ops.audit.waivers.Waiver)
+    matches. The KRaft metadata log's own cleaning is not the operator's data and is left out."""
+    from kafka_ops.engine.layout import METADATA_TOPIC
+
+    r = report["rehearsal"]
+    obs = r["observed"]
+    failing = []
+    if obs["broker"] != "starts":
+        failing.append(
+            f"the rehearsed start {obs['broker']}" + (f": {obs['reason']}" if obs.get("reason") else "")
+        )
+    failing += [
+        f"{d['path']} went offline: {d.get('reason')}" for d in obs["log_dirs"] if d["state"] == "offline"
+    ]
+    deletions = []
+    for s in obs.get("segments", []):
+        if (
+            s.get("deleted_at") is None
+            or os.path.basename(os.path.dirname(s["log"])) == f"{METADATA_TOPIC}-0"
+        ):
+            continue
+        check = DELETION_CHECKS.get(s.get("deleted_by") or "", DELETION_DEFAULT_CHECK)
+        finding = {"check": check, "path": s["log"], "log_dir": os.path.dirname(os.path.dirname(s["log"]))}
+        w = next((w for w in waivers or [] if w.matches(finding)), None)
+        deletions.append(
+            {"log": s["log"], "deleted_by": s.get("deleted_by"), "check": check,
+             "waived_by": f"{w.rule} ({w.source})" if w is not None else None}
+        )  # fmt: skip
+        if w is None:
+            failing.append(
+                f"it deleted {s['log']} ({s.get('deleted_by') or 'no reason logged'}): not waived "
+                f"(--waive {check} or --waive '{check}:PATH-GLOB' accepts it)"
+            )
+    out = {
+        "passed": not failing,
+        "exit_code": 1 if failing else 0,
+        "failing": failing,
+        "deletions": deletions,
+        "waived": sum(1 for d in deletions if d["waived_by"]),
+    }
+    r["gate"] = out
+    return out
+
+
+def failed(report: dict[str, Any], waivers: list[Any] | None = None) -> bool:
+    """The gate (:func:`gate`): the rehearsed start exited (or never answered), took a log dir offline, or
+    deleted data no waiver accepts."""
+    return not gate(report, waivers)["passed"]

@@ -28,20 +28,17 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
+from kafka_ops.rehearse.launch import LOG_PATTERN, READY, log4j_config
 from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
 from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
 from kafka_ops.rehearse.loglines import FATAL as _FATAL
 from kafka_ops.rehearse.scratch import Image
 from kafka_ops.rehearse.zkseed import SEED_PY, Seed, kazoo_path
 
-LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties)
-# KafkaRaftServer.startup logs "Kafka Server started" (3.x/4.x); KafkaServer "[KafkaServer id=N] started"
-READY = re.compile(
-    r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started|\[KafkaServer id=\d+\] started)"
-)
 # a dedicated controller logs "Kafka Server started" even as a voter that never wins an election (a voter of a
 # 3-voter quorum alone stays Candidate for ever, rehearsal.md §5): it has started when it leads the quorum,
 # QuorumController's "Becoming the active controller at epoch {}, next write offset {}." (the 3.7.2 and 4.3.1
@@ -72,6 +69,8 @@ class Outcome:
     stop_s: float = 0.0
     fatal: list[str] = field(default_factory=list)
     log_text: str = ""  # the broker's log of the rehearsed start (observe.py reads it)
+    # the sandbox's view of the dirs at the end of the window, the broker still running (None: it had exited)
+    view: Any = None
 
 
 def kafka_version_of(home: str) -> tuple[int, ...] | None:
@@ -88,24 +87,11 @@ def kafka_version_of(home: str) -> tuple[int, ...] | None:
 
 
 def _log_config(run: str, version: tuple[int, ...] | None) -> tuple[str, str]:
-    """(the -D option, the file) of a log config writing the broker's log into the scratch, never the host's."""
-    log = os.path.join(run, "logs", "server.log")
-    if version is not None and version >= (4, 0):
-        path = os.path.join(run, "log4j2.properties")
-        text = (
-            "status = warn\nappender.f.type = File\nappender.f.name = F\n"
-            f"appender.f.fileName = {log}\nappender.f.layout.type = PatternLayout\n"
-            f"appender.f.layout.pattern = {LOG_PATTERN}\nrootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n"
-        )
-        opt = f"-Dlog4j2.configurationFile={path}"
-    else:
-        path = os.path.join(run, "log4j.properties")
-        text = (
-            "log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
-            f"log4j.appender.F.File={log}\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
-            f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
-        )
-        opt = f"-Dlog4j.configuration=file:{path}"
+    """(the -D option, the file) of a log config writing the broker's log into the scratch, never the host's (the
+    lab's own config: kafka_ops.rehearse.launch)."""
+    name, text, opt = log4j_config(os.path.join(run, "logs", "server.log"), version)
+    path = os.path.join(run, name)
+    opt = opt.format(path=path)
     with open(path, "w") as f:
         f.write(text)
     return opt, path
@@ -531,9 +517,11 @@ def _watch(
         time.sleep(0.2)
     watched = time.monotonic()
     exited_by_itself = code is not None
+    view = None
     if code is None:
         jvm = _jvm_pid(proc.pid)
         if jvm is not None:
+            view = _view(jvm, dirs)
             try:
                 os.kill(jvm, signal.SIGTERM)
             except ProcessLookupError:
@@ -557,6 +545,7 @@ def _watch(
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
     o.log_text = o_text
+    o.view = view
     if o.broker == "exits":
         code = proc.returncode
         # the inner shell reports a JVM killed by signal N as 128 + N (and unshare passes it on)
@@ -575,6 +564,27 @@ def _watch(
     o.window_s = round(watched - started_at, 2) if started_at is not None else 0.0
     o.stop_s = round(stopped - watched, 2)
     return o
+
+
+def _view(jvm: int, dirs: list[str]) -> Any:
+    """The dirs as the running broker sees them (its mount namespace, through /proc/<pid>/root: the overlays as the
+    start left them), listed by the lab's own reader (kafka_ops.rehearse.outcome.snapshot: links not followed,
+    nothing read), with the paths the broker knows. Taken before the SIGTERM: the inner shell does not outlive the
+    JVM long enough to list them after (seen on 3.7.2), and the .log files' sizes and the dirs' names, which is what
+    is read from it, do not change at a clean shutdown. None when it cannot be listed (the JVM ended meanwhile)."""
+    import dataclasses
+
+    from kafka_ops.rehearse.outcome import snapshot
+
+    root = f"/proc/{jvm}/root"
+    try:
+        snap = snapshot([root + os.path.realpath(d) for d in dirs], hash_limit=-1, resolve=False)
+    except OSError:
+        return None
+    n = len(root)
+    return dataclasses.replace(
+        snap, log_dirs=[d[n:] for d in snap.log_dirs], files={p[n:]: st for p, st in snap.files.items()}
+    )
 
 
 def _sandbox_out(run_dir: str) -> str:

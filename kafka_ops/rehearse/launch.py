@@ -1,0 +1,41 @@
+"""What the broker lab's runner (kafka_lab/broker.py) and the rehearsal's sandbox (sandbox.py) share to start a
+broker and know that it started: the log pattern and log config that put its log where we read it, and its ready
+line (issue 38, "one way to start a broker": the lab imports these, never the reverse). Standard library only."""
+
+from __future__ import annotations
+
+import re
+
+LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties, log4j2.yaml)
+# the line a broker logs once it serves: KafkaRaftServer.startup "Kafka Server started" (3.x/4.x KRaft),
+# KafkaServer.startup "[KafkaServer id=N] started" (ZooKeeper mode), "[Kafka Server N], started" (up to 1.x)
+READY = re.compile(
+    r"\] INFO (?:\[KafkaRaftServer nodeId=\d+\] Kafka Server started"
+    r"|\[KafkaServer id=\d+\] started|\[Kafka Server \d+\], started) \(kafka\.server\.Kafka(?:Raft)?Server\)"
+)
+
+
+def log4j_config(log_file: str, version: tuple[int, ...] | None) -> tuple[str, str, str]:
+    """(file name, text, the JVM's -D option given the file's path as ``{path}``) of a log config that writes
+    everything at INFO to ``log_file`` with LOG_PATTERN: log4j2's properties format from 4.0 (Kafka 4.x ships
+    log4j2; this format needs no extra jar), log4j 1's before."""
+    if version is not None and version >= (4, 0):
+        return (
+            "log4j2.properties",
+            "status = warn\n"
+            "appender.f.type = File\nappender.f.name = F\n"
+            f"appender.f.fileName = {log_file}\nappender.f.append = true\n"
+            "appender.f.layout.type = PatternLayout\n"
+            f"appender.f.layout.pattern = {LOG_PATTERN}\n"
+            "rootLogger.level = INFO\nrootLogger.appenderRef.f.ref = F\n",
+            "-Dlog4j2.configurationFile={path}",
+        )
+    return (
+        "log4j.properties",
+        "log4j.rootLogger=INFO, F\n"
+        "log4j.appender.F=org.apache.log4j.FileAppender\n"
+        f"log4j.appender.F.File={log_file}\nlog4j.appender.F.Append=true\n"
+        "log4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
+        f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n",
+        "-Dlog4j.configuration=file:{path}",
+    )

@@ -1,0 +1,44 @@
+"""The rehearsal against the real start (issue 38's first "done when"): on a lab trial's planted files, the
+product's rehearsal (``kafka_ops.rehearse``, run by the lab before the real start: kafka_lab.rehearsal) leaves the
+files byte-identical, and its outcome equals what the real start on the same files then did: starts or exits, each
+log dir online or offline, the segments recovered, rebuilt and deleted (as far as its window reaches).
+
+CI rehearses a sample per family (tests/lab/scenarios.py ``REHEARSED_IN_CI``); ``KAFKA_OPS_LAB_REHEARSE=all``
+(``make lab``) every trial. When they disagree the rehearsal is wrong (it is the same broker): fix the rehearsal.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+
+import pytest
+
+from kafka_lab.trial import TrialResult
+from tests.lab.test_fidelity import SCENARIOS
+
+pytestmark = pytest.mark.lab
+
+# (version, scenario) -> {regex matching a difference line: why the rehearsal cannot see it yet}. The test fails
+# on any other difference, and on a listed one that no longer happens.
+KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_the_rehearsal_does_what_the_real_start_did(trials: dict[str, TrialResult], scenario: str) -> None:
+    if os.geteuid() != 0:
+        pytest.skip("the rehearsal mounts overlays: root only")
+    r = trials.get(scenario) if isinstance(trials, dict) else None
+    if r is None or r.rehearsal is None:
+        pytest.skip(
+            f"{scenario}: not rehearsed in this run (KAFKA_OPS_LAB_REHEARSE=all rehearses every trial)"
+        )
+    assert r.rehearsal.observed is not None, f"{r.version} {scenario}: not rehearsed: {r.rehearsal.refused}"
+    assert r.rehearsal.changed == [], f"{r.version} {scenario}: the rehearsal changed {r.rehearsal.changed}"
+    known = KNOWN_DIFFERENCES.get((r.version, scenario), {})
+    unexplained = [d for d in r.rehearsal_differences if not any(re.search(rx, d) for rx in known)]
+    assert unexplained == [], "\n".join(
+        [f"{r.version} {scenario}: the rehearsal and the real start differ:", *unexplained]
+    )
+    stale = [rx for rx in known if not any(re.search(rx, d) for d in r.rehearsal_differences)]
+    assert stale == [], f"{r.version} {scenario}: known differences no longer seen: {stale}"
