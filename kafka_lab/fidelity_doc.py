@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kafka_lab import matrix
 from kafka_lab.versions import CI_VERSIONS, LAB_VERSIONS, NOT_RUN, java_release, parse, supported_jvm
 from kafka_ops.engine.versions import BEHAVIOURS, text
 
@@ -58,7 +59,9 @@ def _summary(ns: dict[str, Any] | None) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def render(reports: list[dict[str, Any]]) -> str:
+def render(reports: list[dict[str, Any]], trials: list[str] | None = None) -> str:
+    """The doc; ``trials``: every trial of the lab's code (tests/lab/test_fidelity.SCENARIOS), for the damage
+    matrix's "planted, not run" (default: the reports' own)."""
     reports = sorted(reports, key=lambda r: [int(x) for x in r["version"].split(".")])
     versions = [r["version"] for r in reports]
     scenarios: list[str] = []
@@ -127,6 +130,7 @@ def render(reports: list[dict[str, Any]]) -> str:
         "`no_fault` and the stray trials (`stray_dir`, `stray_partition`, `reassigned_away`, `stray_future_dir`: a "
         "`-stray` dir parses from 3.6.1).",
     ]
+    out += ["", matrix.render(trials or scenarios, matrix.outcomes_from_reports(reports)).rstrip("\n")]
     out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
     out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]
     for r in reports:
@@ -157,6 +161,7 @@ def render(reports: list[dict[str, Any]]) -> str:
 # sections render() writes (and one an earlier doc had): every other "## " section of an existing OUT was
 # written by hand from single-trial runs (what a scenario is, what the broker said, what was fixed) and is kept
 GENERATED = (
+    "The damage matrix",
     "Differences",
     "Start times",
     "Versions that do not run here",
@@ -182,12 +187,38 @@ def keep_hand_sections(doc: str, old: str) -> str:
     return head.rstrip("\n") + "\n\n" + "\n".join(hand) + sep + rest
 
 
+def refresh_matrix(doc: str, trials: list[str]) -> str:
+    """``doc`` (a docs/fidelity.md) with its damage matrix section written anew from ``trials`` and the outcomes
+    the doc itself holds (its scenario table, the section's unknowns): the matrix after a change of the code's
+    trials or of the matrix, without a lab run."""
+    section = matrix.render(trials, matrix.outcomes_from_doc(doc))
+    head, sep, rest = doc.partition("\n## The damage matrix\n")
+    if sep:
+        rest = rest.partition("\n## ")[2]
+        return head.rstrip("\n") + "\n\n" + section + "\n## " + rest
+    head, sep, rest = doc.partition("\n## Differences\n")
+    return head.rstrip("\n") + "\n\n" + section + sep + rest
+
+
+def lab_trials() -> list[str] | None:
+    """Every trial tests/lab defines (None outside a source checkout)."""
+    try:
+        from tests.lab.test_fidelity import SCENARIOS
+    except ImportError:
+        return None
+    return list(SCENARIOS)
+
+
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m kafka_lab.fidelity_doc REPORT_DIR [OUT]", file=sys.stderr)
+        print("usage: python -m kafka_lab.fidelity_doc REPORT_DIR [OUT] | --matrix OUT", file=sys.stderr)
         return 2
+    if argv[0] == "--matrix" and len(argv) == 2:  # the damage matrix only, from OUT's own outcomes
+        out = Path(argv[1])
+        out.write_text(refresh_matrix(out.read_text(), lab_trials() or []))
+        return 0
     reports = [json.loads(p.read_text()) for p in sorted(Path(argv[0]).glob("*.json"))]
-    doc = render(reports)
+    doc = render(reports, lab_trials())
     if len(argv) > 1:
         out = Path(argv[1])
         if out.exists():
