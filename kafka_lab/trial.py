@@ -20,7 +20,7 @@ from typing import Any
 from kafka import TopicPartition
 from kafka.errors import KafkaTimeoutError
 
-from kafka_lab.broker import LabBroker, StartOutcome
+from kafka_lab.broker import LabBroker, LabError, StartOutcome
 from kafka_lab.faults import Fault
 from kafka_lab.fidelity import DEFAULT_TOLERANCE_S, compare, predict
 from kafka_lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
@@ -97,8 +97,13 @@ class Trial:
         wait_retention: bool = False,
         keep: bool = False,
         topic_configs: Mapping[str, Mapping[str, object]] | None = None,
+        start_timeout: float = 120.0,
     ) -> None:
         self.name, self.saved, self.plant, self.acked = name, saved, plant, acked
+        # a start neither ready nor exited by then is "hung" (killed; the observation says so): a FIFO in a file's
+        # place can block the broker's reader forever
+        self.start_timeout = start_timeout
+        self.hung = False
         self.topic_configs = topic_configs  # the overrides the audit is told (plant may create the topics)
         self.properties = dict(properties or {})
         self.wait_retention = wait_retention
@@ -126,7 +131,13 @@ class Trial:
             self.findings = report["findings"]
             self.before = snapshot(self.broker.log_dirs)
             self._started_at = time.monotonic()
-            self.outcome = self.broker.start(check=False)
+            try:
+                self.outcome = self.broker.start(self.start_timeout, check=False)
+            except LabError as e:  # await_ready killed it: neither ready nor exited
+                if "not ready within" not in str(e):
+                    raise
+                self.hung = True
+                self.outcome = StartOutcome(False, time.monotonic() - self._started_at, None, [str(e)])
         except BaseException:
             self.broker.close()
             raise
@@ -183,6 +194,12 @@ class Trial:
                 broker.stop()
             after = snapshot(broker.log_dirs)
             obs = next_start(self.before, after, log_before_stop, exit_code=exit_code)
+            if self.hung:
+                obs.next_start["broker"] = "hangs"
+                obs.next_start["reason"] = (
+                    f"neither ready nor exited within {self.start_timeout:.0f} s (killed): "
+                    + " ".join(self.outcome.fatal)
+                )
             return TrialResult(
                 self.name,
                 broker.version,

@@ -22,6 +22,7 @@ from tests.lab.scenarios import (
     OFFLINE_FAULTS,
     ONLY_SCENARIOS,
     SINCE,
+    TYPE_DAMAGE,
     not_on,
     skipped_in_ci,
 )
@@ -61,6 +62,8 @@ SCENARIOS = (
     ]
     + [f"offline-{n}" for n in OFFLINE_FAULTS]
     + [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE]
+    # file-type damage (issue 36 §2): tests/lab/scenarios.py TYPE_DAMAGE
+    + [f"type-{n}" for n in TYPE_DAMAGE]
 )
 
 
@@ -93,7 +96,10 @@ def test_next_start_is_what_the_broker_did(trials: dict[str, TrialResult], scena
                 pytest.skip(
                     f"{scenario}: CI runs it on {', '.join(CI_REPRESENTATIVES[scenario]) or 'no release'}"
                 )
-        assert scenario.startswith("offline-") and os.geteuid() != 0, f"{scenario} did not run"
+        owned = scenario.startswith("offline-") or (
+            scenario.startswith("type-") and scenario.endswith("_unreadable")
+        )
+        assert owned and os.geteuid() != 0, f"{scenario} did not run"
         pytest.skip("ownership faults need root")
     r = trials[scenario]
     assert r.predicted is not None
