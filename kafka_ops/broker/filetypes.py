@@ -1,0 +1,166 @@
+"""Something else than a regular file where the broker opens one at its start (issue 36 §2): a FIFO, a symlink, a
+directory. The rule the next-start plan follows; the lab's type-* trials (tests/lab/scenarios.py TYPE_DAMAGE) judge
+it on 2.8.2, 3.5.2 and 3.7.2.
+
+From apache/kafka at 2.8.2, 3.5.2 and 3.7.1 (the same code in each unless named):
+
+* **A FIFO read whole at the start: the start hangs.** Java opens a file it reads with ``O_RDONLY``
+  (``Files.newBufferedReader``, ``FileInputStream``), and on Linux such an open of a FIFO blocks until a writer
+  opens it: nobody does. ``meta.properties`` is read first of all (ZooKeeper mode: ``BrokerMetadataCheckpoint.read``
+  -> ``Utils.loadProps``; KRaft: ``MetaPropertiesEnsemble.Loader`` -> ``PropertiesUtils.readPropertiesFile``), then
+  ``LogManager.loadLogs`` reads each dir's ``recovery-point-offset-checkpoint`` and ``log-start-offset-checkpoint``
+  (``CheckpointFile.read`` -> ``Files.newBufferedReader``, CheckpointFile.scala@2.8.2:117, server-common
+  CheckpointFile.java@3.7.1), and each partition's load its ``leader-epoch-checkpoint`` (the same reader) and
+  ``partition.metadata`` (``PartitionMetadataFile.read``, Files.newBufferedReader). The broker never becomes ready
+  and never exits (lab 3.7.2: meta.properties, recovery-point-offset-checkpoint, leader-epoch-checkpoint, killed after
+  60 s without a line after the load began).
+* **Not a FIFO's open that blocks:** ``.lock`` (``FileChannel.open(CREATE, READ, WRITE)``: ``O_RDWR``, which does not
+  block on a FIFO, and ``tryLock`` succeeds: lab 3.7.2 started), the segments' indexes (``RandomAccessFile(file,
+  "rw")``, lazily), a ``.log`` (``dir.listFiles if file.isFile``: a FIFO is not listed as a segment at all,
+  LogLoader.scala@3.7.1:304), a producer snapshot (``Files.isRegularFile`` filter, ProducerStateManager
+  .isSnapshotFile@3.7.1:735): the start goes on.
+* **The active segment's ``.index`` or ``.timeindex`` not a regular file: the dir goes offline.** Loading ends with
+  ``activeSegment.resizeIndexes(maxIndexSize)`` (Log.scala@2.8.2:828, LogLoader.scala@3.5.2:166, @3.7.1:158) ->
+  ``AbstractIndex.resize`` -> ``RandomAccessFile(file, "rw").setLength``: ``ftruncate`` of a FIFO is EINVAL, a
+  directory cannot be opened ("Is a directory"): an IOException, "Error while loading log dir", the dir offline (lab
+  3.7.2: a FIFO ``.index``). A closed segment's index is not opened at load (``LazyIndex``; ``sanityCheck`` only
+  asks ``offsetIndexFile().exists()``, LogSegment.scala@2.8.2:80-91): its FIFO goes unnoticed (lab 3.7.2).
+* **``.kafka_cleanshutdown`` is whatever stands under the name**: ``loadLogs`` asks ``exists()`` (which follows a
+  link) and deletes it with ``Files.deleteIfExists`` before listing the dir (LogManager.scala@2.8.2:316-322,
+  @3.7.1:437-442): a FIFO, an empty directory or a link to a file count as the marker (a clean shutdown) and are
+  removed; a dangling link is no marker (the dir is recovered) and stays. (An empty dir of that name is therefore no
+  "not a topic-partition directory" exit: it is gone before the listing; lab 3.7.2.)
+* **``.lock`` a dangling symlink** whose target's directory does not exist: ``FileChannel.open(CREATE)`` follows
+  the link and fails (NoSuchFileException): "Disk error while locking directory", the dir offline
+  (LogManager.lockLogDirs, LogManager.scala@2.8.2:228-242, @3.7.1:265-279; lab 3.7.2).
+
+Facts are from ``lstat`` and ``readlink`` only: nothing here opens a FIFO or reads through a link.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
+
+FIFO = "a FIFO (named pipe)"
+LOCK = ".lock"
+# read whole with a blocking open while the start loads, in the log dir's root / in a partition dir
+ROOT_READS = {
+    ckpt.META_PROPERTIES: "the broker reads it before anything else (meta.properties)",
+    ckpt.RECOVERY_POINT: "LogManager.loadLogs reads it (CheckpointFile.read, Files.newBufferedReader)",
+    ckpt.LOG_START: "LogManager.loadLogs reads it (CheckpointFile.read, Files.newBufferedReader)",
+}
+PARTITION_READS = {
+    ckpt.LEADER_EPOCH: "the partition's load reads it (LeaderEpochFileCache, Files.newBufferedReader)",
+    ckpt.PARTITION_METADATA: "the partition's load reads its topic id (PartitionMetadataFile.read)",
+}
+CHECK = "DIR005"
+
+
+def _lkind(path: str) -> str | None:
+    """What stands at ``path`` (lstat, never followed): "fifo", "dir", "link", "file", or None if nothing."""
+    try:
+        mode = os.lstat(path).st_mode
+    except OSError:
+        return None
+    if stat.S_ISFIFO(mode):
+        return "fifo"
+    if stat.S_ISDIR(mode):
+        return "dir"
+    if stat.S_ISLNK(mode):
+        return "link"
+    return "file"
+
+
+def _hang_reason(path: str, why: str) -> str:
+    return (
+        f"{path} is a FIFO (named pipe): {why}, and opening a FIFO to read blocks until a writer opens it, which "
+        "nobody does: the start hangs, neither ready nor exiting"
+    )
+
+
+def root_hang(h: HostFacts, ldf: LogDirFacts, *, meta_only: bool = False) -> tuple[str, str] | None:
+    """A FIFO in ``ldf``'s root that the start reads whole: (reason, check) of the hang, or None."""
+    if not ldf.scan.exists:
+        return None
+    for name, why in ROOT_READS.items():
+        if meta_only and name != ckpt.META_PROPERTIES:
+            continue
+        path = os.path.join(ldf.path, name)
+        if _lkind(path) == "fifo":
+            return _hang_reason(path, why), "DIR002" if name == ckpt.META_PROPERTIES else CHECK
+    return None
+
+
+def partition_hang(pf: PartitionFacts) -> tuple[str, str] | None:
+    """A FIFO in the partition dir that its load reads whole, or None (from the scan's lstat)."""
+    for f in pf.part.other_files:
+        name = f.path.rsplit("/", 1)[-1]
+        if f.kind == FIFO and name in PARTITION_READS:
+            return _hang_reason(f.path, PARTITION_READS[name]), CHECK
+    return None
+
+
+def active_index_offline(pf: PartitionFacts) -> tuple[str, str] | None:
+    """The active segment's .index or .timeindex a FIFO or a directory: resizeIndexes' IOException at the end
+    of the partition's load takes the dir offline, or None."""
+    part = pf.part
+    if not part.segments:
+        return None
+    active = part.segments[-1]
+    stem = os.path.join(part.path, f"{active.base_offset:020d}")
+    for suffix, fi in ((".index", active.index), (".timeindex", active.timeindex)):
+        what = fi.kind if fi is not None and fi.kind == FIFO else None
+        if fi is None and any(o.is_dir and o.path == stem + suffix for o in part.other_files):
+            what = "a directory"
+        if what is not None:
+            return (
+                f"{stem + suffix} is {what}, not a regular file: loading ends with the active segment's "
+                "resizeIndexes (RandomAccessFile 'rw', setLength), which throws an IOException, so the whole log "
+                "dir goes offline",
+                CHECK,
+            )
+    return None
+
+
+def clean_shutdown_marker(log_dir: str) -> bool | None:
+    """Whether ``.kafka_cleanshutdown`` counts as the marker when it is not a regular file: True (a FIFO, an
+    empty dir, a link to something: exists() is true and deleteIfExists removes it), False (a dangling link), or
+    None (a regular file, or nothing: the usual reading applies)."""
+    path = os.path.join(log_dir, ckpt.CLEAN_SHUTDOWN)
+    kind = _lkind(path)
+    if kind == "fifo":
+        return True
+    if kind == "dir":
+        try:
+            return not os.listdir(
+                path
+            )  # a non-empty one: deleteIfExists throws (not modelled: the usual rule)
+        except OSError:
+            return None
+    if kind == "link":
+        return os.path.lexists(path) and os.path.exists(path)
+    return None
+
+
+def lock_offline(ldf: LogDirFacts) -> tuple[str, str] | None:
+    """``.lock`` a symlink to nothing in a directory that does not exist: the lock's open fails, the dir offline."""
+    path = os.path.join(ldf.path, LOCK)
+    if _lkind(path) != "link":
+        return None
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None
+    target = os.path.join(ldf.path, target)
+    if os.path.lexists(target) or os.path.isdir(os.path.dirname(target)):
+        return None  # the link leads to a file, or FileChannel.open(CREATE) can create it there
+    return (
+        f"{path} is a symlink to {target}, whose directory does not exist: LogManager.lockLogDirs' FileChannel.open "
+        "follows it and throws NoSuchFileException ('Disk error while locking directory'), so the log dir goes "
+        "offline",
+        "DIR002",
+    )
