@@ -277,7 +277,13 @@ def outcomes_from_reports(reports: Iterable[Mapping[str, object]]) -> dict[tuple
         assert isinstance(trials, dict)
         for name, t in trials.items():
             pred = t.get("predicted") or {}
-            why = "; ".join(f"{u.get('what')}: {u.get('reason')}" for u in pred.get("unknown") or [])
+            # the plan's unknowns about the planted files (not the host's others: ZooKeeper's cluster id, ...)
+            planted = {str(p) for f in t.get("faults") or [] for p in f.get("paths") or []}
+            why = "; ".join(
+                f"{u.get('what')}: {u.get('reason')}"
+                for u in pred.get("unknown") or []
+                if any(p in str(u.get("what")) for p in planted)
+            )
             out[(str(r["version"]), name)] = Outcome(not t.get("differences"), why or None)
     return out
 

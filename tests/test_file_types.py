@@ -117,3 +117,19 @@ def test_a_lock_linked_into_a_missing_dir_takes_the_dir_offline_a_fifo_lock_does
     os.unlink(lock)
     _replace(lock, "link", str(tmp_path / ".lock-elsewhere"))  # its dir exists: FileChannel.open creates it
     assert _dir_state(_plan(host), host.log_dirs[1]) == "online"
+
+
+def test_a_fifo_replication_checkpoint_hangs_a_kraft_start_not_a_zookeeper_one(tmp_path: Path) -> None:
+    """Lab: 3.5.2 (KRaft) never became ready; 2.8.2 (ZooKeeper) did, its LeaderAndIsr thread blocked."""
+    host = simulate(tmp_path)
+    fifo = os.path.join(host.log_dirs[1], "replication-offset-checkpoint")
+    _replace(fifo, "fifo")
+    ns = _plan(host)  # the simulated host's server.properties: KRaft (process.roles)
+    assert ns["broker"] == "hangs" and fifo in ns["reason"], ns["reason"]
+    props = Path(host.server_properties)
+    text = props.read_text()
+    lines = [x for x in text.splitlines() if not x.startswith(("process.roles", "controller.", "node.id"))]
+    props.write_text("\n".join([*lines, "zookeeper.connect=localhost:2181", "broker.id=1"]) + "\n")
+    zk = audit(host, kafka_version="2.8.2")["next_start"]
+    # (it exits over the simulated host's KRaft meta.properties in ZooKeeper mode: not over the FIFO)
+    assert zk["broker"] != "hangs" and fifo not in (zk["reason"] or ""), zk["reason"]

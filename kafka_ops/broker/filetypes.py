@@ -14,6 +14,12 @@ From apache/kafka at 2.8.2, 3.5.2 and 3.7.1 (the same code in each unless named)
   ``partition.metadata`` (``PartitionMetadataFile.read``, Files.newBufferedReader). The broker never becomes ready
   and never exits (lab 3.7.2: meta.properties, recovery-point-offset-checkpoint, leader-epoch-checkpoint, killed after
   60 s without a line after the load began).
+* **``replication-offset-checkpoint`` a FIFO** is read when the ReplicaManager creates the dir's first replica after
+  loading (its lazy high-watermark checkpoints, ReplicaManager.scala@2.8.2:260-261, @3.7.1:308-309). In KRaft mode
+  that is the broker publishing the metadata image, which its start waits for before it is ready
+  (BrokerServer.startup): the start hangs (lab 3.5.2). In ZooKeeper mode the broker is ready first and the
+  LeaderAndIsr request's thread blocks: it starts (lab 2.8.2), serves none of that dir's partitions and cannot stop
+  cleanly. ``cleaner-offset-checkpoint`` a FIFO blocks only the cleaner thread: the broker starts (lab 2.8.2, 3.5.2).
 * **Not a FIFO's open that blocks:** ``.lock`` (``FileChannel.open(CREATE, READ, WRITE)``: ``O_RDWR``, which does not
   block on a FIFO, and ``tryLock`` succeeds: lab 3.7.2 started), the segments' indexes (``RandomAccessFile(file,
   "rw")``, lazily), a ``.log`` (``dir.listFiles if file.isFile``: a FIFO is not listed as a segment at all,
@@ -42,7 +48,9 @@ from __future__ import annotations
 import os
 import stat
 
+from kafka_ops.broker.meta import broker_mode
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 FIFO = "a FIFO (named pipe)"
@@ -93,6 +101,42 @@ def root_hang(h: HostFacts, ldf: LogDirFacts, *, meta_only: bool = False) -> tup
         if _lkind(path) == "fifo":
             return _hang_reason(path, why), "DIR002" if name == ckpt.META_PROPERTIES else CHECK
     return None
+
+
+def replication_hang(h: HostFacts) -> tuple[str, str] | None:
+    """A FIFO replication-offset-checkpoint in a dir holding partitions, on a KRaft broker: its start hangs."""
+    if broker_mode(h) != "kraft":
+        return None
+    for ldf in h.log_dirs:
+        path = os.path.join(ldf.path, ckpt.REPLICATION)
+        if ldf.scan.exists and _lkind(path) == "fifo" and _holds_partitions(ldf):
+            why = (
+                "the ReplicaManager reads it when it creates the dir's first replica, while the KRaft broker "
+                "publishes the metadata image its start waits for"
+            )
+            return _hang_reason(path, why), CHECK
+    return None
+
+
+def unknowns(h: HostFacts) -> list[dict[str, str]]:
+    """What the plan cannot decide about these files for lack of the broker's mode."""
+    if broker_mode(h) != "unknown":
+        return []
+    return [
+        {
+            "what": f"whether the start hangs on {os.path.join(ldf.path, ckpt.REPLICATION)}, a FIFO (KRaft: it "
+            "hangs; ZooKeeper mode: it starts and does not serve that dir)",
+            "reason": "the broker's mode is unknown (process.roles, zookeeper.connect)",
+        }
+        for ldf in h.log_dirs
+        if ldf.scan.exists
+        and _lkind(os.path.join(ldf.path, ckpt.REPLICATION)) == "fifo"
+        and _holds_partitions(ldf)
+    ]
+
+
+def _holds_partitions(ldf: LogDirFacts) -> bool:
+    return any(n.topic != METADATA_TOPIC for _, n in ldf.scan.partition_names)
 
 
 def partition_hang(pf: PartitionFacts) -> tuple[str, str] | None:

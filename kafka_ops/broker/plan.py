@@ -786,6 +786,10 @@ class NextStartPlan:
                 "unknown": [],
                 "after_failed_start": None,
             }
+        if self.exit is None:  # after every partition loaded, before the KRaft broker is ready
+            hang = filetypes.replication_hang(h)
+            if hang is not None:
+                self.exit, self.hangs = hang, True
         exited = self.exit is not None
         dirs = []
         for d in self.dirs.values():
@@ -843,7 +847,7 @@ class NextStartPlan:
             ],
             "quorum_state": self._quorum_state(),
             # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
-            "unknown": environment.unknowns(h),
+            "unknown": environment.unknowns(h) + filetypes.unknowns(h),
             "after_failed_start": self._after_failed_start(),
         }
 
