@@ -84,3 +84,21 @@ def test_the_doc_section_is_current_with_the_code() -> None:
     assert fidelity_doc.refresh_matrix(doc, list(SCENARIOS)) == doc, (
         "docs/fidelity.md's damage matrix is stale: python -m kafka_lab.fidelity_doc --matrix docs/fidelity.md"
     )
+
+
+def test_a_partial_lab_run_enters_the_table_and_the_matrix() -> None:
+    """``--merge``: one release's type-* trial (a hang) gets its row and its matrix cell; other cells are kept."""
+    doc = (ROOT / "docs" / "fidelity.md").read_text()
+    ns = {"broker": "hangs", "reason": "x", "log_dirs": [], "segments": []}
+    report = {
+        "version": "3.5.2",
+        "trials": {"type-lock_fifo": {"predicted": ns, "next_start": ns, "differences": [], "faults": []}},
+    }
+    merged = fidelity_doc.merge_rows(doc, [report])
+    row = next(x for x in merged.splitlines() if x.startswith("| `type-lock_fifo` |"))
+    assert "✅ **hangs** / **hangs**" in row and row.count("| – ") >= 3
+    kraft_old = merged.partition("### KRaft < 3.7")[2].partition("###")[0]
+    lock = next(x for x in kraft_old.splitlines() if x.startswith("| `.lock` |"))
+    fifo = 1 + [d.key for d in matrix.DAMAGES].index("fifo")
+    assert lock.split(" | ")[fifo] == "✅ 3.5.2"
+    assert fidelity_doc.refresh_matrix(merged, list(SCENARIOS)) == merged
