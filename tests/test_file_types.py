@@ -12,6 +12,7 @@ from kafka_ops.broker.plan import plan_sentences
 from kafka_ops.render.models import validate
 
 from .checks.index_hosts import audit, bases, seg_path, simulate
+from .checks.osusers import Users, broker_users, open_tmp  # noqa: F401
 
 
 def _plan(host: Any) -> dict[str, Any]:
@@ -96,8 +97,11 @@ def test_a_clean_shutdown_marker_of_another_type_counts_as_the_marker_a_dangling
     ns = _plan(host)
     assert ns["broker"] == "starts" and ns["segments"] == [], (ns["reason"], ns["segments"][:2])
     os.rmdir(marker)
-    _replace(marker, "fifo")
-    assert _plan(host)["segments"] == []
+    _replace(marker, "fifo")  # up to 3.6 nobody reads it (lab 2.8.2, 3.5.2: a clean start)
+    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    assert ns["broker"] == "starts" and ns["segments"] == []
+    ns = _plan(host)  # 3.7+ KRaft reads its broker epoch first: the start hangs (lab 4.3.1)
+    assert ns["broker"] == "hangs" and marker in ns["reason"] and "broker epoch" in ns["reason"]
     os.unlink(marker)
     _replace(marker, "link", str(tmp_path / "nowhere"))  # exists() is false: an unclean stop, recovered
     ns = _plan(host)
@@ -133,3 +137,39 @@ def test_a_fifo_replication_checkpoint_hangs_a_kraft_start_not_a_zookeeper_one(t
     zk = audit(host, kafka_version="2.8.2")["next_start"]
     # (it exits over the simulated host's KRaft meta.properties in ZooKeeper mode: not over the FIFO)
     assert zk["broker"] != "hangs" and fifo not in (zk["reason"] or ""), zk["reason"]
+
+
+def test_a_fifo_latest_producer_snapshot_hangs_3_7_and_is_unknown_before(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    part = _partition(host)
+    snaps = sorted(n for n in os.listdir(part) if n.endswith(".snapshot"))
+    latest = os.path.join(part, snaps[-1] if snaps else f"{bases(part)[-1]:020d}.snapshot")
+    _replace(latest, "fifo")
+    ns = _plan(host)  # 3.7.0: rebuildProducerState writes a snapshot under its name (lab 3.7.2)
+    assert ns["broker"] == "hangs" and latest in ns["reason"], ns["reason"]
+    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    assert ns["broker"] == "starts" and any(latest in u["what"] for u in ns["unknown"]), ns["unknown"]
+
+
+def test_a_lock_the_broker_user_cannot_open_read_write_takes_the_dir_offline(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    from .checks.index_hosts import NOW_MS
+
+    u = broker_users.broker
+    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
+    host = simulate_host(str(open_tmp / "host"), spec)
+    lock = os.path.join(host.log_dirs[1], ".lock")
+    with open(lock, "wb"):
+        pass
+    os.chown(lock, 0, 0)
+    os.chmod(lock, 0o600)  # lab 3.7.2: AccessDeniedException, 'Disk error while locking directory'
+    ns = audit(host, broker_user=u.name)["next_start"]
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert row["state"] == "offline" and "Disk error while locking directory" in row["reason"], row
+    os.chown(lock, u.uid, u.gid)
+    ns = audit(host, broker_user=u.name)["next_start"]
+    assert next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])["state"] == "online"

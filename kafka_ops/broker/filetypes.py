@@ -20,6 +20,11 @@ From apache/kafka at 2.8.2, 3.5.2 and 3.7.1 (the same code in each unless named)
   (BrokerServer.startup): the start hangs (lab 3.5.2). In ZooKeeper mode the broker is ready first and the
   LeaderAndIsr request's thread blocks: it starts (lab 2.8.2), serves none of that dir's partitions and cannot stop
   cleanly. ``cleaner-offset-checkpoint`` a FIFO blocks only the cleaner thread: the broker starts (lab 2.8.2, 3.5.2).
+* **The latest producer ``.snapshot`` a FIFO**: the listing skips it (``Files.isRegularFile``), and loading the
+  producer state writes a snapshot at the offsets it reloads to (``UnifiedLog.rebuildProducerState`` ->
+  ``takeSnapshot``, UnifiedLog.scala@3.7.1:2166-2230) under that very name: ``FileChannel.open(CREATE, WRITE)`` of
+  a FIFO opens it write-only, which blocks until a reader comes: the start hangs (lab 3.7.2). The same code is
+  older than 3.7, but no older release was run: the plan says "unknown" there.
 * **Not a FIFO's open that blocks:** ``.lock`` (``FileChannel.open(CREATE, READ, WRITE)``: ``O_RDWR``, which does not
   block on a FIFO, and ``tryLock`` succeeds: lab 3.7.2 started), the segments' indexes (``RandomAccessFile(file,
   "rw")``, lazily), a ``.log`` (``dir.listFiles if file.isFile``: a FIFO is not listed as a segment at all,
@@ -31,6 +36,10 @@ From apache/kafka at 2.8.2, 3.5.2 and 3.7.1 (the same code in each unless named)
   directory cannot be opened ("Is a directory"): an IOException, "Error while loading log dir", the dir offline (lab
   3.7.2: a FIFO ``.index``). A closed segment's index is not opened at load (``LazyIndex``; ``sanityCheck`` only
   asks ``offsetIndexFile().exists()``, LogSegment.scala@2.8.2:80-91): its FIFO goes unnoticed (lab 3.7.2).
+* **``.kafka_cleanshutdown`` a FIFO on a KRaft broker from 3.7.0** (KAFKA-15582): ``BrokerServer.startup`` asks
+  ``LogManager.readBrokerEpochFromCleanShutdownFiles`` (when every log dir is live) before loading, which reads each
+  marker with ``Utils.readFileAsString`` (CleanShutdownFileHandler.read@3.7.1:90-99, LogManager.scala@3.7.1:1505,
+  BrokerServer.scala@3.7.1:374-380): the start hangs (lab 4.3.1). Before 3.7 and in ZooKeeper mode nobody reads it:
 * **``.kafka_cleanshutdown`` is whatever stands under the name**: ``loadLogs`` asks ``exists()`` (which follows a
   link) and deletes it with ``Files.deleteIfExists`` before listing the dir (LogManager.scala@2.8.2:316-322,
   @3.7.1:437-442): a FIFO, an empty directory or a link to a file count as the marker (a clean shutdown) and are
@@ -50,6 +59,7 @@ import stat
 
 from kafka_ops.broker.meta import broker_mode
 from kafka_ops.engine import checkpoints as ckpt
+from kafka_ops.engine import versions
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
@@ -139,13 +149,44 @@ def _holds_partitions(ldf: LogDirFacts) -> bool:
     return any(n.topic != METADATA_TOPIC for _, n in ldf.scan.partition_names)
 
 
-def partition_hang(pf: PartitionFacts) -> tuple[str, str] | None:
-    """A FIFO in the partition dir that its load reads whole, or None (from the scan's lstat)."""
+def marker_hang(h: HostFacts) -> tuple[str, str] | None:
+    """A FIFO .kafka_cleanshutdown that a KRaft 3.7+ broker reads for its epoch before loading, or None (the
+    caller asks only when every log dir is live)."""
+    if broker_mode(h) != "kraft" or not versions.has("json_clean_shutdown", h.kafka_version, unknown=False):
+        return None
+    for ldf in h.log_dirs:
+        path = os.path.join(ldf.path, ckpt.CLEAN_SHUTDOWN)
+        if ldf.scan.exists and _lkind(path) == "fifo":
+            why = (
+                "the KRaft broker reads its broker epoch from every log dir's marker before loading "
+                "(LogManager.readBrokerEpochFromCleanShutdownFiles)"
+            )
+            return _hang_reason(path, why), "SHUT001"
+    return None
+
+
+def partition_hang(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    """A FIFO in the partition dir that its load reads whole (or rewrites: the latest producer snapshot, 3.7+),
+    or None (from the scan's lstat)."""
     for f in pf.part.other_files:
         name = f.path.rsplit("/", 1)[-1]
         if f.kind == FIFO and name in PARTITION_READS:
             return _hang_reason(f.path, PARTITION_READS[name]), CHECK
+    snap = latest_snapshot_fifo(pf)
+    if snap is not None and versions.has("java_log_segment", h.kafka_version, unknown=False):
+        why = "loading the producer state writes a snapshot under its name (UnifiedLog.rebuildProducerState)"
+        return _hang_reason(snap, why).replace("to read blocks", "to write blocks"), CHECK
     return None
+
+
+def latest_snapshot_fifo(pf: PartitionFacts) -> str | None:
+    """The partition's latest producer snapshot, when it is a FIFO."""
+    snaps = [s.snapshot for s in pf.part.segments if s.snapshot is not None]
+    snaps += [f for f in pf.part.other_files if f.path.endswith(".snapshot")]
+    if not snaps:
+        return None
+    latest = max(snaps, key=lambda f: f.path.rsplit("/", 1)[-1])  # 20-digit names: by name is by offset
+    return latest.path if latest.kind == FIFO else None
 
 
 def active_index_offline(pf: PartitionFacts) -> tuple[str, str] | None:

@@ -216,6 +216,18 @@ def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] |
         return None
     for f in ldf.scan.root_files:
         name = f.path.rsplit("/", 1)[-1]
+        if name == filetypes.LOCK:
+            a = access_for(who, f, ldf.acls.get(f.path), ldf.probe)
+            if not (a.read and a.write):
+                # FileLock: FileChannel.open(CREATE, READ, WRITE) -> AccessDeniedException, an IOException:
+                # "Disk error while locking directory" (LogManager.lockLogDirs, LogManager.scala@3.7.1:265-279;
+                # lab 3.7.2: a root-owned 0600 .lock)
+                return (
+                    f"the broker user {who.user} cannot open {f.path} read-write: LogManager.lockLogDirs fails with "
+                    "AccessDeniedException ('Disk error while locking directory') and the log dir goes offline",
+                    "PERM001",
+                )
+            continue
         if not name.endswith("checkpoint"):
             continue
         if not access_for(who, f, ldf.acls.get(f.path), ldf.probe).read:
@@ -500,6 +512,7 @@ class NextStartPlan:
         self.exit = pre_load_exit(h) if self.applies else None
         # a FIFO where the start reads a file whole (broker.filetypes): the start hangs; ``exit`` holds why
         self.hangs = False
+        self._type_unknowns: list[dict[str, str]] = []  # broker.filetypes: what no lab release decided
         self._hang_before_load = False  # meta.properties: read before anything else, no dir state reached
         if self.applies:
             meta_hang = next(
@@ -538,6 +551,10 @@ class NextStartPlan:
             if why is not None:
                 fate.state, fate.reason, fate.check = "offline", why[0], why[1]
                 self._offline_before_load.add(ldf.path)
+        if self.applies and self.exit is None and not self._offline_before_load:
+            hang = filetypes.marker_hang(h)  # KRaft 3.7+: the markers' broker epoch, before loading
+            if hang is not None:
+                self.exit, self.hangs = hang, True
         if self.applies and self.exit is None:  # loadLogs reads each live dir's checkpoints first
             for ldf in h.log_dirs:
                 hang = None if ldf.path in self._offline_before_load else filetypes.root_hang(h, ldf)
@@ -559,9 +576,15 @@ class NextStartPlan:
             self.exit_at_load = self.exit is not None
             self._failing_dir = pf.log_dir.path if self.exit is not None else None
         if self.exit is None and pf.log_dir.path not in self._offline_before_load:
-            hang = filetypes.partition_hang(pf)
+            hang = filetypes.partition_hang(self.h, pf)
             if hang is not None:
                 self.exit, self.hangs, self.exit_at_load = hang, True, True
+            elif (snap := filetypes.latest_snapshot_fifo(pf)) is not None:  # before 3.7 or an unknown version
+                self._type_unknowns.append({
+                    "what": f"whether the start hangs on {snap}, a FIFO: 3.7+ writes a snapshot under its name "
+                    "while loading the producer state, and hangs (lab 3.7.2)",
+                    "reason": "no release before 3.7 was run with it (kafka_ops/broker/filetypes.py)",
+                })  # fmt: skip
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             off = partition_offline(self.h, pf)
@@ -847,7 +870,7 @@ class NextStartPlan:
             ],
             "quorum_state": self._quorum_state(),
             # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
-            "unknown": environment.unknowns(h) + filetypes.unknowns(h),
+            "unknown": environment.unknowns(h) + filetypes.unknowns(h) + self._type_unknowns,
             "after_failed_start": self._after_failed_start(),
         }
 
