@@ -32,8 +32,8 @@ From apache/kafka at 2.8.2, 3.5.2 and 3.7.1 (the same code in each unless named)
   .isSnapshotFile@3.7.1:735): the start goes on.
 * **The active segment's ``.index`` or ``.timeindex`` not a regular file: the dir goes offline.** Loading ends with
   ``activeSegment.resizeIndexes(maxIndexSize)`` (Log.scala@2.8.2:828, LogLoader.scala@3.5.2:166, @3.7.1:158) ->
-  ``AbstractIndex.resize`` -> ``RandomAccessFile(file, "rw").setLength``: ``ftruncate`` of a FIFO is EINVAL, a
-  directory cannot be opened ("Is a directory"): an IOException, "Error while loading log dir", the dir offline (lab
+  ``AbstractIndex.resize`` -> ``RandomAccessFile(file, "rw").setLength``: on a FIFO "Illegal seek", a directory
+  cannot be opened ("Is a directory"): an IOException, "Error while loading log dir", the dir offline (lab
   3.7.2: a FIFO ``.index``). A closed segment's index is not opened at load (``LazyIndex``; ``sanityCheck`` only
   asks ``offsetIndexFile().exists()``, LogSegment.scala@2.8.2:80-91): its FIFO goes unnoticed (lab 3.7.2).
 * **``.kafka_cleanshutdown`` a FIFO on a KRaft broker from 3.7.0** (KAFKA-15582): ``BrokerServer.startup`` asks
