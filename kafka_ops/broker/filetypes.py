@@ -49,7 +49,8 @@ From apache/kafka at 2.8.2, 3.5.2 and 3.7.1 (the same code in each unless named)
   the link and fails (NoSuchFileException): "Disk error while locking directory", the dir offline
   (LogManager.lockLogDirs, LogManager.scala@2.8.2:228-242, @3.7.1:265-279; lab 3.7.2).
 
-Facts are from ``lstat`` and ``readlink`` only: nothing here opens a FIFO or reads through a link.
+Facts are from ``lstat``, ``readlink``, a ``stat`` of a link's target (whether it exists) and the listing of an
+``lstat``-ed directory: nothing here opens a FIFO or reads a file through a link.
 """
 
 from __future__ import annotations
