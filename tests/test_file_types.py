@@ -173,3 +173,21 @@ def test_a_lock_the_broker_user_cannot_open_read_write_takes_the_dir_offline(
     os.chown(lock, u.uid, u.gid)
     ns = audit(host, broker_user=u.name)["next_start"]
     assert next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])["state"] == "online"
+
+
+def test_a_fifo_txnindex_or_an_index_linked_into_nothing_takes_the_dir_offline(tmp_path: Path) -> None:
+    """Lab 3.7.2: 'Illegal seek' (TransactionIndex.sanityCheck), FileNotFoundException (the index's rebuild)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    for path, kind, target in (
+        (seg_path(part, bases(part)[-1], ".txnindex"), "fifo", ""),
+        (seg_path(part, bases(part)[0], ".index"), "link", str(tmp_path / "gone" / "x.index")),
+    ):
+        saved = Path(path).read_bytes() if os.path.isfile(path) else None
+        _replace(path, kind, target)
+        ns = _plan(host)
+        row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+        assert ns["broker"] == "starts" and row["state"] == "offline" and path in row["reason"], row
+        os.unlink(path)
+        if saved is not None:
+            Path(path).write_bytes(saved)

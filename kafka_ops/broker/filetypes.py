@@ -191,11 +191,35 @@ def latest_snapshot_fifo(pf: PartitionFacts) -> str | None:
 
 
 def active_index_offline(pf: PartitionFacts) -> tuple[str, str] | None:
-    """The active segment's .index or .timeindex a FIFO or a directory: resizeIndexes' IOException at the end
-    of the partition's load takes the dir offline, or None."""
+    """A segment file whose open at load throws, taking the dir offline, or None: the active segment's .index or
+    .timeindex a FIFO or a directory (resizeIndexes), any segment's .txnindex a FIFO (``TransactionIndex
+    .sanityCheck`` for every segment at load seeks it: "Illegal seek", lab 3.7.2), any segment's .index a symlink
+    into a directory that does not exist (``offsetIndexFile().exists()`` is false: "Could not find offset index
+    file", the segment is recovered, and the rebuild's ``RandomAccessFile`` follows the link:
+    FileNotFoundException, lab 3.7.2)."""
     part = pf.part
     if not part.segments:
         return None
+    for seg in part.segments:
+        stem = os.path.join(part.path, f"{seg.base_offset:020d}")
+        if seg.txnindex is not None and seg.txnindex.kind == FIFO:
+            return (
+                f"{stem}.txnindex is a FIFO (named pipe): loading checks every segment's transaction index "
+                "(TransactionIndex.sanityCheck), whose seek on a FIFO throws 'Illegal seek', an IOException: the "
+                "whole log dir goes offline",
+                CHECK,
+            )
+        if (
+            seg.index is not None
+            and seg.index.kind == "a symbolic link"
+            and _dangling_into_nothing(seg.index.path)
+        ):
+            return (
+                f"{stem}.index is a symlink to nothing, in a directory that does not exist: the loader finds no "
+                "offset index, recovers the segment, and the rebuild opens the index through the link "
+                "(FileNotFoundException, an IOException): the whole log dir goes offline",
+                CHECK,
+            )
     active = part.segments[-1]
     stem = os.path.join(part.path, f"{active.base_offset:020d}")
     for suffix, fi in ((".index", active.index), (".timeindex", active.timeindex)):
@@ -210,6 +234,15 @@ def active_index_offline(pf: PartitionFacts) -> tuple[str, str] | None:
                 CHECK,
             )
     return None
+
+
+def _dangling_into_nothing(path: str) -> bool:
+    """A symlink whose target does not exist, in a directory that does not exist either (nothing can create it)."""
+    try:
+        target = os.path.join(os.path.dirname(path), os.readlink(path))
+    except OSError:
+        return False
+    return not os.path.lexists(target) and not os.path.isdir(os.path.dirname(target))
 
 
 def clean_shutdown_marker(log_dir: str) -> bool | None:
@@ -237,13 +270,9 @@ def lock_offline(ldf: LogDirFacts) -> tuple[str, str] | None:
     path = os.path.join(ldf.path, LOCK)
     if _lkind(path) != "link":
         return None
-    try:
-        target = os.readlink(path)
-    except OSError:
-        return None
-    target = os.path.join(ldf.path, target)
-    if os.path.lexists(target) or os.path.isdir(os.path.dirname(target)):
+    if not _dangling_into_nothing(path):
         return None  # the link leads to a file, or FileChannel.open(CREATE) can create it there
+    target = os.path.join(ldf.path, os.readlink(path))
     return (
         f"{path} is a symlink to {target}, whose directory does not exist: LogManager.lockLogDirs' FileChannel.open "
         "follows it and throws NoSuchFileException ('Disk error while locking directory'), so the log dir goes "
