@@ -539,3 +539,61 @@ def index_damage(partition_dir: Path, suffix: str, which: str, damage: str, name
         created=created, bytes_after=path.stat().st_size, next_offset=seg.next_offset,
     )  # fmt: skip
     return f
+
+
+# -- file-type damage (issue 36 §2): what disks and people leave in a file's place, not in its bytes ----------------
+TYPE_KINDS = ("missing", "unreadable", "symlink", "symlink_dangling", "fifo", "directory")
+
+
+def type_damage(path: Path, kind: str, name: str, *, elsewhere: Path) -> Fault:
+    """``path`` (a file the broker opens at its start) replaced by ``kind``: gone (``missing``), owned by root and
+    mode 0600 (``unreadable`` by the broker user), a symlink to a valid copy in ``elsewhere`` (outside the log dirs,
+    owned like the file) or to nothing (``symlink_dangling``), a FIFO or an empty directory, each owned like the
+    file was (so that only its type differs). A file that did not exist (a segment without a ``.txnindex``) is
+    taken as owned like its dir."""
+    st = os.lstat(path) if os.path.lexists(path) else os.lstat(path.parent)
+    uid, gid = st.st_uid, st.st_gid
+    existed = os.path.lexists(path)
+    detail: dict[str, object] = {
+        "file": path.name, "kind": kind, "existed": existed, "log_dir": str(_log_dir_of(path)),
+        "partition_dir": str(path.parent) if _log_dir_of(path) != path.parent else None,
+    }  # fmt: skip
+    if kind == "unreadable":
+        if not existed:
+            path.write_bytes(b"")
+        os.chown(path, 0, 0)
+        path.chmod(0o600)
+        return Fault(name, [path], detail)
+    if kind == "symlink":
+        elsewhere.mkdir(parents=True, exist_ok=True)
+        target = elsewhere / path.name
+        if existed:
+            os.rename(path, target)  # the same bytes, inode and owner, moved away
+        else:
+            target.write_bytes(b"")
+            os.chown(target, uid, gid)
+        detail["target"] = str(target)
+    elif existed:
+        path.unlink()
+    if kind == "missing":
+        return Fault(name, [path], detail)
+    if kind == "symlink":
+        os.symlink(detail["target"], path)  # type: ignore[arg-type]
+    elif kind == "symlink_dangling":
+        target = elsewhere / f"gone-{path.name}"
+        os.symlink(target, path)
+        detail["target"] = str(target)
+    elif kind == "fifo":
+        os.mkfifo(path, 0o644)
+    elif kind == "directory":
+        path.mkdir(0o755)
+    else:
+        raise ValueError(f"unknown file-type damage {kind!r}")
+    os.lchown(path, uid, gid)
+    return Fault(name, [path], detail)
+
+
+def _log_dir_of(path: Path) -> Path:
+    """The log dir holding ``path``: its dir, or its partition dir's (a partition dir's name ends in -<n>)."""
+    parent = path.parent
+    return parent.parent if parent.name.rsplit("-", 1)[-1].isdigit() else parent

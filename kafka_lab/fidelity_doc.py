@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from kafka_lab import matrix
 from kafka_lab.versions import CI_VERSIONS, LAB_VERSIONS, NOT_RUN, java_release, parse, supported_jvm
 from kafka_ops.engine.versions import BEHAVIOURS, text
 
@@ -28,6 +29,8 @@ def _summary(ns: dict[str, Any] | None) -> str:
         return "–"
     if ns.get("broker") == "exits":
         return "**exits**"
+    if ns.get("broker") in ("hangs", "hung"):  # never ready, never exited (kafka_lab.trial)
+        return "**hangs**"
     parts = []
     off = [d for d in ns.get("log_dirs", []) if d.get("state") == "offline"]
     if off:
@@ -58,7 +61,9 @@ def _summary(ns: dict[str, Any] | None) -> str:
     return ", ".join(parts) or "nothing"
 
 
-def render(reports: list[dict[str, Any]]) -> str:
+def render(reports: list[dict[str, Any]], trials: list[str] | None = None) -> str:
+    """The doc; ``trials``: every trial of the lab's code (tests/lab/test_fidelity.SCENARIOS), for the damage
+    matrix's "planted, not run" (default: the reports' own)."""
     reports = sorted(reports, key=lambda r: [int(x) for x in r["version"].split(".")])
     versions = [r["version"] for r in reports]
     scenarios: list[str] = []
@@ -127,6 +132,7 @@ def render(reports: list[dict[str, Any]]) -> str:
         "`no_fault` and the stray trials (`stray_dir`, `stray_partition`, `reassigned_away`, `stray_future_dir`: a "
         "`-stray` dir parses from 3.6.1).",
     ]
+    out += ["", matrix.render(trials or scenarios, matrix.outcomes_from_reports(reports)).rstrip("\n")]
     out += ["", "## Differences", ""] + (diffs or ["None: the broker did what the plan said in every cell."])
     out += ["", "## Start times", "", "| version | broker starts (s) |", "|---|---|"]
     for r in reports:
@@ -157,6 +163,7 @@ def render(reports: list[dict[str, Any]]) -> str:
 # sections render() writes (and one an earlier doc had): every other "## " section of an existing OUT was
 # written by hand from single-trial runs (what a scenario is, what the broker said, what was fixed) and is kept
 GENERATED = (
+    "The damage matrix",
     "Differences",
     "Start times",
     "Versions that do not run here",
@@ -182,12 +189,86 @@ def keep_hand_sections(doc: str, old: str) -> str:
     return head.rstrip("\n") + "\n\n" + "\n".join(hand) + sep + rest
 
 
+def refresh_matrix(doc: str, trials: list[str]) -> str:
+    """``doc`` (a docs/fidelity.md) with its damage matrix section written anew from ``trials`` and the outcomes
+    the doc itself holds (its scenario table, the section's unknowns): the matrix after a change of the code's
+    trials or of the matrix, without a lab run."""
+    section = matrix.render(trials, matrix.outcomes_from_doc(doc))
+    head, sep, rest = doc.partition("\n## The damage matrix\n")
+    if sep:
+        rest = rest.partition("\n## ")[2]
+        return head.rstrip("\n") + "\n\n" + section + "\n## " + rest
+    head, sep, rest = doc.partition("\n## Differences\n")
+    return head.rstrip("\n") + "\n\n" + section + sep + rest
+
+
+def merge_rows(doc: str, reports: list[dict[str, Any]]) -> str:
+    """``doc`` with the scenario table's cells of ``reports``' trials written from them (a partial lab run: only
+    its versions' cells of its trials change; a trial new to the table gets a row, – elsewhere), their
+    differences added to the Differences section, and the damage matrix refreshed."""
+    lines = doc.splitlines()
+    head = next(i for i, x in enumerate(lines) if x.startswith("| scenario | "))
+    versions = [c.strip().split(" ", 1)[0] for c in lines[head].strip("|").split("|")[1:]]
+    end = head + 2
+    while end < len(lines) and lines[end].startswith("| `"):
+        end += 1
+    rows = {x.split("`")[1]: x for x in lines[head + 2 : end]}
+    order = list(rows)
+    new_diffs = []
+    for r in reports:
+        if r["version"] not in versions:
+            raise ValueError(
+                f"{r['version']} has no column in the doc's table: write the doc from a full run"
+            )
+        col = versions.index(r["version"])
+        for name, t in r["trials"].items():
+            cells = rows[name].strip("|").split(" | ")[1:] if name in rows else ["–"] * len(versions)
+            cells = [c.strip() for c in cells]
+            ok = not t.get("differences")
+            cells[col] = (
+                f"{'✅' if ok else '❌'} {_summary(t.get('predicted'))} / {_summary(t.get('next_start'))}"
+            )
+            if name not in rows:
+                order.append(name)
+            rows[name] = f"| `{name}` | " + " | ".join(cells) + " |"
+            new_diffs += [f"- {r['version']} `{name}`: {d}" for d in t.get("differences") or []]
+    lines[head + 2 : end] = [rows[n] for n in order]
+    doc = "\n".join(lines) + "\n"
+    if new_diffs:
+        before, sep, rest = doc.partition("\n## Differences\n\n")
+        body, nxt, tail = rest.partition("\n\n## ")
+        body = "\n".join([x for x in body.splitlines() if not x.startswith("None:")] + new_diffs)
+        doc = before + sep + body + nxt + tail
+    return refresh_matrix(doc, lab_trials() or [])
+
+
+def lab_trials() -> list[str] | None:
+    """Every trial tests/lab defines (None outside a source checkout)."""
+    try:
+        from tests.lab.test_fidelity import SCENARIOS
+    except ImportError:
+        return None
+    return list(SCENARIOS)
+
+
 def main(argv: list[str]) -> int:
     if not argv:
-        print("usage: python -m kafka_lab.fidelity_doc REPORT_DIR [OUT]", file=sys.stderr)
+        print(
+            "usage: python -m kafka_lab.fidelity_doc REPORT_DIR [OUT] | --matrix OUT | --merge REPORT_DIR OUT",
+            file=sys.stderr,
+        )
         return 2
+    if argv[0] == "--merge" and len(argv) == 3:  # a partial run's cells into OUT
+        out = Path(argv[2])
+        reports = [json.loads(p.read_text()) for p in sorted(Path(argv[1]).glob("*.json"))]
+        out.write_text(merge_rows(out.read_text(), reports))
+        return 0
+    if argv[0] == "--matrix" and len(argv) == 2:  # the damage matrix only, from OUT's own outcomes
+        out = Path(argv[1])
+        out.write_text(refresh_matrix(out.read_text(), lab_trials() or []))
+        return 0
     reports = [json.loads(p.read_text()) for p in sorted(Path(argv[0]).glob("*.json"))]
-    doc = render(reports)
+    doc = render(reports, lab_trials())
     if len(argv) > 1:
         out = Path(argv[1])
         if out.exists():

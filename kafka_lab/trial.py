@@ -20,7 +20,7 @@ from typing import Any
 from kafka import TopicPartition
 from kafka.errors import KafkaTimeoutError
 
-from kafka_lab.broker import LabBroker, StartOutcome
+from kafka_lab.broker import LabBroker, LabError, StartOutcome
 from kafka_lab.faults import Fault
 from kafka_lab.fidelity import DEFAULT_TOLERANCE_S, compare, predict
 from kafka_lab.observe import Observation, Snapshot, broker_view, next_start, snapshot
@@ -110,8 +110,13 @@ class Trial:
         keep: bool = False,
         topic_configs: Mapping[str, Mapping[str, object]] | None = None,
         rehearse: bool = False,
+        start_timeout: float = 120.0,
     ) -> None:
         self.name, self.saved, self.plant, self.acked = name, saved, plant, acked
+        # a start neither ready nor exited by then is "hung" (killed; the observation says so): a FIFO in a file's
+        # place can block the broker's reader forever
+        self.start_timeout = start_timeout
+        self.hung = False
         self.topic_configs = topic_configs  # the overrides the audit is told (plant may create the topics)
         self.properties = dict(properties or {})
         self.wait_retention = wait_retention
@@ -148,7 +153,13 @@ class Trial:
             self.predicted_findings = [(f["check"], f["severity"]) for f in report["findings"]]
             self.findings = report["findings"]
             self._started_at = time.monotonic()
-            self.outcome = self.broker.start(check=False)
+            try:
+                self.outcome = self.broker.start(self.start_timeout, check=False)
+            except LabError as e:  # await_ready killed it: neither ready nor exited
+                if "not ready within" not in str(e):
+                    raise
+                self.hung = True
+                self.outcome = StartOutcome(False, time.monotonic() - self._started_at, None, [str(e)])
         except BaseException:
             self.broker.close()
             raise
@@ -201,10 +212,26 @@ class Trial:
             watched_until = int(time.time() * 1000)
             log_before_stop = broker.run_log()
             exit_code = broker.exit_code
+            stop_hung = False
             if exit_code is None:
-                broker.stop()
+                try:
+                    broker.stop()
+                except (
+                    LabError
+                ) as e:  # killed: a thread blocked on a FIFO holds the stop (the start was seen)
+                    if "did not stop within" not in str(e):
+                        raise
+                    stop_hung = True
             after = snapshot(broker.log_dirs)
             obs = next_start(self.before, after, log_before_stop, exit_code=exit_code)
+            if stop_hung:  # not compared: what the stop does is not the plan's
+                obs.next_start["stop"] = "hangs"
+            if self.hung:
+                obs.next_start["broker"] = "hangs"
+                obs.next_start["reason"] = (
+                    f"neither ready nor exited within {self.start_timeout:.0f} s (killed): "
+                    + " ".join(self.outcome.fatal)
+                )
             return TrialResult(
                 self.name,
                 broker.version,

@@ -58,6 +58,7 @@ from kafka_ops.broker import (
     environment,
     failed_start,
     failure_channel,
+    filetypes,
     leftovers,
     meta,
     metadata_log,
@@ -87,6 +88,7 @@ from kafka_ops.broker.startup import (
     txn_index_rebuilds,
 )
 from kafka_ops.broker.txn_index import EXITS as TXN_EXITS
+from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.logdir import Segment
@@ -204,6 +206,9 @@ def _log_dir_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] | None:
     why = _log_dir_access_offline(h, ldf)
     if why is not None:
         return why
+    why = filetypes.lock_offline(ldf)  # LogManager.lockLogDirs
+    if why is not None:
+        return why
     env = environment.verdict(h, ldf)  # a read-only or full filesystem (ENV001)
     if env is not None and env.start == environment.OFFLINE:
         return env.reason, environment.CHECK
@@ -221,6 +226,18 @@ def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] |
         return None
     for f in ldf.scan.root_files:
         name = f.path.rsplit("/", 1)[-1]
+        if name == filetypes.LOCK:
+            a = access_for(who, f, ldf.acls.get(f.path), ldf.probe)
+            if not (a.read and a.write):
+                # FileLock: FileChannel.open(CREATE, READ, WRITE) -> AccessDeniedException, an IOException:
+                # "Disk error while locking directory" (LogManager.lockLogDirs, LogManager.scala@3.7.1:265-279;
+                # lab 3.7.2: a root-owned 0600 .lock)
+                return (
+                    f"the broker user {who.user} cannot open {f.path} read-write: LogManager.lockLogDirs fails with "
+                    "AccessDeniedException ('Disk error while locking directory') and the log dir goes offline",
+                    "PERM001",
+                )
+            continue
         if not name.endswith("checkpoint"):
             continue
         if not access_for(who, f, ldf.acls.get(f.path), ldf.probe).read:
@@ -234,6 +251,9 @@ def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] |
 
 def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
     why = _partition_access_offline(h, pf)
+    if why is not None:
+        return why
+    why = filetypes.active_index_offline(pf)  # resizeIndexes at the end of the load
     if why is not None:
         return why
     d = failure_channel.partition_damage(h, pf)  # read after the files were listed and checked
@@ -362,6 +382,8 @@ def loading_exit(h: HostFacts) -> tuple[str, str, str | None] | None:
     (reason, check, the log dir whose listing throws, or None when it is a partition's load that throws)."""
     for ldf in h.log_dirs:
         for d in ldf.scan.fatal_dirs:
+            if d.path.rsplit("/", 1)[-1] == ckpt.CLEAN_SHUTDOWN and filetypes.clean_shutdown_marker(ldf.path):
+                continue  # an empty dir of that name: deleted as the marker before the listing (filetypes)
             return (
                 f"{d.path} is not a topic-partition directory: LogManager.loadLogs throws a KafkaException "
                 "('... is not in the form of topic-partition ...'), which is not an IOException, so the broker "
@@ -513,6 +535,16 @@ class NextStartPlan:
         self.h = h
         self.applies = h.broker_state != "running"
         self.exit = pre_load_exit(h) if self.applies else None
+        # a FIFO where the start reads a file whole (broker.filetypes): the start hangs; ``exit`` holds why
+        self.hangs = False
+        self._type_unknowns: list[dict[str, str]] = []  # broker.filetypes: what no lab release decided
+        self._hang_before_load = False  # meta.properties: read before anything else, no dir state reached
+        if self.applies:
+            meta_hang = next(
+                (w for d in h.log_dirs if (w := filetypes.root_hang(h, d, meta_only=True))), None
+            )
+            if meta_hang is not None:
+                self.exit, self.hangs, self._hang_before_load = meta_hang, True, True
         # an exit while LogManager loads the logs changes the clean-shutdown markers (broker.failed_start)
         self.exit_at_load = False
         self._listing_fails_in: str | None = None
@@ -547,6 +579,16 @@ class NextStartPlan:
             if why is not None:
                 fate.state, fate.reason, fate.check = "offline", why[0], why[1]
                 self._offline_before_load.add(ldf.path)
+        if self.applies and self.exit is None and not self._offline_before_load:
+            hang = filetypes.marker_hang(h)  # KRaft 3.7+: the markers' broker epoch, before loading
+            if hang is not None:
+                self.exit, self.hangs = hang, True
+        if self.applies and self.exit is None:  # loadLogs reads each live dir's checkpoints first
+            for ldf in h.log_dirs:
+                hang = None if ldf.path in self._offline_before_load else filetypes.root_hang(h, ldf)
+                if hang is not None:
+                    self.exit, self.hangs, self.exit_at_load = hang, True, True
+                    break
 
     def dir_online(self, path: str) -> bool:
         """Whether the dir's own files let the broker serve it (a broker exit is apart: see ``not_loaded``)."""
@@ -561,6 +603,16 @@ class NextStartPlan:
             self.exit = partition_load_exit(ctx, pf, pf.log_dir.path in self._offline_before_load)
             self.exit_at_load = self.exit is not None
             self._failing_dir = pf.log_dir.path if self.exit is not None else None
+        if self.exit is None and pf.log_dir.path not in self._offline_before_load:
+            hang = filetypes.partition_hang(self.h, pf)
+            if hang is not None:
+                self.exit, self.hangs, self.exit_at_load = hang, True, True
+            elif (snap := filetypes.latest_snapshot_fifo(pf)) is not None:  # before 3.7 or an unknown version
+                self._type_unknowns.append({
+                    "what": f"whether the start hangs on {snap}, a FIFO: 3.7+ writes a snapshot under its name "
+                    "while loading the producer state, and hangs (lab 3.7.2)",
+                    "reason": "no release before 3.7 was run with it (kafka_ops/broker/filetypes.py)",
+                })  # fmt: skip
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
             off = partition_offline(self.h, pf)
@@ -808,6 +860,10 @@ class NextStartPlan:
                 "metadata_log": [],
                 "after_failed_start": None,
             }
+        if self.exit is None:  # after every partition loaded, before the KRaft broker is ready
+            hang = filetypes.replication_hang(h)
+            if hang is not None:
+                self.exit, self.hangs = hang, True
         exited = self.exit is not None
         dirs = []
         for d in self.dirs.values():
@@ -820,6 +876,9 @@ class NextStartPlan:
             for s in segs:
                 s.load, s.truncated_bytes, s.deleted_at, s.deleted_by = NOT_LOADED, 0, None, None
                 s.reason = self.exit[0] if self.exit else None
+        if self._hang_before_load:  # meta.properties: no dir reached a state before the hang
+            for row in dirs:
+                row.update(state="online", reason=None, check=None)
         v = h.kafka_version
         extra = self._offline_consequence()
         for fate, row in zip(self.dirs.values(), dirs):  # dirs is built from self.dirs above
@@ -847,7 +906,7 @@ class NextStartPlan:
             lf.reason = versions.localize(lf.reason, v) if lf.reason else None
         return {
             "kafka_version": versions.text(h.kafka_version) if h.kafka_version else None,
-            "broker": "exits" if exited else "starts",
+            "broker": "hangs" if self.hangs else "exits" if exited else "starts",
             "reason": versions.localize(self.exit[0], v) if self.exit else None,
             "check": self.exit[1] if self.exit else None,
             "log_dirs": dirs,
@@ -862,7 +921,11 @@ class NextStartPlan:
             ],
             "quorum_state": self._quorum_state(),
             # what the plan could not decide for lack of an input (the broker user, the mount table, statvfs)
-            "unknown": environment.unknowns(h) + metadata_log.unknowns(h) + ([] if exited else self.unknown),
+            "unknown": environment.unknowns(h)
+            + metadata_log.unknowns(h)
+            + filetypes.unknowns(h)
+            + self._type_unknowns
+            + ([] if exited else self.unknown),
             "metadata_log": [d.to_dict() for d in metadata_log.damages(h)],
             "after_failed_start": self._after_failed_start(),
         }
@@ -953,6 +1016,8 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
         return [f"Next start ({v}): {ns.get('reason') or 'no plan'}."]
     if ns["broker"] == "exits":
         out = [f"Next start ({v}): the broker EXITS: {ns['reason']} [{ns['check']}]."]
+    elif ns["broker"] == "hangs":
+        out = [f"Next start ({v}): the broker HANGS: {ns['reason']} [{ns['check']}]."]
     else:
         out = [f"Next start ({v}): the broker starts."]
     for d in ns["log_dirs"]:
@@ -967,7 +1032,7 @@ def plan_sentences(ns: dict[str, Any] | None, limit: int = 10) -> list[str]:
     for reason, whats in by_reason.items():
         out.append(f"Not decided ({reason}): " + "; ".join(whats) + ".")
     segs = ns["segments"]
-    if ns["broker"] == "exits":
+    if ns["broker"] in ("exits", "hangs"):
         out.append(
             "Nothing is loaded, recovered or deleted until that is fixed"
             + (f" ({len(segs)} segment(s) would otherwise change)" if segs else "")

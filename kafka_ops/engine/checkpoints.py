@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import field
 from typing import Any, TypeVar
@@ -320,13 +321,26 @@ class CleanShutdown:
     path: str
     present: bool
     broker_epoch: int | None = None  # 3.7+
-    format: str = "absent"  # absent | empty (<=3.6) | json (>=3.7) | unparsable
+    format: str = "absent"  # absent | empty (<=3.6) | json (>=3.7) | unparsable | not_regular
 
 
 def read_clean_shutdown(log_dir: str) -> CleanShutdown:
     path = os.path.join(log_dir, CLEAN_SHUTDOWN)
-    if not os.path.lexists(path):
+    try:
+        mode = os.lstat(path).st_mode
+    except FileNotFoundError:
         return CleanShutdown(path, False)
+    except OSError:
+        mode = stat.S_IFREG  # read_bytes says why
+    if not stat.S_ISREG(mode):
+        # LogManager.loadLogs asks File.exists (a link followed) and deletes whatever it is with
+        # Files.deleteIfExists before listing the dir (LogManager.scala@2.8.2:316-322, @3.7.1:437-442): a FIFO, an
+        # empty dir, a link to something count as the marker; a dangling link does not. Never opened here (a FIFO
+        # would block), a link never read through; a non-empty dir (deleteIfExists throws) is read_bytes' error.
+        if stat.S_ISLNK(mode):
+            return CleanShutdown(path, os.path.exists(path), None, "not_regular")
+        if stat.S_ISFIFO(mode) or (stat.S_ISDIR(mode) and not _listdir(path)):
+            return CleanShutdown(path, True, None, "not_regular")
     raw = read_bytes(path)
     if not raw.strip():
         return CleanShutdown(path, True, None, "empty")
@@ -337,6 +351,13 @@ def read_clean_shutdown(log_dir: str) -> CleanShutdown:
         # CleanShutdownFileHandler.read() catches every Exception, logs it and returns an empty epoch;
         # the marker still counts. (OverflowError: brokerEpoch Infinity/1e400; RecursionError: deep nesting.)
         return CleanShutdown(path, True, None, "unparsable")
+
+
+def _listdir(path: str) -> list[str] | None:
+    try:
+        return os.listdir(path)
+    except OSError:
+        return None
 
 
 def read_quorum_state(path: str) -> dict[str, object]:

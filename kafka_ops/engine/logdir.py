@@ -28,7 +28,7 @@ from dataclasses import field
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine.compat import slotted
 from kafka_ops.engine.errors import EngineError, os_error
-from kafka_ops.engine.fileio import open_regular
+from kafka_ops.engine.fileio import kind_of, open_regular
 from kafka_ops.engine.indexes import OFFSET_ENTRY, TIME_ENTRY, IndexTail, read_index_tail
 from kafka_ops.engine.layout import (
     LEFTOVER_SUFFIXES,
@@ -62,12 +62,16 @@ class FileInfo:
     uid: int
     gid: int
     is_dir: bool = False
+    # what stands under the name when it is neither a regular file nor a dir ("a FIFO (named pipe)", "a symbolic
+    # link", fileio.kind_of), from lstat: the broker opens a file through a link and blocks on a FIFO's open
+    # (kafka_ops.broker.filetypes); "" for a regular file or a dir
+    kind: str = ""
 
     @classmethod
     def of(cls, path: str, st: os.stat_result) -> FileInfo:
         return cls(
             path, st.st_size, int(st.st_mtime_ns // 1_000_000), statmod.S_IMODE(st.st_mode), st.st_uid,
-            st.st_gid, statmod.S_ISDIR(st.st_mode),
+            st.st_gid, statmod.S_ISDIR(st.st_mode), _kind(st.st_mode),
         )  # fmt: skip
 
     def to_dict(self) -> dict[str, object]:
@@ -201,7 +205,14 @@ def _stat(path: str, errors: list[EngineError]) -> FileInfo | None:
 
 # suffix -> Segment attribute, for the names the broker writes (no leftover suffix): the scan's fast path
 _SEGMENT_ATTR = {suffix: suffix[1:] for suffix in SEGMENT_SUFFIXES}
-_S_IFMT, _S_IFDIR = statmod.S_IFMT(0o177777), statmod.S_IFDIR
+_S_IFMT, _S_IFDIR, _S_IFREG = statmod.S_IFMT(0o177777), statmod.S_IFDIR, statmod.S_IFREG
+
+
+def _kind(mode: int) -> str:
+    """ "" for a regular file or a dir, else what it is (fileio.kind_of: "a FIFO (named pipe)", ...)."""
+    if statmod.S_ISREG(mode) or statmod.S_ISDIR(mode):
+        return ""
+    return "a symbolic link" if statmod.S_ISLNK(mode) else kind_of(mode)
 
 
 def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> Partition:
@@ -221,7 +232,7 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
     seg_attr = _SEGMENT_ATTR
     by_digits: dict[str, Segment] = {}
     new, init_file, init_segment = object.__new__, FileInfo.__init__, Segment.__init__
-    ifmt, ifdir = _S_IFMT, _S_IFDIR
+    ifmt, ifdir, ifreg = _S_IFMT, _S_IFDIR, _S_IFREG
     for e in entries:
         try:
             st = e.stat(follow_symlinks=False)
@@ -232,8 +243,9 @@ def scan_partition(path: str, name: PartitionName, read_tails: bool = True) -> P
         is_dir = (mode & ifmt) == ifdir
         fi = new(FileInfo)
         init_file(
-            fi, e.path, st.st_size, st.st_mtime_ns // 1_000_000, mode & 0o7777, st.st_uid, st.st_gid, is_dir
-        )
+            fi, e.path, st.st_size, st.st_mtime_ns // 1_000_000, mode & 0o7777, st.st_uid, st.st_gid, is_dir,
+            "" if is_dir or (mode & ifmt) == ifreg else _kind(mode),
+        )  # fmt: skip
         if is_dir:
             part.other_files.append(fi)
             continue

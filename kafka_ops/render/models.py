@@ -327,8 +327,11 @@ class NextStartModel(BaseModel):
     kafka_version: str | None = Field(
         description="The version the plan is for (null: unknown, version rules hedge)"
     )
-    broker: Literal["starts", "exits"] | None = Field(description="null when the broker is running")
-    reason: str | None = Field(description="Why it exits, or why there is no plan")
+    broker: Literal["starts", "exits", "hangs"] | None = Field(
+        description="null when the broker is running; 'hangs': a start that never becomes ready nor exits (a FIFO "
+        "where it reads a file whole)"
+    )
+    reason: str | None = Field(description="Why it exits or hangs, or why there is no plan")
     check: str | None
     log_dirs: list[NextStartLogDirModel]
     segments: list[NextStartSegmentModel] = Field(

@@ -195,8 +195,8 @@ def next_start_line(ns: dict[str, Any] | None) -> str | None:
     v = f"Kafka {ns['kafka_version']}" if ns.get("kafka_version") else "Kafka version unknown"
     if ns.get("broker") is None:
         return f"Next start ({v}): {ns.get('reason') or 'no plan'}"
-    if ns["broker"] == "exits":
-        return f"Next start ({v}): the broker EXITS [{ns['check']}] (why: below)"
+    if ns["broker"] in ("exits", "hangs"):
+        return f"Next start ({v}): the broker {ns['broker'].upper()} [{ns['check']}] (why: below)"
     offline = sum(1 for d in ns.get("log_dirs", []) if d.get("state") == "offline")
     changed = len(ns.get("segments") or [])
     parts = [f"{offline} log dir(s) go OFFLINE"] if offline else []

@@ -612,6 +612,63 @@ def plant_recovery_threads(b: LabBroker) -> list[F.Fault]:
     return [F.Fault("recovery_threads", [pdir], {"threads": RECOVERY_THREADS})]
 
 
+# ---- file-type damage (issue 36 §2, helper h-types) -------------------------------------------------------------
+# Every file the broker opens at its start replaced by something that is not that file (kafka_lab.damage.type_damage:
+# missing, root-owned 0600, a symlink to a valid copy outside the log dirs or to nothing, a FIFO, a directory), in
+# data-1 (not the metadata log dir) or in its first target partition. Trial names: type-<file>_<kind>, <file> as in
+# kafka_lab.matrix. A start that neither becomes ready nor exits within TYPE_START_TIMEOUT_S is "hung" (a FIFO can
+# block a reader: kafka_lab.trial). The cells that other trials plant already are left out (TYPE_ALREADY).
+TYPE_START_TIMEOUT_S = 60.0
+
+
+def _segment(suffix: str, which: int) -> Callable[[Dataset, LabBroker], Path]:
+    def where(ds: Dataset, b: LabBroker) -> Path:
+        p = partition_dir(ds, b, offline_target(ds))
+        return F.segment_file(p, F.segment_bases(p)[which], suffix)
+
+    return where
+
+
+def _latest_snapshot(ds: Dataset, b: LabBroker) -> Path:
+    p = partition_dir(ds, b, offline_target(ds))
+    snaps = sorted(p.glob("*.snapshot"), key=lambda x: x.name)
+    return snaps[-1] if snaps else p / f"{F.segment_bases(p)[-1]:020d}.snapshot"
+
+
+TYPE_FILES: dict[str, Callable[[Dataset, LabBroker], Path]] = {
+    **{
+        f"{kind}_{pos}": _segment(f".{kind}", -1 if pos == "active" else 0)
+        for kind in ("log", "index", "timeindex", "txnindex")
+        for pos in ("older", "active")
+    },
+    "snapshot": _latest_snapshot,
+    "leader_epoch": lambda ds, b: partition_dir(ds, b, offline_target(ds)) / ckpt.LEADER_EPOCH,
+    "partition_metadata": lambda ds, b: partition_dir(ds, b, offline_target(ds)) / ckpt.PARTITION_METADATA,
+    **{what: (lambda ds, b, file=file: b.log_dirs[1] / file) for what, file in _LOG_DIR_CHECKPOINTS.items()},
+    "meta_properties": lambda ds, b: b.log_dirs[1] / "meta.properties",
+    "clean_shutdown": lambda ds, b: b.log_dirs[1] / ".kafka_cleanshutdown",
+    "lock": lambda ds, b: b.log_dirs[1] / ".lock",
+}
+# planted by other trials already: offline-unreadable_timeindex, meta_missing, checkpoint-partition_metadata_missing
+TYPE_ALREADY = {"timeindex_older_unreadable", "meta_properties_missing", "partition_metadata_missing"}
+TYPE_DAMAGE: dict[str, CheckpointDamage] = {
+    f"{what}_{kind}": lambda ds, b, what=what, kind=kind: D.type_damage(
+        TYPE_FILES[what](ds, b), kind, f"type-{what}_{kind}", elsewhere=b.workdir / "elsewhere"
+    )
+    for what in TYPE_FILES
+    for kind in D.TYPE_KINDS
+    if f"{what}_{kind}" not in TYPE_ALREADY
+}
+# CI: at most four (each behaviour once); `make lab` runs every one on every release
+TYPE_CI = {
+    "type-index_active_fifo": ("3.7.2",),  # the dir offline (resizeIndexes)
+    "type-clean_shutdown_directory": ("2.8.2",),  # the marker, deleted before the listing: starts
+    "type-lock_symlink_dangling": ("4.3.1",),  # "Disk error while locking directory": the dir offline
+    "type-recovery_point_fifo": ("3.5.2",),  # the start hangs (60 s of CI)
+}
+# ---- end of file-type damage -------------------------------------------------------------------------------------
+
+
 # Scenarios whose outcome changes at one release: CI's default version set runs them on a release on each side
 # of it that CI has (2.0: every CI release is past it, 1.1.1 is `make lab`'s; 3.0); `make lab` and any
 # KAFKA_OPS_LAB_VERSIONS list run them on every release.
@@ -732,6 +789,8 @@ CI_REPRESENTATIVES = {
     "index-txn_second_garbage": ("2.8.2",),  # 'Unexpected aborted transaction version 127': the exit
     "index-txn_second_zero_filled": ("3.7.2",),  # last offset 0 below the base: the segment rebuilt at load
     # ---- end of index damage ----
+    # file-type damage (issue 36 §2): TYPE_CI's few in CI, the rest in `make lab`
+    **{f"type-{n}": TYPE_CI.get(f"type-{n}", ()) for n in TYPE_DAMAGE},
 }
 
 
@@ -757,6 +816,7 @@ ONLY_SCENARIOS = {
 # partition dir either (2026-11-27): its prediction (the broker exits, before KAFKA-13773) rests on the source
 SINCE: dict[str, tuple[int, int, int]] = {
     **{f"checkpoint-{n}": (3, 0, 0) for n in CHECKPOINT_DAMAGE if n.startswith("partition_metadata_")},
+    **{f"type-{n}": (3, 0, 0) for n in TYPE_DAMAGE if n.startswith("partition_metadata_")},
     # the lab runs KRaft from 3.3 (ZooKeeper mode before: no quorum-state)
     **{f"checkpoint-{n}": (3, 3, 0) for n in CHECKPOINT_DAMAGE if n.startswith("quorum_state_")},
     # the KRaft metadata log dir's files (issue 36 §2)
@@ -927,6 +987,11 @@ def run_all(ds: Dataset) -> dict[str, TrialResult]:
             wait_retention=n.startswith("time"),
         )
         for n, fn in INDEX_DAMAGE.items()
+    ]
+    singles += [
+        Trial(f"type-{n}", ds.saved, lambda b, fn=fn: [fn(ds, b)], start_timeout=TYPE_START_TIMEOUT_S)
+        for n, fn in TYPE_DAMAGE.items()
+        if os.geteuid() == 0 or not n.endswith("_unreadable")
     ]
     singles.append(
         Trial(

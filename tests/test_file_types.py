@@ -1,0 +1,193 @@
+"""Something else than a regular file where the broker opens one at its start (kafka_ops.broker.filetypes, issue 36
+§2): what the next-start plan says, as the lab's real brokers did (tests/lab/scenarios.py TYPE_DAMAGE, 3.7.2). Each
+test plants one file type on a simulated host; the audit itself must not block on a FIFO nor read through a link."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from kafka_ops.broker.plan import plan_sentences
+from kafka_ops.render.models import validate
+
+from .checks.index_hosts import audit, bases, seg_path, simulate
+from .checks.osusers import Users, broker_users, open_tmp  # noqa: F401
+
+
+def _plan(host: Any) -> dict[str, Any]:
+    report = audit(host)
+    validate(report)
+    return report["next_start"]  # type: ignore[no-any-return]
+
+
+def _replace(path: str, kind: str, target: str = "") -> None:
+    if os.path.lexists(path):
+        os.unlink(path)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "dir":
+        os.mkdir(path)
+    else:
+        os.symlink(target, path)
+
+
+def _partition(host: Any) -> str:
+    """A partition dir of the second log dir with two segments or more."""
+    ld = host.log_dirs[1]
+    return next(
+        p for n in sorted(os.listdir(ld)) if os.path.isdir(p := os.path.join(ld, n)) and len(bases(p)) >= 2
+    )
+
+
+def _dir_state(ns: dict[str, Any], path: str) -> str:
+    return next(d["state"] for d in ns["log_dirs"] if d["path"] == path)
+
+
+def test_a_fifo_where_the_start_reads_a_checkpoint_whole_hangs_the_start(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    fifo = os.path.join(host.log_dirs[1], "recovery-point-offset-checkpoint")
+    _replace(fifo, "fifo")
+    ns = _plan(host)
+    assert ns["broker"] == "hangs" and fifo in ns["reason"] and "FIFO" in ns["reason"], ns["reason"]
+    assert any("the broker HANGS" in s for s in plan_sentences(ns))
+
+
+def test_a_fifo_meta_properties_hangs_before_any_dir_is_judged(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    _replace(os.path.join(host.log_dirs[1], "meta.properties"), "fifo")
+    ns = _plan(host)
+    assert ns["broker"] == "hangs" and "meta.properties" in ns["reason"]
+    assert {d["state"] for d in ns["log_dirs"]} == {"online"}  # the lab's 3.7.2 logged no dir offline
+
+
+def test_a_fifo_leader_epoch_checkpoint_hangs_the_partition_load(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    part = _partition(host)
+    _replace(os.path.join(part, "leader-epoch-checkpoint"), "fifo")
+    ns = _plan(host)
+    assert ns["broker"] == "hangs" and "leader-epoch-checkpoint" in ns["reason"]
+
+
+def test_the_active_segments_index_as_a_fifo_or_a_dir_takes_the_dir_offline_a_closed_ones_does_not(
+    tmp_path: Path,
+) -> None:
+    host = simulate(tmp_path)
+    part = _partition(host)
+    older, active = bases(part)[0], bases(part)[-1]
+    _replace(seg_path(part, older, ".timeindex"), "fifo")  # LazyIndex: never opened at load (lab 3.7.2)
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "online"
+    for suffix, kind in ((".index", "fifo"), (".timeindex", "dir")):
+        path = seg_path(part, active, suffix)
+        _replace(path, kind)
+        ns = _plan(host)
+        row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+        assert ns["broker"] == "starts" and row["state"] == "offline", (suffix, row)
+        assert path in row["reason"] and "resizeIndexes" in row["reason"]
+        os.unlink(path) if kind == "fifo" else os.rmdir(path)
+
+
+def test_a_clean_shutdown_marker_of_another_type_counts_as_the_marker_a_dangling_link_does_not(
+    tmp_path: Path,
+) -> None:
+    host = simulate(tmp_path)
+    marker = os.path.join(host.log_dirs[1], ".kafka_cleanshutdown")
+    _replace(marker, "dir")  # deleted before the dir is listed: no "not a topic-partition directory" exit
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and ns["segments"] == [], (ns["reason"], ns["segments"][:2])
+    os.rmdir(marker)
+    _replace(marker, "fifo")  # up to 3.6 nobody reads it (lab 2.8.2, 3.5.2: a clean start)
+    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    assert ns["broker"] == "starts" and ns["segments"] == []
+    ns = _plan(host)  # 3.7+ KRaft reads its broker epoch first: the start hangs (lab 4.3.1)
+    assert ns["broker"] == "hangs" and marker in ns["reason"] and "broker epoch" in ns["reason"]
+    os.unlink(marker)
+    _replace(marker, "link", str(tmp_path / "nowhere"))  # exists() is false: an unclean stop, recovered
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and {s["load"] for s in ns["segments"]} == {"recovered"}
+
+
+def test_a_lock_linked_into_a_missing_dir_takes_the_dir_offline_a_fifo_lock_does_not(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    lock = os.path.join(host.log_dirs[1], ".lock")
+    _replace(lock, "fifo")  # O_RDWR does not block on a FIFO, and tryLock takes it (lab 3.7.2)
+    assert _dir_state(_plan(host), host.log_dirs[1]) == "online"
+    os.unlink(lock)
+    _replace(lock, "link", str(tmp_path / "gone" / ".lock"))
+    ns = _plan(host)
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert row["state"] == "offline" and "Disk error while locking directory" in row["reason"]
+    os.unlink(lock)
+    _replace(lock, "link", str(tmp_path / ".lock-elsewhere"))  # its dir exists: FileChannel.open creates it
+    assert _dir_state(_plan(host), host.log_dirs[1]) == "online"
+
+
+def test_a_fifo_replication_checkpoint_hangs_a_kraft_start_not_a_zookeeper_one(tmp_path: Path) -> None:
+    """Lab: 3.5.2 (KRaft) never became ready; 2.8.2 (ZooKeeper) did, its LeaderAndIsr thread blocked."""
+    host = simulate(tmp_path)
+    fifo = os.path.join(host.log_dirs[1], "replication-offset-checkpoint")
+    _replace(fifo, "fifo")
+    ns = _plan(host)  # the simulated host's server.properties: KRaft (process.roles)
+    assert ns["broker"] == "hangs" and fifo in ns["reason"], ns["reason"]
+    props = Path(host.server_properties)
+    text = props.read_text()
+    lines = [x for x in text.splitlines() if not x.startswith(("process.roles", "controller.", "node.id"))]
+    props.write_text("\n".join([*lines, "zookeeper.connect=localhost:2181", "broker.id=1"]) + "\n")
+    zk = audit(host, kafka_version="2.8.2")["next_start"]
+    # (it exits over the simulated host's KRaft meta.properties in ZooKeeper mode: not over the FIFO)
+    assert zk["broker"] != "hangs" and fifo not in (zk["reason"] or ""), zk["reason"]
+
+
+def test_a_fifo_latest_producer_snapshot_hangs_3_7_and_is_unknown_before(tmp_path: Path) -> None:
+    host = simulate(tmp_path)
+    part = _partition(host)
+    snaps = sorted(n for n in os.listdir(part) if n.endswith(".snapshot"))
+    latest = os.path.join(part, snaps[-1] if snaps else f"{bases(part)[-1]:020d}.snapshot")
+    _replace(latest, "fifo")
+    ns = _plan(host)  # 3.7.0: rebuildProducerState writes a snapshot under its name (lab 3.7.2)
+    assert ns["broker"] == "hangs" and latest in ns["reason"], ns["reason"]
+    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    assert ns["broker"] == "starts" and any(latest in u["what"] for u in ns["unknown"]), ns["unknown"]
+
+
+def test_a_lock_the_broker_user_cannot_open_read_write_takes_the_dir_offline(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    from .checks.index_hosts import NOW_MS
+
+    u = broker_users.broker
+    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
+    host = simulate_host(str(open_tmp / "host"), spec)
+    lock = os.path.join(host.log_dirs[1], ".lock")
+    with open(lock, "wb"):
+        pass
+    os.chown(lock, 0, 0)
+    os.chmod(lock, 0o600)  # lab 3.7.2: AccessDeniedException, 'Disk error while locking directory'
+    ns = audit(host, broker_user=u.name)["next_start"]
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert row["state"] == "offline" and "Disk error while locking directory" in row["reason"], row
+    os.chown(lock, u.uid, u.gid)
+    ns = audit(host, broker_user=u.name)["next_start"]
+    assert next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])["state"] == "online"
+
+
+def test_a_fifo_txnindex_or_an_index_linked_into_nothing_takes_the_dir_offline(tmp_path: Path) -> None:
+    """Lab 3.7.2: 'Illegal seek' (TransactionIndex.sanityCheck), FileNotFoundException (the index's rebuild)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    for path, kind, target in (
+        (seg_path(part, bases(part)[-1], ".txnindex"), "fifo", ""),
+        (seg_path(part, bases(part)[0], ".index"), "link", str(tmp_path / "gone" / "x.index")),
+    ):
+        saved = Path(path).read_bytes() if os.path.isfile(path) else None
+        _replace(path, kind, target)
+        ns = _plan(host)
+        row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+        assert ns["broker"] == "starts" and row["state"] == "offline" and path in row["reason"], row
+        os.unlink(path)
+        if saved is not None:
+            Path(path).write_bytes(saved)
