@@ -15,6 +15,7 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,8 +23,17 @@ import pytest
 
 from kafka_ops.engine.checkpoints import parse_properties
 from kafka_ops.rehearse.config import properties_text
-from tests.test_rehearse import _copy, lab, needs_root, rehearsal  # noqa: F401 (lab: the module's fixture)
+from tests import test_rehearse
+from tests.test_rehearse import _copy, needs_root, rehearsal
 from tests.test_roll_ops import Lab, _out, _ran
+
+
+@pytest.fixture(scope="module")
+def lab() -> Iterator[dict[str, Any]]:
+    """test_rehearse's: a stopped Kafka 3.7.2 combined node (2 log dirs, a topic of 2 partitions), the lab's jars
+    as a Kafka home, a root-only scratch (its function, run for this module)."""
+    yield from test_rehearse.lab.__wrapped__()
+
 
 pytestmark = [needs_root, rehearsal]
 
@@ -71,15 +81,22 @@ def test_a_rehearsal_that_starts_lets_the_roll_start_the_broker(lab: dict[str, A
         shutil.rmtree(node)
 
 
-def test_a_rehearsal_whose_start_exits_stops_the_roll_before_the_start(lab: dict[str, Any], tmp_path: Path) -> None:
+def test_a_rehearsal_whose_start_exits_stops_the_roll_before_the_start(
+    lab: dict[str, Any], tmp_path: Path
+) -> None:
     node = _copy(lab, "roll-exit")
     meta = node / "data-1" / "meta.properties"
-    meta.write_text(properties_text({**parse_properties(meta.read_text()), "cluster.id": "AAAAAAAAAAAAAAAAAAAAAA"}))
+    meta.write_text(
+        properties_text({**parse_properties(meta.read_text()), "cluster.id": "AAAAAAAAAAAAAAAAAAAAAA"})
+    )
     try:
         rc, out, reports = _roll(tmp_path, lab, node)
         assert rc != 0
         assert "Start the broker" not in _ran(out), out[-4000:]
-        assert "brk-1 (node 1) IS STOPPED and the roll stopped with it. What failed: Stop the roll when the rehearsal" in out
+        assert (
+            "brk-1 (node 1) IS STOPPED and the roll stopped with it. What failed: Stop the roll when the rehearsal"
+            in out
+        )
         assert "says it would fail: Kafka 3.7.2 exits: " in out and "Invalid cluster.id" in out
         assert _report(reports)["rehearsal"]["observed"]["broker"] == "exits"
     finally:
@@ -92,11 +109,15 @@ def test_a_start_that_cannot_be_rehearsed_stops_the_roll_unless_told_to_start(
     node = _copy(lab, "roll-refused")
     nolibs = Path(tempfile.mkdtemp(prefix="rh-nolibs-"))  # an upgrade's home mistyped: no libs/
     try:
-        rc, out, _ = _roll(tmp_path / "stop", lab, node, "-e", f"kafka_rolling_restart_rehearse_kafka_home={nolibs}")
+        rc, out, _ = _roll(
+            tmp_path / "stop", lab, node, "-e", f"kafka_rolling_restart_rehearse_kafka_home={nolibs}"
+        )
         assert rc != 0
         assert "Start the broker" not in _ran(out), out[-4000:]
         assert "IS STOPPED and the roll stopped with it" in out
-        assert f"its next start could not be rehearsed (exit 2): refused: --kafka-home {nolibs}: no libs/" in out
+        assert (
+            f"its next start could not be rehearsed (exit 2): refused: --kafka-home {nolibs}: no libs/" in out
+        )
         assert "kafka_rolling_restart_rehearse_unrehearsed=start" in out
         rc, out, _ = _roll(
             tmp_path / "start", lab, node, "-e", f"kafka_rolling_restart_rehearse_kafka_home={nolibs}",
