@@ -32,7 +32,8 @@ lint: venv
 # slowed each other, and `logs --follow` once took over 20 s to end on Ctrl-C); then the heavy pass in two
 # pytest-xdist workers (tests/conftest.py): the lab's trials (after the roles' ansible-playbook runs on local hosts,
 # test_roll_*) in one and the Molecule scenarios in the other, then the lab's other files in whichever is free
-HEAVY = tests/lab tests/molecule tests/test_roll_ops.py tests/test_roll_order.py tests/test_roll_waits.py tests/test_rehearse.py
+HEAVY = tests/lab tests/molecule tests/test_roll_ops.py tests/test_roll_order.py tests/test_roll_waits.py tests/test_rehearse.py \
+  tests/test_roll_rehearse.py
 test: lint
 	@$(BIN)/python -m pytest -q --durations=15 $(foreach d,$(HEAVY),--ignore=$(d)); a=$$?; \
 	  $(BIN)/python -m pytest -q --durations=15 -n 2 $(HEAVY); b=$$?; \

@@ -26,7 +26,9 @@ NOW_MS = 1_790_000_000_000
 # The heavy pass starts with "lab" in one worker and "molecule" in the other (2026-11-29, alone: ~6 + ~25 min against
 # ~30); the lab's other files (clusters, DumpLogSegments, seeds 001 and 004: module fixtures of their own) go to
 # whichever worker is free first. Units go out in collection order (pytest_collection_modifyitems below).
-BEFORE_LAB = ("tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py")
+BEFORE_LAB = (
+    "tests/test_roll_ops.py", "tests/test_roll_order.py", "tests/test_roll_waits.py", "tests/test_roll_rehearse.py",
+)  # fmt: skip
 LAB_TRIALS = tuple(
     f"tests/lab/test_{n}.py" for n in ("broker_faults", "fidelity", "partition_faults", "smoke")
 )

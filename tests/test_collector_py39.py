@@ -168,6 +168,22 @@ def test_systemd_and_ownership_modes_are_the_same_on_39(tmp_path: Path) -> None:
     assert again["changes"] == []  # 3.9 applied it: nothing left for either
 
 
+def test_rehearse_mode_the_roll_runs_refuses_the_same_on_39(tmp_path: Path) -> None:
+    # the rolling restart's opt-in rehearsal runs this mode on the host: every module of kafka_ops.rehearse is
+    # imported and the audit runs before the refusal (a running broker: nothing is started), on 3.9 as on 3.11+
+    host = simulate_host(str(tmp_path / "h"), HostSpec(now_ms=NOW_MS))
+    home = tmp_path / "kafka"
+    (home / "libs").mkdir(parents=True)
+    (home / "libs" / "kafka_2.13-3.7.2.jar").write_text("")
+    args = ("rehearse", "--server-properties", host.server_properties, "--kafka-home", str(home), "--java",
+            sys.executable, "--broker-state", "running", "--now", str(NOW_MS))  # fmt: skip
+    old, new = _run39(*args), _run311(*args)
+    assert old.returncode == new.returncode == 2, old.stderr
+    assert old.stderr == new.stderr and old.stdout == new.stdout == ""
+    why = "refused: the broker is running" if os.geteuid() == 0 else "refused: rehearse runs as root"
+    assert f"kafka-ops-collector: {why}" in old.stderr
+
+
 @pytest.fixture
 def real_logs(tmp_path: Path) -> Path:
     src = CORPUS / "tuyen-nnt__kafka_2.13-3.0.0" / "logs"

@@ -29,6 +29,9 @@ FLOORS = (
     "checks",  # the rules: facts and model in, findings out
     "audit",  # running the checks: audit/ (context, run, waivers, the options of an audit, declared and read)
     "remediate",  # the fixes: remediate/
+    # the rehearsal: the audit's plan beside a sandboxed broker start (kafka_ops/rehearse/, standard library only:
+    # the collector ships it to broker hosts for the roll's rehearsal step)
+    "rehearse",
     "collector",  # what runs on the host (collector/remote.py) and its build (collector/ship.py)
     "render",  # render/: the report's renderers, its model and the catalogue generated from the registry
     "services",  # the other engines as they stand today: cluster client, spark helpers
@@ -53,7 +56,7 @@ UNITS = {
     "cluster": "services",
     "spark": "services",
     "fleet": "apps",
-    "rehearse": "apps",  # the rehearsal: the audit and a sandboxed broker start (kafka_ops/rehearse/)
+    "rehearse": "rehearse",  # the rehearsal: the audit and a sandboxed broker start (kafka_ops/rehearse/)
     "qos": "apps",
     "simulator": "apps",
     "cli": "cli",

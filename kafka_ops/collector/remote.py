@@ -8,7 +8,8 @@ then one ``report`` (so a caller sees progress and keeps the facts without waiti
 LimitNOFILE; kafka_ops.checks.unit_settings), found or not, with the report; ``logs`` what the ``--broker-log``
 files say (``kafka-ops logs``'s report) and where the latest start stands (brokerlogs.start_state); ``tail`` the
 last ``--lines`` lines of one ``--broker-log`` (the rolling restart's rescue: a bounded read that refuses a link,
-a FIFO or a device, control characters escaped).
+a FIFO or a device, control characters escaped); ``rehearse`` ``kafka-ops rehearse`` (kafka_ops.rehearse: the
+broker's next start in a sandbox, the rolling restart's opt-in step), the report with ``rehearsal``.
 Exit codes as the CLI's: 0, 1 when a finding is at or above ``--fail-on``, 2 on bad input (one line on stderr).
 """
 
@@ -53,7 +54,8 @@ def add_option(p: argparse.ArgumentParser, o: Option) -> None:
 def parser() -> argparse.ArgumentParser:
     p = _Parser(prog="kafka-ops-collector", description=__doc__.splitlines()[0])
     p.add_argument(
-        "mode", choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum", "tail")
+        "mode",
+        choices=("audit", "stream", "version", "systemd", "logs", "ownership", "quorum", "tail", "rehearse"),
     )
     # the audit's options, as `kafka-ops audit` takes them: one declaration (kafka_ops.audit.cmdoptions) for both
     for dest in (*INPUTS, *GATE):
@@ -104,6 +106,25 @@ def parser() -> argparse.ArgumentParser:
         help="ownership: chmod mode for every file and dir (symbolic, X: execute for dirs, or octal).",
     )
     p.add_argument("--apply", action="store_true", help="ownership: apply the plan (default: print it only).")
+    # rehearse mode: `kafka-ops rehearse`'s own options (docs/rehearse.md)
+    p.add_argument(
+        "--kafka-home",
+        metavar="DIR",
+        help="rehearse: the Kafka distribution to start (default: $KAFKA_HOME, the unit's, else the installation "
+        "next to the unit's ExecStart or /opt/kafka); another release's home rehearses an upgrade.",
+    )
+    p.add_argument(
+        "--java",
+        metavar="PATH",
+        help="rehearse: the java binary (default: $JAVA_HOME's, the unit's, the unit's ExecStart's, else PATH's).",
+    )
+    p.add_argument(
+        "--scratch", metavar="DIR", help="rehearse: root-owned dir for the overlays' writable layers."
+    )
+    p.add_argument(
+        "--window", type=float, metavar="SECONDS", help="rehearse: how long to watch the broker once started."
+    )
+    p.add_argument("--heap", default="1g", metavar="SIZE", help="rehearse: the sandboxed JVM's heap.")
     p.add_argument(
         "--journal-dir", help="ownership: where the undo journal goes (default: /var/lib/kafka-ops/journal)."
     )
@@ -130,6 +151,8 @@ def main(argv: list[str] | None = None) -> int:
         return _quorum(a.server_properties)
     if a.mode == "tail":
         return _tail(a.broker_log, a.lines)
+    if a.mode == "rehearse":
+        return _rehearse(a)
     from kafka_ops.audit import apply_gate, apply_waivers, partition_row, run_audit, unusable, waivers_from
     from kafka_ops.audit.options import audit_options
     from kafka_ops.engine.errors import EngineError
@@ -463,3 +486,54 @@ def _quorum(server_properties: str | None) -> int:
             out["error"] = str(exc)
     print(json.dumps(out))
     return 0
+
+
+def _rehearse(a: argparse.Namespace) -> int:
+    """``kafka-ops rehearse`` on the host (the rolling restart's opt-in step): the report (the audit's, with
+    ``rehearsal``) as JSON on stdout, progress on stderr; 0 the rehearsed start started with every log dir
+    online, 1 it exited, did not start or took a dir offline, 2 refused or bad input (one line), 3 a bug (one
+    line: the role must never read a traceback's exit 1 as the broker's verdict)."""
+    import os
+    import traceback
+
+    from kafka_ops.audit.options import audit_options
+    from kafka_ops.engine.errors import EngineError
+    from kafka_ops.rehearse import RehearsalRefused, RehearseOptions, failed, rehearse
+    from kafka_ops.rehearse import home as found
+    from kafka_ops.rehearse.scratch import DEFAULT_SCRATCH
+
+    def fail(message: str, code: int = 2) -> int:
+        print(f"kafka-ops-collector: {message}", file=sys.stderr)
+        return code
+
+    def say(line: str) -> None:
+        print(f"kafka-ops-collector rehearse: {line}", file=sys.stderr, flush=True)
+
+    try:
+        opts = audit_options(host=a.host, **{d: getattr(a, d) for d in INPUTS})
+        kafka_home = a.kafka_home or found.kafka_home(opts.systemd_unit)
+        if not kafka_home:
+            return fail(
+                "no Kafka home: give --kafka-home (none in $KAFKA_HOME, the unit, nor next to its ExecStart)"
+            )
+        java = a.java or found.java(opts.systemd_unit)
+        if not java or not os.access(java, os.X_OK):
+            return fail(f"--java {java or '(none found)'}: no executable java (give --java or JAVA_HOME)")
+        ro = RehearseOptions(
+            kafka_home=os.path.abspath(kafka_home),
+            java=java,
+            broker_user=a.broker_user,
+            scratch=a.scratch or DEFAULT_SCRATCH,
+            window_s=a.window,
+            heap=a.heap,
+        )
+        report = rehearse(opts, ro, progress=say)
+    except RehearsalRefused as exc:
+        return fail(f"refused: {exc}")
+    except (ValueError, EngineError) as exc:
+        return fail(str(exc))
+    except Exception as exc:  # a bug: one line, exit 3 (never 1, which is the rehearsed start's failure)
+        last = traceback.extract_tb(exc.__traceback__)[-1]
+        return fail(f"a bug in kafka-ops: {type(exc).__name__}: {exc} (at {last.filename}:{last.lineno})", 3)
+    sys.stdout.write(json.dumps(report, indent=1, default=str) + "\n")
+    return 1 if failed(report) else 0

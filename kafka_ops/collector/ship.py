@@ -30,6 +30,7 @@ SHIPPED = (
     "checks",
     "audit",
     "remediate",
+    "rehearse",
     "collector/__init__.py",
     "collector/remote.py",
 )

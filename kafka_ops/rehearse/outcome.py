@@ -22,6 +22,7 @@ segments after a corrupt one), None if no log line says.
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import hashlib
 import os
 import re
@@ -29,7 +30,6 @@ import stat
 import time
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -125,7 +125,7 @@ def snapshot(
 
 @dataclass(frozen=True)
 class LogEntry:
-    time: datetime
+    time: dt.datetime
     level: str
     message: str  # without the [Class partition=.., dir=..] prefix
     logger: str
@@ -139,7 +139,7 @@ class LogEntry:
 
 
 def parse_log(text: str) -> list[LogEntry]:
-    """Entries of a log written with Kafka's pattern ``[%d] %p %m (%c)%n`` (the lab's JVMs run in UTC)."""
+    """Entries of a log written with Kafka's pattern ``[%d] %p %m (%c)%n`` (the lab's JVMs run in dt.timezone.utc)."""
     out: list[LogEntry] = []
     extra: list[str] = []
     for raw in text.splitlines():
@@ -151,7 +151,7 @@ def parse_log(text: str) -> list[LogEntry]:
         if out and extra:
             out[-1] = _with_extra(out[-1], extra)
         extra = []
-        ts = datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=UTC)
+        ts = dt.datetime.strptime(m[1], "%Y-%m-%d %H:%M:%S,%f").replace(tzinfo=dt.timezone.utc)
         msg, partition, ldir = m[3], None, None
         p = _PREFIX.search(msg)
         if p:
@@ -228,7 +228,7 @@ def _deleted_by(message: str) -> str | None:
     return None
 
 
-def _iso(t: datetime) -> str:
+def _iso(t: dt.datetime) -> str:
     return t.isoformat(timespec="milliseconds")
 
 
