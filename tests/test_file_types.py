@@ -191,3 +191,26 @@ def test_a_fifo_txnindex_or_an_index_linked_into_nothing_takes_the_dir_offline(t
         os.unlink(path)
         if saved is not None:
             Path(path).write_bytes(saved)
+
+
+def test_a_directory_in_place_of_meta_properties_takes_the_dir_offline_not_the_broker_down(
+    tmp_path: Path,
+) -> None:
+    # lab 3.7.2 (type-meta_properties_directory): "Error while reading meta.properties file ... Is a directory",
+    # the dir in errorLogDirs, the broker started with it offline; the plan had taken the file as missing (an exit)
+    host = simulate(tmp_path)
+    path = os.path.join(host.log_dirs[1], "meta.properties")
+    saved = Path(path).read_text()
+    os.unlink(path)
+    os.mkdir(path)
+    ns = _plan(host)
+    assert ns["broker"] == "starts", ns.get("reason")
+    assert _dir_state(ns, host.log_dirs[1]) == "offline"
+    # the metadata log dir's: the broker cannot continue without it
+    os.rmdir(path)
+    Path(path).write_text(saved)
+    first = os.path.join(host.log_dirs[0], "meta.properties")
+    os.unlink(first)
+    os.mkdir(first)
+    ns = _plan(host)
+    assert ns["broker"] == "exits" and "Is a directory" in ns["reason"], ns.get("reason")

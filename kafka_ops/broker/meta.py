@@ -102,6 +102,14 @@ def _verdicts(h: HostFacts) -> list[MetaVerdict]:
     for ldf in sorted(h.log_dirs, key=lambda d: d.path):  # the Loader's TreeSet order
         path = os.path.join(ldf.path, META_PROPERTIES)
         names = {f.path.rsplit("/", 1)[-1] for f in ldf.scan.root_files}
+        if ldf.scan.exists and META_PROPERTIES not in names and any(
+            f.path.rsplit("/", 1)[-1] == META_PROPERTIES for f in ldf.scan.fatal_dirs
+        ):
+            # a directory in its place: the read throws an IOException ("Is a directory"), not NoSuchFile: the
+            # dir goes offline as for an unreadable file (MetaPropertiesEnsemble.Loader's errorLogDirs from 3.7;
+            # getBrokerMetadataAndOfflineDirs before; lab 3.7.2, type-meta_properties_directory), never "missing"
+            out.append(_directory(ldf, path, mode, meta_dir))
+            continue
         if not ldf.scan.exists or META_PROPERTIES not in names:
             v = _missing(ldf, path, mode)
             if v is not None:
@@ -359,6 +367,20 @@ def _offline_text(ldf: LogDirFacts, mode: str, meta_dir: str | None) -> str:
 
 def _offline_start(ldf: LogDirFacts, mode: str, meta_dir: str | None) -> str:
     return EXITS if mode == "kraft" and meta_dir == ldf.path else OFFLINE
+
+
+def _directory(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) -> MetaVerdict:
+    return MetaVerdict(
+        ldf.path,
+        path,
+        f"{path} is a directory, not a file: reading it fails ('Is a directory'): {_offline_text(ldf, mode, meta_dir)}.",
+        f"With the broker stopped, look at what is in it (ls -la {q(path)}), move it out of the log dir, and restore "
+        "meta.properties from a backup, or rewrite it from another log dir of this broker (the same version, "
+        "cluster.id and node.id), owned by the broker user.",
+        "critical",
+        _offline_start(ldf, mode, meta_dir),
+        {"reason": "a directory", "mode": mode},
+    )
 
 
 def _unreadable(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) -> MetaVerdict:

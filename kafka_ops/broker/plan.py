@@ -381,6 +381,8 @@ def loading_exit(h: HostFacts) -> tuple[str, str, str | None] | None:
     """Why LogManager.loadLogs fails for these files before any partition's own load is asked, or None:
     (reason, check, the log dir whose listing throws, or None when it is a partition's load that throws)."""
     for ldf in h.log_dirs:
+        if any(d.path.rsplit("/", 1)[-1] == ckpt.META_PROPERTIES for d in ldf.scan.fatal_dirs):
+            continue  # meta.properties a directory: its read fails first, the dir is never listed (meta.py)
         for d in ldf.scan.fatal_dirs:
             if d.path.rsplit("/", 1)[-1] == ckpt.CLEAN_SHUTDOWN and filetypes.clean_shutdown_marker(ldf.path):
                 continue  # an empty dir of that name: deleted as the marker before the listing (filetypes)

@@ -77,14 +77,7 @@ SCENARIOS = (
 # Cells where the broker did something else than the plan and the model is not fixed yet: (version, scenario) ->
 # {regex matching the difference line: what the broker did and why}. Each is written in docs/fidelity.md; the test
 # fails on any other difference, and on a listed one that no longer happens.
-KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
-    # meta.properties a directory: the model takes it as missing (a KRaft exit); 3.7.2's Loader reads it ("Error
-    # while reading meta.properties file ... Is a directory"), puts the dir in errorLogDirs and starts with it offline
-    # (lab 2026-12-07; docs/fidelity.md, file-type damage). Other releases not run.
-    ("3.7.2", "type-meta_properties_directory"): {
-        r"broker: predicted exits .*meta\.properties is missing.*broker did starts": "the dir offline, not an exit",
-    },
-}
+KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
 
 
 def agreed(trials: dict[str, TrialResult], name: str) -> TrialResult:
