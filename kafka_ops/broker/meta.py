@@ -102,8 +102,10 @@ def _verdicts(h: HostFacts) -> list[MetaVerdict]:
     for ldf in sorted(h.log_dirs, key=lambda d: d.path):  # the Loader's TreeSet order
         path = os.path.join(ldf.path, META_PROPERTIES)
         names = {f.path.rsplit("/", 1)[-1] for f in ldf.scan.root_files}
-        if ldf.scan.exists and META_PROPERTIES not in names and any(
-            f.path.rsplit("/", 1)[-1] == META_PROPERTIES for f in ldf.scan.fatal_dirs
+        if (
+            ldf.scan.exists
+            and META_PROPERTIES not in names
+            and any(f.path.rsplit("/", 1)[-1] == META_PROPERTIES for f in ldf.scan.fatal_dirs)
         ):
             # a directory in its place: the read throws an IOException ("Is a directory"), not NoSuchFile: the
             # dir goes offline as for an unreadable file (MetaPropertiesEnsemble.Loader's errorLogDirs from 3.7;
