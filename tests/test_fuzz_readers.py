@@ -958,7 +958,12 @@ def test_clean_shutdown_and_quorum_state_readers(workdir: Path, raw: bytes) -> N
 def test_clean_shutdown_marker_absent_and_unreadable(workdir: Path) -> None:
     d = fresh_dir(workdir)
     assert checkpoints.read_clean_shutdown(str(d)).present is False
+    # an empty dir in its place counts as the marker (LogManager deletes whatever it is before listing: lab, every
+    # release, type-clean_shutdown_directory); one with something in it is the reader's error (deleteIfExists throws)
     (d / ".kafka_cleanshutdown").mkdir()
+    marker = checkpoints.read_clean_shutdown(str(d))
+    assert marker.present is True
+    (d / ".kafka_cleanshutdown" / "x").write_text("")
     with pytest.raises(EngineError) as info:
         checkpoints.read_clean_shutdown(str(d))
     check_engine_error(info.value, str(d / ".kafka_cleanshutdown"))
