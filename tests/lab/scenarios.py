@@ -229,6 +229,8 @@ def _snapshot_damage(how: D.Damager, name: str) -> MetadataDamage:
         f.detail["log_dir"] = str(b.log_dirs[0])
         return f
 
+    return plant
+
 
 # ===================================================================== LOG_DAMAGE (issue 36 §2, segment .log)
 # Content damage to one segment's .log of CONTROL's partition, its indexes kept (kafka_lab.damage.LOG_DAMAGES):
