@@ -413,6 +413,40 @@ def test_clean_node_starts_as_planned_and_its_dirs_stay_byte_identical(lab: dict
 
 @needs_root
 @rehearsal
+def test_the_kafka_and_java_the_unit_starts_are_rehearsed_when_none_is_named(lab: dict[str, Any]) -> None:
+    # the host's own installation, as its unit starts it: a kafka-server-start.sh next to libs/ (issue 38)
+    dest = _copy(lab, "unit")
+    (dest / "bin").mkdir()
+    start = dest / "bin" / "kafka-server-start.sh"
+    start.write_text("#!/bin/sh\n")
+    start.chmod(0o755)
+    (dest / "libs").symlink_to(Path(lab["home"], "libs"))
+    unit = dest / "kafka.service"
+    unit.write_text(
+        f"[Service]\nUser=kafka\nExecStart={start} {dest}/config/server.properties\nLimitNOFILE=100000\n"
+    )
+    env = {k: v for k, v in _env().items() if k not in ("KAFKA_HOME", "JAVA_HOME")}
+    cmd = [x for x in _cmd(lab, dest, "--window", "2") if x not in ("--kafka-home", str(lab["home"]))]
+    proc = subprocess.run(
+        [*cmd, "--systemd-unit", str(unit)], capture_output=True, text=True, env=env, timeout=240
+    )
+    assert proc.returncode == 0, proc.stderr
+    r = json.loads(proc.stdout)["rehearsal"]
+    assert r["kafka_home"] == str(dest) and r["kafka_home_source"].startswith("the installation of ")
+    assert r["java"] == shutil.which("java") and r["java_source"] == "PATH"
+    assert r["observed"]["broker"] == "starts"
+    # nothing names one: refused in one line, before anything starts
+    unit.write_text("[Service]\nUser=kafka\nExecStart=/nonexistent/bin/kafka-server-start.sh\n")
+    proc = subprocess.run(
+        [*cmd, "--systemd-unit", str(unit)], capture_output=True, text=True, env=env, timeout=60
+    )
+    assert proc.returncode == 2 and "no Kafka to start: give --kafka-home" in proc.stderr, proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1
+    shutil.rmtree(dest)
+
+
+@needs_root
+@rehearsal
 def test_damage_the_plan_says_exits_makes_the_rehearsal_exit(lab: dict[str, Any]) -> None:
     dest = _copy(lab, "meta")
     meta = dest / "data-1" / "meta.properties"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -38,14 +37,18 @@ def rehearse(
         typer.Option(
             "--kafka-home",
             metavar="DIR",
-            help="The Kafka distribution to start (its libs/ is what is used; default: $KAFKA_HOME). Another "
-            "release's home rehearses an upgrade.",
+            help="The Kafka distribution to start (its libs/ is what is used; default: $KAFKA_HOME, the unit's "
+            "KAFKA_HOME, else the installation next to its ExecStart or in /opt/kafka). Another release's home "
+            "rehearses an upgrade.",
         ),
     ] = None,
     java: Annotated[
         Path | None,
         typer.Option(
-            "--java", metavar="PATH", help="The java binary (default: $JAVA_HOME/bin/java, else PATH's)."
+            "--java",
+            metavar="PATH",
+            help="The java binary (default: $JAVA_HOME's, the unit's JAVA_HOME's, the java its ExecStart runs, "
+            "else PATH's).",
         ),
     ] = None,
     scratch: Annotated[
@@ -99,31 +102,36 @@ def rehearse(
     kafka-ops.
     """
     from kafka_ops.rehearse import RehearsalRefused, RehearseOptions, failed
+    from kafka_ops.rehearse import home as found
     from kafka_ops.rehearse import rehearse as run
     from kafka_ops.rehearse.scratch import DEFAULT_SCRATCH
 
     waivers = read_waiver_options(gate["waive"], gate["waive_file"])
     opts = build_options(**inputs)
-    home = str(kafka_home) if kafka_home is not None else os.environ.get("KAFKA_HOME")
-    if not home:
-        fail("give --kafka-home (or set KAFKA_HOME): the Kafka distribution to start")
-    java_bin = str(java) if java is not None else None
-    if java_bin is None and os.environ.get("JAVA_HOME"):
-        java_bin = os.path.join(os.environ["JAVA_HOME"], "bin", "java")
-    java_bin = java_bin or shutil.which("java")
-    if not java_bin or not os.access(java_bin, os.X_OK):
+    # the host's own Kafka and Java, as its unit starts them, unless named (kafka_ops.rehearse.home)
+    home = (
+        (str(kafka_home), "--kafka-home")
+        if kafka_home is not None
+        else found.find_kafka_home(opts.systemd_unit)
+    )
+    if home is None:
         fail(
-            f"--java {java_bin or ''}: no executable java (give --java or JAVA_HOME)".replace(
-                "--java :", "--java:"
-            )
+            "no Kafka to start: give --kafka-home (none in $KAFKA_HOME, in the unit's environment, nor an "
+            "installation next to its ExecStart or in /opt/kafka)"
         )
+    java_bin = (str(java), "--java") if java is not None else found.find_java(opts.systemd_unit)
+    if java_bin is None or not os.access(java_bin[0], os.X_OK):
+        where = f"{java_bin[0]} ({java_bin[1]})" if java_bin else "none found"
+        fail(f"no executable java: {where}; give --java or JAVA_HOME")
     ro = RehearseOptions(
-        kafka_home=os.path.abspath(home),
-        java=java_bin,
+        kafka_home=os.path.abspath(home[0]),
+        java=java_bin[0],
         broker_user=inputs.get("broker_user"),
         scratch=str(scratch) if scratch is not None else DEFAULT_SCRATCH,
         window_s=window,
         heap=heap,
+        kafka_home_source=home[1],
+        java_source=java_bin[1],
     )
     show_notes()
     try:

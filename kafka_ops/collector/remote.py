@@ -511,21 +511,25 @@ def _rehearse(a: argparse.Namespace) -> int:
 
     try:
         opts = audit_options(host=a.host, **{d: getattr(a, d) for d in INPUTS})
-        kafka_home = a.kafka_home or found.kafka_home(opts.systemd_unit)
-        if not kafka_home:
+        home = (a.kafka_home, "--kafka-home") if a.kafka_home else found.find_kafka_home(opts.systemd_unit)
+        if not home:
             return fail(
                 "no Kafka home: give --kafka-home (none in $KAFKA_HOME, the unit, nor next to its ExecStart)"
             )
-        java = a.java or found.java(opts.systemd_unit)
-        if not java or not os.access(java, os.X_OK):
-            return fail(f"--java {java or '(none found)'}: no executable java (give --java or JAVA_HOME)")
+        java = (a.java, "--java") if a.java else found.find_java(opts.systemd_unit)
+        if not java or not os.access(java[0], os.X_OK):
+            return fail(
+                f"--java {java[0] if java else '(none found)'}: no executable java (give --java or JAVA_HOME)"
+            )
         ro = RehearseOptions(
-            kafka_home=os.path.abspath(kafka_home),
-            java=java,
+            kafka_home=os.path.abspath(home[0]),
+            java=java[0],
             broker_user=a.broker_user,
             scratch=a.scratch or DEFAULT_SCRATCH,
             window_s=a.window,
             heap=a.heap,
+            kafka_home_source=home[1],
+            java_source=java[1],
         )
         report = rehearse(opts, ro, progress=say)
     except RehearsalRefused as exc:

@@ -32,27 +32,42 @@ def _unit(path: str | None) -> UnitFacts | None:
         return None
 
 
-def kafka_home(unit_path: str | None = None) -> str | None:
-    """The Kafka distribution's root (its libs/ holds the jars), or None when nothing names one."""
+def find_kafka_home(unit_path: str | None = None) -> tuple[str, str] | None:
+    """The Kafka distribution's root (its libs/ holds the jars) and where it was found, or None."""
     unit = _unit(unit_path)
-    for home in (os.environ.get("KAFKA_HOME"), unit.environment.get("KAFKA_HOME") if unit else None):
-        if home:
-            return home
+    if os.environ.get("KAFKA_HOME"):
+        return os.environ["KAFKA_HOME"], "$KAFKA_HOME"
+    if unit is not None and unit.environment.get("KAFKA_HOME"):
+        return unit.environment["KAFKA_HOME"], f"KAFKA_HOME of {unit.path}"
     found = _version_from_install(unit)
     if found is None:
         return None
     libs = os.path.dirname(found[1])
-    return os.path.dirname(libs) if os.path.basename(libs) == "libs" else None
+    if os.path.basename(libs) != "libs":
+        return None
+    return os.path.dirname(libs), f"the installation of {found[1]}"
 
 
-def java(unit_path: str | None = None) -> str | None:
-    """The java binary the unit starts the broker with, or None."""
+def kafka_home(unit_path: str | None = None) -> str | None:
+    found = find_kafka_home(unit_path)
+    return found[0] if found else None
+
+
+def find_java(unit_path: str | None = None) -> tuple[str, str] | None:
+    """The java binary the unit starts the broker with and where it was found, or None."""
     unit = _unit(unit_path)
-    for home in (os.environ.get("JAVA_HOME"), unit.environment.get("JAVA_HOME") if unit else None):
-        if home:
-            return os.path.join(home, "bin", "java")
+    if os.environ.get("JAVA_HOME"):
+        return os.path.join(os.environ["JAVA_HOME"], "bin", "java"), "$JAVA_HOME"
+    if unit is not None and unit.environment.get("JAVA_HOME"):
+        return os.path.join(unit.environment["JAVA_HOME"], "bin", "java"), f"JAVA_HOME of {unit.path}"
     for cmd in unit.lists.get("ExecStart", []) if unit else []:
         exe = cmd.lstrip("-@+!:").split()[0] if cmd.strip() else ""
         if os.path.basename(exe) == "java" and os.path.isabs(exe):
-            return exe
-    return shutil.which("java")
+            return exe, f"ExecStart of {unit.path}"  # type: ignore[union-attr]
+    on_path = shutil.which("java")
+    return (on_path, "PATH") if on_path else None
+
+
+def java(unit_path: str | None = None) -> str | None:
+    found = find_java(unit_path)
+    return found[0] if found else None

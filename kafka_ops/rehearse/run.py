@@ -68,6 +68,9 @@ class RehearseOptions:
     window_s: float | None = None
     heap: str = DEFAULT_HEAP
     start_timeout_s: float = START_TIMEOUT_S
+    # where kafka_home and java came from (kafka_ops.rehearse.home): what the report says ran
+    kafka_home_source: str = "--kafka-home"
+    java_source: str = "--java"
 
 
 def default_window_s(
@@ -352,6 +355,9 @@ def rehearse(
     }
     report["rehearsal"] = {
         "kafka_home": ro.kafka_home,
+        "kafka_home_source": ro.kafka_home_source,
+        "java": ro.java,
+        "java_source": ro.java_source,
         "kafka_version": ".".join(map(str, version)) if version else None,
         # the release that runs today (wrote the data): another one in --kafka-home is an upgrade rehearsal
         "installed_version": None if installed is None else {"value": installed[0], "source": installed[1]},
