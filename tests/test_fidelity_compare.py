@@ -29,8 +29,8 @@ def test_a_wrong_fate_and_an_unlisted_file_are_differences() -> None:
     observed = side([(LOG_DELETED, "deleted", "deleted_at_load"), (CLEANED, "cleaned", "deleted_at_load")])
     out = compare(predicted, observed)
     assert out == [
-        "t10-0 00000000000000000000.log.cleaned: predicted not listed, broker: deleted_at_load (not listed)",
-        "t10-0 00000000000000000060.log.deleted: predicted kept, broker: deleted_at_load (not listed)",
+        f"{CLEANED}: the plan does not list it; the broker: deleted_at_load",
+        f"{LOG_DELETED}: the plan says kept; the broker: deleted_at_load",
     ]
 
 
@@ -52,11 +52,9 @@ def test_a_stray_moved_otherwise_than_planned_is_a_difference() -> None:
     assert compare(planned, moved) == []
     deleted = side([]) | {"strays": [{"path": stray, "fate": "deleted", "renamed_to": None}]}
     assert compare(planned, deleted) == [
-        "strayed-0: stray fate predicted renamed_stray, broker: deleted (3.7+)"
+        f"{stray}: stray: the plan says renamed_stray (3.7+); the broker: deleted"
     ]
-    assert compare(side([]), deleted) == [
-        "strayed-0: stray fate predicted kept, broker: deleted (the plan keeps it)"
-    ]
+    assert compare(side([]), deleted) == [f"{stray}: stray: the plan keeps it; the broker: deleted"]
     kept = side([]) | {"strays": [{"path": stray, "fate": "kept", "reason": "the broker exits"}]}
     assert compare(kept, side([])) == []
 
@@ -92,8 +90,42 @@ def test_a_completed_move_is_no_stray_and_a_future_dir_kept_or_moved_otherwise_i
     observed = side([]) | {"future_dirs": future_dirs(before, after)}
     predicted = side([]) | {"future_dirs": [{"path": future, "fate": "kept", "reason": "the broker exits"}]}
     assert compare(predicted, observed) == [
-        "t10-0.7e2a9c4b1d0f4e6a9b3c5d7e8f1a2b3c-future: future dir predicted kept, broker: replaces_current "
-        "(the broker exits)"
+        f"{future}: future dir: the plan says kept (the broker exits); the broker: replaces_current"
     ]
     predicted["future_dirs"][0]["fate"] = "replaces_current"
     assert compare(predicted, observed) == []
+
+
+def test_the_rehearsal_reports_each_field_the_lab_compares_as_json() -> None:
+    """rehearsal.differences is this comparison (kafka_ops.rehearse.compare): a segment the plan loads as is and
+    the start recovered, truncated or deleted is a difference with its field; whether a segment was deleted is
+    compared, not when (tolerance None: a rehearsal starts later than the audit's "now")."""
+    from kafka_ops.rehearse.compare import differences
+
+    log = f"{DIR}/t10-0/00000000000000000000.log"
+    gone = f"{DIR}/t10-0/00000000000000000060.log"
+    plan = side([]) | {"segments": [
+        {"log": log, "load": "as_is", "truncated_bytes": 0, "deleted_at": None, "deleted_by": None},
+        {"log": gone, "load": "as_is", "truncated_bytes": 0, "deleted_at": "2026-12-08T00:00:00Z",
+         "deleted_by": "retention.ms"},
+    ]}  # fmt: skip
+    seen = side([]) | {"segments": [
+        {"log": log, "load": "recovered", "truncated_bytes": 120, "deleted_at": None, "deleted_by": None},
+        {"log": gone, "load": "as_is", "truncated_bytes": 0, "deleted_at": "2026-12-08T00:05:00Z",
+         "deleted_by": "retention.ms (log start offset)"},
+    ]}  # fmt: skip
+    out = differences(plan, seen, tolerance_s=None, by="the rehearsed start")
+    assert [(d["what"], d["path"], d["field"], d["plan"], d["observed"]) for d in out] == [
+        ("segment", log, "load", "as_is", "recovered"),
+        ("segment", log, "truncated_bytes", 0, 120),
+    ]
+    assert out[0]["text"].endswith("the rehearsed start: recovered")
+    # the lab compares when and why too
+    lab = compare(plan, seen)
+    assert any("more than 15.0 s apart" in x for x in lab) and any("deleted it by" in x for x in lab)
+    # a deletion the plan does not make
+    seen["segments"][0]["deleted_at"] = "2026-12-08T00:01:00Z"
+    out = differences(plan, seen, tolerance_s=None, by="the rehearsed start")
+    assert ("segment", log, "deleted", "kept", "deleted") in [
+        (d["what"], d["path"], d["field"], d["plan"], d["observed"]) for d in out
+    ]

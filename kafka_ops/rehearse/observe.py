@@ -121,36 +121,3 @@ def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list
     for v in per_dir.values():
         v.pop("_start")
     return per_dir, sorted(segs.values(), key=lambda s: s["log"])
-
-
-def _planned_deleted(s: dict[str, Any]) -> bool:
-    return s.get("deleted_at") is not None or s.get("deleted_by") is not None
-
-
-def segment_differences(plan: list[dict[str, Any]], observed: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """Where the plan's deletions and the observed ones differ, segment by segment (by the .log's path)."""
-    planned = {s["log"]: s for s in plan if _planned_deleted(s)}
-    seen = {s["log"]: s for s in observed if s["deleted_at"] is not None}
-    out = []
-    for log in sorted(set(planned) | set(seen)):
-        p, o = planned.get(log), seen.get(log)
-        if p and o:
-            continue  # both delete it (the reasons may be worded differently)
-        if o:
-            text = (
-                f"the plan keeps {log}; the rehearsed start deleted it ({o['deleted_by'] or 'no reason logged'}) "
-                f"at {o['deleted_at']}"
-            )
-        else:
-            assert p is not None
-            text = f"the plan deletes {log} ({p.get('deleted_by')}); the rehearsed start kept it within its window"
-        out.append(
-            {
-                "what": "segment",
-                "path": log,
-                "plan": "deleted" if p else "kept",
-                "observed": "deleted" if o else "kept",
-                "text": text,
-            }
-        )
-    return out

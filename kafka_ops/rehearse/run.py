@@ -31,7 +31,8 @@ from kafka_ops.facts.collect import _VERSION_LINE, _version_from_install
 from kafka_ops.facts.config import read_server_properties
 from kafka_ops.facts.model import AuditOptions
 from kafka_ops.facts.systemd import load_unit
-from kafka_ops.rehearse.observe import observe, segment_differences
+from kafka_ops.rehearse.compare import differences
+from kafka_ops.rehearse.observe import observe
 
 DEFAULT_HEAP = "1g"
 START_TIMEOUT_S = 900.0  # copy-up of a large broker on a filesystem without reflink takes minutes
@@ -135,36 +136,6 @@ def stat_tree(dirs: list[str]) -> dict[str, tuple[int, int, int, int, int]]:
                     continue
                 out[p] = (st.st_size if not stat.S_ISDIR(st.st_mode) else 0, st.st_mode, st.st_uid, st.st_gid,
                           st.st_mtime_ns)  # fmt: skip
-    return out
-
-
-def _differences(plan: dict[str, Any], observed: dict[str, Any]) -> list[dict[str, Any]]:
-    out = []
-    if plan.get("broker") != observed["broker"]:
-        out.append(
-            {
-                "what": "broker",
-                "plan": plan.get("broker"),
-                "observed": observed["broker"],
-                "text": f"the plan says the broker {plan.get('broker')}; the rehearsed start "
-                + (observed["broker"] if observed["broker"] != "no answer" else "did not answer")
-                + (f": {observed['reason']}" if observed.get("reason") else ""),
-            }
-        )
-    planned = {d["path"]: d["state"] for d in plan.get("log_dirs", [])}
-    for d in observed["log_dirs"]:
-        want = planned.get(d["path"])
-        if want is not None and want != d["state"]:
-            out.append(
-                {
-                    "what": "log_dir",
-                    "path": d["path"],
-                    "plan": want,
-                    "observed": d["state"],
-                    "text": f"the plan says {d['path']} is {want}; the rehearsed start had it {d['state']}"
-                    + (f": {d['reason']}" if d.get("reason") else ""),
-                }
-            )
     return out
 
 
@@ -301,6 +272,7 @@ def rehearse(
         except sandbox.SandboxError as exc:
             raise RehearsalRefused(str(exc)) from None
         outcome.setup_s = round(time.monotonic() - t1, 2)
+        watched_until_ms = int(time.time() * 1000)  # the JVM is stopped: no deletion after this one was seen
         used = scratch.used_bytes(run_dir)
         after_files = outcome.view  # None: the broker exited (its files are not read: lines only)
         padded = {}
@@ -369,8 +341,15 @@ def rehearse(
         "changed_properties": {k: {"was": w, "now": n} for k, (w, n) in sorted(cfg.changed.items())},
         "quorum_state_removed": cfg.drop_quorum_state,
         "observed": observed,
-        "differences": _differences(report["next_start"], observed)
-        + segment_differences(report["next_start"].get("segments", []), segments),
+        # the lab's comparison of the plan with a real start (kafka_ops.rehearse.compare): whether a segment was
+        # deleted, not when (the rehearsal starts later than the audit's "now") nor the reason's wording
+        "differences": differences(
+            report["next_start"],
+            observed,
+            observed_until_ms=watched_until_ms,
+            tolerance_s=None,
+            by="the rehearsed start",
+        ),
         "timings": {
             "audit_s": round(audit_s, 2),
             "setup_and_run_s": outcome.setup_s,
