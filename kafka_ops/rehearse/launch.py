@@ -39,3 +39,39 @@ def log4j_config(log_file: str, version: tuple[int, ...] | None) -> tuple[str, s
         f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n",
         "-Dlog4j.configuration=file:{path}",
     )
+
+
+def log4j_option(path: str) -> str:
+    """The JVM option that makes Kafka read the log config at ``path`` (log4j2's for a log4j2 file)."""
+    name = path.rsplit("/", 1)[-1]
+    return (
+        f"-Dlog4j2.configurationFile={path}"
+        if name.startswith("log4j2")
+        else f"-Dlog4j.configuration=file:{path}"
+    )
+
+
+def as_user(uid: int | str | None, gid: int | str | None = None, *, pdeathsig: bool = False) -> list[str]:
+    """util-linux setpriv: run what follows as ``uid``:``gid`` with its groups (None: as we are), killed with its
+    parent when ``pdeathsig`` (the kernel clears that signal when the uid changes: set by the same setpriv, after)."""
+    cmd = ["setpriv"]
+    if pdeathsig:
+        cmd += ["--pdeathsig", "SIGKILL"]
+    if uid is not None:
+        cmd += [f"--reuid={uid}", f"--regid={gid if gid is not None else uid}", "--init-groups"]
+    return [*cmd, "--"]
+
+
+def java_command(
+    java: str, main: str, *args: str, classpath: str, heap: str, log_config: str | None = None,
+    options: tuple[str, ...] = (),
+) -> list[str]:  # fmt: skip
+    """The one java command line that starts a broker, its ZooKeeper or a Kafka tool, for the lab and the
+    rehearsal alike: ``java`` with the heap, headless, no hsperfdata file, the log config (log4j_option), the
+    caller's ``options`` (the lab's fast-start flags; the sandbox's scratch paths), then ``-cp classpath main
+    args``. ``classpath``: a dir of jars (its ``*``)."""
+    return [
+        java, f"-Xmx{heap}", "-Djava.awt.headless=true", "-XX:-UsePerfData",
+        *([log4j_option(log_config)] if log_config else []), *options,
+        "-cp", classpath.rstrip("/") + "/*", main, *args,
+    ]  # fmt: skip

@@ -31,8 +31,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops.engine.shell import q
+from kafka_ops.rehearse import launch
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
-from kafka_ops.rehearse.launch import LOG_PATTERN, READY, log4j_config
+from kafka_ops.rehearse.launch import READY, java_command, log4j_config
 from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
 from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
 from kafka_ops.rehearse.loglines import FATAL as _FATAL
@@ -202,15 +203,15 @@ def prepare(
     with open(props, "w", encoding="utf-8") as f:
         f.write(properties_text(cfg.properties))
     os.chmod(props, 0o644)
-    log_opt, log_file = _log_config(run, version)
+    _, log_file = _log_config(run, version)
     os.chmod(log_file, 0o644)
-    jvm = [
-        java, f"-Xmx{heap}", f"-Xms{heap}", "-Djava.awt.headless=true", "-XX:-UsePerfData",
-        # everything the JVM writes outside the log dirs goes to the scratch (not the real server.log, /tmp)
-        f"-Dkafka.logs.dir={run}/logs", log_opt, f"-Djava.io.tmpdir={run}/tmp",
-        f"-XX:ErrorFile={run}/logs/hs_err_pid%p.log", "-XX:-HeapDumpOnOutOfMemoryError",
-        "-cp", os.path.join(kafka_home, "libs", "*"), "kafka.Kafka", props,
-    ]  # fmt: skip
+    # the lab's command line (kafka_ops.rehearse.launch); everything the JVM writes outside the log dirs goes to
+    # the scratch (not the real server.log, /tmp)
+    jvm = java_command(
+        java, "kafka.Kafka", props, classpath=os.path.join(kafka_home, "libs"), heap=heap, log_config=log_file,
+        options=(f"-Xms{heap}", f"-Dkafka.logs.dir={run}/logs", f"-Djava.io.tmpdir={run}/tmp",
+                 f"-XX:ErrorFile={run}/logs/hs_err_pid%p.log", "-XX:-HeapDumpOnOutOfMemoryError"),
+    )  # fmt: skip
     lines.append(f"cd {q(run + '/tmp')}")
     if cfg.mode == "zookeeper":
         lines += _zookeeper_lines(run, cfg, kafka_home, java, pw, cluster_id, seed)
@@ -219,13 +220,7 @@ def prepare(
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
     # it, and when pid 1 dies the kernel kills every process of the namespace
     lines.append(f"echo {READY_MARK}")  # every mount is in place: what follows is the broker's doing
-    lines.append(
-        "setpriv "
-        + " ".join(
-            q(a) for a in (f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--", *jvm)
-        )
-        + " &"
-    )
+    lines.append(" ".join(q(a) for a in (*launch.as_user(pw.pw_uid, pw.pw_gid), *jvm)) + " &")
     lines.append("wait $!")
     script = os.path.join(run, "inner.sh")
     with open(script, "w") as f:
@@ -295,14 +290,19 @@ def _zookeeper_lines(
     zk_log = os.path.join(run, "zk-log4j.properties")
     with open(zk_log, "w") as f:
         f.write(
-            "log4j.rootLogger=INFO, F\nlog4j.appender.F=org.apache.log4j.FileAppender\n"
-            f"log4j.appender.F.File={run}/logs/zookeeper.log\nlog4j.appender.F.layout=org.apache.log4j.PatternLayout\n"
-            f"log4j.appender.F.layout.ConversionPattern={LOG_PATTERN}\n"
-        )
+            log4j_config(f"{run}/logs/zookeeper.log", None)[1]
+        )  # ZooKeeper logs with log4j 1 (as the lab's)
     os.chmod(zk_log, 0o644)
-    as_user = ["setpriv", f"--reuid={pw.pw_uid}", f"--regid={pw.pw_gid}", "--init-groups", "--"]
-    jvm = [java, "-Xmx256m", "-XX:-UsePerfData", f"-Dlog4j.configuration=file:{zk_log}",
-           f"-Djava.io.tmpdir={run}/tmp", "-cp", os.path.join(kafka_home, "libs", "*")]  # fmt: skip
+
+    def zk_java(main: str, *args: str) -> list[str]:  # as the broker user, the lab's command line (launch)
+        return [
+            *launch.as_user(pw.pw_uid, pw.pw_gid),
+            *java_command(
+                java, main, *args, classpath=os.path.join(kafka_home, "libs"), heap="256m", log_config=zk_log,
+                options=(f"-Djava.io.tmpdir={run}/tmp",),
+            ),
+        ]  # fmt: skip
+
     wait = (
         "import socket,sys,time\nend=time.time()+60\nwhile time.time()<end:\n try:\n"
         f"  s=socket.create_connection(('127.0.0.1',{cfg.zk_port}),1);s.sendall(b'srvr')\n"
@@ -312,10 +312,7 @@ def _zookeeper_lines(
     with open(wait_py, "w") as f:
         f.write(wait + "\n")
     lines = [
-        " ".join(
-            q(a) for a in [*as_user, *jvm, "org.apache.zookeeper.server.quorum.QuorumPeerMain", zk_props]
-        )
-        + " &",
+        " ".join(q(a) for a in zk_java("org.apache.zookeeper.server.quorum.QuorumPeerMain", zk_props)) + " &",
         f"{q(sys.executable)} {q(wait_py)} || {{ echo 'the sandbox ZooKeeper did not answer within 60 s' >&2; exit 90; }}",
     ]
     kp = kazoo_path()
@@ -342,8 +339,8 @@ def _zookeeper_lines(
         )  # KafkaZkClient's ClusterIdZNode
         nodes += [(cfg.zk_chroot + "/cluster", None), (cfg.zk_chroot + "/cluster/id", data)]
     for node, value in nodes:
-        cli = [*as_user, *jvm, "org.apache.zookeeper.ZooKeeperMain", "-server", f"127.0.0.1:{cfg.zk_port}", "create",
-               node, *([value] if value else [])]  # fmt: skip
+        cli = zk_java("org.apache.zookeeper.ZooKeeperMain", "-server", f"127.0.0.1:{cfg.zk_port}", "create", node,
+                      *([value] if value else []))  # fmt: skip
         lines.append(" ".join(q(a) for a in cli) + f" >>{q(run + '/logs/zk-seed.out')} 2>&1 || {{ "
                      f"echo 'could not seed the sandbox ZooKeeper with {node}' >&2; exit 91; }}")  # fmt: skip
     return lines
