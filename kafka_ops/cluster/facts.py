@@ -56,6 +56,9 @@ class ClusterFacts:
     # voters and observers with their log_end_offset, last_fetch_timestamp, last_caught_up_timestamp, as the
     # leader reports them), the input of the controllers' roll gate (kafka_ops.broker.quorum). None as above.
     quorum: dict[str, Any] | None = None
+    # each topic's own overrides (config source DYNAMIC_TOPIC_CONFIG), every key: what ZooKeeper's
+    # /config/topics/<t> holds in ZooKeeper mode (the rehearsal's seed when ZooKeeper does not answer)
+    topic_overrides: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -101,7 +104,7 @@ def _gather(
 
     client = admin(bootstrap, client_config, timeout_s)
     try:
-        cluster = client.describe_cluster()
+        cluster = _describe_cluster(client)
         brokers = {
             int(b.get("broker_id", b.get("node_id", -1))): f"{b['host']}:{b['port']}"
             for b in cluster.get("brokers", [])
@@ -123,6 +126,7 @@ def _gather(
                     )
                 )  # fmt: skip
         configs: dict[str, dict[str, str]] = {}
+        overrides: dict[str, dict[str, str]] = {}
         if names:
             resources = [ConfigResource(ConfigResourceType.TOPIC, n) for n in sorted(names)]
             described = client.describe_configs(resources, config_filter="all")
@@ -133,6 +137,11 @@ def _gather(
                     for k, e in entries.items()
                     if k in CONFIG_KEYS and e.get("value") is not None
                 }
+                overrides[name] = {
+                    k: str(e["value"])
+                    for k, e in entries.items()
+                    if e.get("config_source") == "DYNAMIC_TOPIC_CONFIG" and e.get("value") is not None
+                }
         quorum = _quorum(client)
         dirs: list[LogDirState] = []
         asked = log_dirs_of if log_dirs_of is not None else sorted(brokers)
@@ -141,12 +150,30 @@ def _gather(
         return ClusterFacts(
             bootstrap, cluster.get("cluster_id"), cluster.get("controller_id"), brokers,
             sorted(parts, key=lambda p: (p.topic, p.partition)), configs, dirs,
-            quorum["leader_id"] if quorum else None, quorum,
+            quorum["leader_id"] if quorum else None, quorum, overrides,
         )  # fmt: skip
     except KafkaError as exc:
         raise ClusterUnavailable(f"the cluster at {bootstrap} did not answer: {error_text(exc)}") from exc
     finally:
         client.close()
+
+
+def _describe_cluster(client: Any) -> dict[str, Any]:
+    """DescribeCluster's cluster id, controller and brokers. kafka-python 3.0.x reads DescribeCluster v1's
+    endpoint_type (3.7+, KIP-919) from every answer and fails with KeyError on a v0 one (2.8-3.6, KIP-700): there,
+    the same facts from a Metadata request, as its own fallback does for brokers without DescribeCluster
+    (kafka/admin/_cluster.py@3.0.12 ``_describe_cluster``; seen on 2.8.2 and 3.5.2)."""
+    try:
+        return dict(client.describe_cluster())
+    except KeyError as exc:
+        if exc.args != ("endpoint_type",):
+            raise
+    metadata = dict(client._manager.run(client._get_cluster_metadata, []))
+    metadata.pop("topics", None)
+    for b in metadata.get("brokers", []):
+        if "node_id" in b:
+            b["broker_id"] = b.pop("node_id")
+    return metadata
 
 
 def _quorum(client: Any) -> dict[str, Any] | None:

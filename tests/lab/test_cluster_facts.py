@@ -16,8 +16,10 @@ from kafka_ops.cluster.facts import gather
 pytestmark = pytest.mark.lab
 
 
-def test_topic_configs_leaders_and_log_dirs_from_a_real_broker() -> None:
-    with LabBroker("3.9.1", log_dirs=2) as b:
+# 3.5.2: DescribeCluster v0 (before KIP-919's v1), which kafka-python 3.0.x cannot read (cluster.facts)
+@pytest.mark.parametrize("version", ["3.5.2", "3.9.1"])
+def test_topic_configs_leaders_and_log_dirs_from_a_real_broker(version: str) -> None:
+    with LabBroker(version, log_dirs=2) as b:
         b.start()
         create_topics(b.bootstrap, [TopicSpec("facts", partitions=2, configs={"retention.ms": "12345"})])
         # the broker creates a partition's log when it applies the metadata that made it leader, just after
@@ -32,6 +34,9 @@ def test_topic_configs_leaders_and_log_dirs_from_a_real_broker() -> None:
     assert facts.cluster_id == b.cluster_id and facts.controller == 1 and list(facts.brokers) == [1]
     assert facts.topic_configs["facts"]["retention.ms"] == "12345"
     assert facts.topic_configs["facts"]["cleanup.policy"] == "delete"
+    assert facts.topic_overrides["facts"] == {
+        "retention.ms": "12345"
+    }  # the topic's own: what ZooKeeper holds
     parts = [p for p in facts.partitions if p.topic == "facts"]
     assert [(p.partition, p.leader, p.replicas, p.isr) for p in parts] == [(0, 1, [1], [1]), (1, 1, [1], [1])]
     assert sorted(d.path for d in facts.log_dirs) == sorted(str(d) for d in b.log_dirs)
