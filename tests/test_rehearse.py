@@ -1239,3 +1239,79 @@ def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_re
     finally:
         b.close()
         shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+def test_zookeeper_mode_is_seeded_from_the_cluster_when_zookeeper_does_not_answer(
+    zk_lab: dict[str, Any],
+) -> None:
+    # this node stopped, its ZooKeeper unreachable from here, the cluster up (another copy of the node, its
+    # ZooKeeper beside it): --bootstrap-server's topic overrides and assignments seed the sandbox's ZooKeeper, so
+    # the override of retention.ms=1s deletes t's segments as at the real start (issue 38)
+    from kafka.admin import ConfigResource, ConfigResourceType, KafkaAdminClient
+
+    from kafka_ops.rehearse.launch import java_command
+
+    dest, running = _copy(zk_lab, "zkcluster"), _copy(zk_lab, "zkcluster-up")
+    zk_props = running / "config" / "zookeeper.properties"
+    zk_props.write_text(zk_props.read_text().replace(str(zk_lab["workdir"]), str(running)))
+    props = parse_properties((running / "config" / "server.properties").read_text())
+    java = shutil.which("java")
+    assert java is not None
+    libs = str(Path(zk_lab["home"], "libs"))
+    procs = [
+        subprocess.Popen(
+            java_command(java, "org.apache.zookeeper.server.quorum.QuorumPeerMain", str(zk_props), classpath=libs,
+                         heap="128m"),
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+    ]  # fmt: skip
+    bootstrap = props["listeners"].split("://", 1)[1]
+    try:
+        time.sleep(3)
+        procs.append(
+            subprocess.Popen(
+                java_command(java, "kafka.Kafka", str(running / "config" / "server.properties"), classpath=libs,
+                             heap="384m", options=(f"-Dkafka.logs.dir={running}/logs",)),
+                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            )
+        )  # fmt: skip
+        admin = None
+        for _ in range(120):
+            try:
+                admin = KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=5000)
+                break
+            except Exception:
+                time.sleep(0.5)
+        assert admin is not None, "the running copy did not answer"
+        admin.alter_configs([ConfigResource(ConfigResourceType.TOPIC, "t", configs={"retention.ms": "1000"})])
+        admin.close()
+        # this node's zookeeper.connect names a ZooKeeper that does not answer (a closed port; the sandbox's own
+        # ZooKeeper listens on the same port, in its own network namespace, as the broker user: not below 1024)
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            dead = f"127.0.0.1:{probe.getsockname()[1]}"
+        sp = dest / "config" / "server.properties"
+        sp.write_text(properties_text({**parse_properties(sp.read_text()), "zookeeper.connect": dead}))
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        _, report, err = _rehearse(zk_lab, dest, "--window", "36", "--bootstrap-server", bootstrap)
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            p.wait(60)
+    assert report is not None, err
+    assert _snapshot(dirs) == before
+    seed = report["rehearsal"]["zookeeper_seed"]
+    assert (
+        seed["source"].startswith(f"the cluster at {bootstrap}")
+        and f"{dead} did not answer" in seed["source"]
+    )
+    assert {"/cluster/id", "/config/topics/t", "/brokers/topics/t"} <= set(seed["nodes"])
+    obs = report["rehearsal"]["observed"]
+    assert obs["broker"] == "starts", obs
+    deleted = {(g["partition"], g["base_offset"]) for g in obs["segments"] if g["deleted_at"]}
+    assert deleted == {(0, 0), (1, 0)}, obs["segments"]
+    shutil.rmtree(dest)
+    shutil.rmtree(running)

@@ -11,7 +11,8 @@ from typing import Annotated, Any
 
 import typer
 
-from kafka_ops.cli.audit import GIVEN, Given, build_options, read_waiver_options, with_options
+from kafka_ops.cli.audit import GIVEN, Given, add_cluster, build_options, read_waiver_options, with_options
+from kafka_ops.cli.cluster import BootstrapOpt, ClusterTimeoutOpt, CommandConfigOpt
 from kafka_ops.cli.framework import Command, app, fail, keep_exit_code, say, show_notes
 
 # the audit's inputs that describe the node (the log dirs are server.properties' own: the sandbox overlays them)
@@ -73,6 +74,9 @@ def rehearse(
     heap: Annotated[
         str, typer.Option("--heap", metavar="SIZE", help="The sandboxed JVM's heap (-Xmx/-Xms).")
     ] = "1g",
+    bootstrap_server: BootstrapOpt = None,
+    command_config: CommandConfigOpt = None,
+    cluster_timeout: ClusterTimeoutOpt = 10.0,
     format: Annotated[
         RehearseFormat,
         typer.Option("--format", "-f", help="text (the outcome and differences) or json (the report)."),
@@ -83,7 +87,7 @@ def rehearse(
     its own Kafka started on its own log dirs through overlays (the real dirs a read-only lower layer, every write on --scratch, thrown away), in private
     mount, network (loopback only) and pid namespaces, as the broker user, its listeners on loopback and
     (KRaft) as its own single-voter quorum (ZooKeeper mode: beside a throwaway ZooKeeper seeded from the
-    real one, read-only, or with meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
+    real one, read-only, else from the cluster --bootstrap-server names, else with meta.properties' cluster id). Reports the audit (its next_start is the plan) plus
     `rehearsal`: what the start did, where it differs from the plan, timings and scratch bytes.
 
     Refused, with the reason, unless run as root on a stopped broker with room on --scratch for the worst-case
@@ -108,6 +112,9 @@ def rehearse(
 
     waivers = read_waiver_options(gate["waive"], gate["waive_file"])
     opts = build_options(**inputs)
+    # the cluster's topic configs for the plan, as in the audit; in ZooKeeper mode also the sandbox's seed when the
+    # real ZooKeeper does not answer
+    add_cluster(opts, bootstrap_server, command_config, cluster_timeout, False, None)
     # the host's own Kafka and Java, as its unit starts them, unless named (kafka_ops.rehearse.home)
     home = (
         (str(kafka_home), "--kafka-home")

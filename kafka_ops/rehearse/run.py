@@ -258,6 +258,11 @@ def rehearse(
                     f"reading this broker's topics from the real ZooKeeper {props.get('zookeeper.connect')} (read-only)"
                 )
                 seed = zkseed.read_real(str(props.get("zookeeper.connect")), dirs, cluster_id)
+                if not seed.answered and audit.cluster:  # --bootstrap-server answered: the cluster's own
+                    say(
+                        f"seeding the sandbox's ZooKeeper from the cluster at {audit.cluster.get('bootstrap')}"
+                    )
+                    seed = zkseed.from_cluster(audit.cluster, dirs, cluster_id, seed.why)
             script = sandbox.prepare(
                 run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id, images, seed
             )

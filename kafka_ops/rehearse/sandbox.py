@@ -31,9 +31,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kafka_ops.engine.shell import q
-from kafka_ops.rehearse import launch
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
-from kafka_ops.rehearse.launch import READY, java_command, log4j_config
+from kafka_ops.rehearse.launch import READY, as_user, java_command, log4j_config
 from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
 from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
 from kafka_ops.rehearse.loglines import FATAL as _FATAL
@@ -220,7 +219,7 @@ def prepare(
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
     # it, and when pid 1 dies the kernel kills every process of the namespace
     lines.append(f"echo {READY_MARK}")  # every mount is in place: what follows is the broker's doing
-    lines.append(" ".join(q(a) for a in (*launch.as_user(pw.pw_uid, pw.pw_gid), *jvm)) + " &")
+    lines.append(" ".join(q(a) for a in (*as_user(pw.pw_uid, pw.pw_gid), *jvm)) + " &")
     lines.append("wait $!")
     script = os.path.join(run, "inner.sh")
     with open(script, "w") as f:
@@ -296,7 +295,7 @@ def _zookeeper_lines(
 
     def zk_java(main: str, *args: str) -> list[str]:  # as the broker user, the lab's command line (launch)
         return [
-            *launch.as_user(pw.pw_uid, pw.pw_gid),
+            *as_user(pw.pw_uid, pw.pw_gid),
             *java_command(
                 java, main, *args, classpath=os.path.join(kafka_home, "libs"), heap="256m", log_config=zk_log,
                 options=(f"-Djava.io.tmpdir={run}/tmp",),

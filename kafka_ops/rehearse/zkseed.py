@@ -14,6 +14,7 @@ import json
 import os
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 from kafka_ops.engine.layout import parse_partition_dir
 
@@ -27,6 +28,10 @@ class Seed:
     nodes: dict[str, str] = field(default_factory=dict)  # path under the chroot -> data
     source: str = ""  # what the report says about where the seed came from
     topics: list[str] = field(default_factory=list)
+    answered: bool = (
+        False  # the real ZooKeeper (or the cluster) gave it; False: meta.properties' cluster id only
+    )
+    why: str = ""  # not answered: why the real ZooKeeper gave nothing
 
 
 def topics_in(dirs: list[str]) -> list[str]:
@@ -59,6 +64,7 @@ def read_real(connect: str, dirs: list[str], cluster_id: str | None, deadline_s:
     topics = topics_in(dirs)
     fallback = Seed({"/cluster/id": _cluster_node(cluster_id)} if cluster_id else {}, "", topics)
     if kazoo_path() is None:
+        fallback.why = "kazoo is not installed (the extra 'zookeeper')"
         fallback.source = (
             "meta.properties' cluster id only: kazoo is not installed (the extra 'zookeeper'); topic configs and "
             "assignments not seeded: the broker's defaults, no retention"
@@ -83,8 +89,11 @@ def read_real(connect: str, dirs: list[str], cluster_id: str | None, deadline_s:
                     nodes[path] = zk.get(path)[0].decode()
                 except NoNodeError:
                     pass
-        return Seed(nodes, f"the real ZooKeeper {connect} (read-only)", topics)
+        return Seed(nodes, f"the real ZooKeeper {connect} (read-only)", topics, True)
     except (KazooTimeoutError, KazooException, OSError) as exc:
+        fallback.why = (
+            f"the real ZooKeeper {connect} did not answer within {deadline_s:.0f} s ({type(exc).__name__})"
+        )
         fallback.source = (
             f"meta.properties' cluster id only: the real ZooKeeper {connect} did not answer within "
             f"{deadline_s:.0f} s ({type(exc).__name__}); topic configs and assignments not seeded: the broker's "
@@ -94,6 +103,66 @@ def read_real(connect: str, dirs: list[str], cluster_id: str | None, deadline_s:
     finally:
         zk.stop()
         zk.close()
+
+
+def from_cluster(cluster: dict[str, Any], dirs: list[str], cluster_id: str | None, why_not_zk: str) -> Seed:
+    """The seed from the running cluster (``--bootstrap-server``: kafka_ops.cluster.facts.ClusterFacts.to_dict())
+    when ZooKeeper did not answer: its cluster id, each topic's own overrides as ``/config/topics/<t>``
+    (ConfigEntityZNode: ``{"version":1,"config":{...}}``) and its assignment as ``/brokers/topics/<t>`` (TopicZNode:
+    ``{"version":1,"partitions":{"<p>":[replicas]}}``; version 3 with the ``topic_id`` of the log dirs'
+    partition.metadata where they have one, 2.8+: without it the sandbox's controller would give the topic a new
+    id, which the broker refuses against its partition.metadata), TopicZNode.scala@2.8.2."""
+    topics = topics_in(dirs)
+    nodes: dict[str, str] = {}
+    cid = cluster.get("cluster_id") or cluster_id
+    if cid:
+        nodes["/cluster/id"] = _cluster_node(cid)
+    assignment: dict[str, dict[str, list[int]]] = {}
+    for p in cluster.get("partitions") or []:
+        if p["topic"] in topics:
+            assignment.setdefault(p["topic"], {})[str(p["partition"])] = [int(r) for r in p["replicas"]]
+    ids = _topic_ids(dirs)
+    overrides = cluster.get("topic_overrides") or {}
+    for t in topics:
+        if overrides.get(t):
+            nodes[f"/config/topics/{t}"] = json.dumps(
+                {"version": 1, "config": overrides[t]}, separators=(",", ":")
+            )
+        if t in assignment:
+            node: dict[str, Any] = {"version": 1, "partitions": assignment[t]}
+            if t in ids:
+                node = {"version": 3, "topic_id": ids[t], "partitions": assignment[t], "adding_replicas": {},
+                        "removing_replicas": {}}  # fmt: skip
+            nodes[f"/brokers/topics/{t}"] = json.dumps(node, separators=(",", ":"))
+    return Seed(
+        nodes,
+        f"the cluster at {cluster.get('bootstrap')} (--bootstrap-server): its cluster id, topic overrides and "
+        f"assignments ({why_not_zk})",
+        topics,
+        True,
+    )
+
+
+def _topic_ids(dirs: list[str]) -> dict[str, str]:
+    """Each topic's id from its partition dirs' partition.metadata (the first readable one)."""
+    from kafka_ops.engine.checkpoints import read_partition_metadata
+    from kafka_ops.engine.errors import EngineError
+
+    out: dict[str, str] = {}
+    for d in dirs:
+        try:
+            names = sorted(os.listdir(d))
+        except OSError:
+            continue
+        for n in names:
+            p = parse_partition_dir(n)
+            if p is None or p.kind != "log" or p.topic in out or not _TOPIC.match(p.topic):
+                continue
+            try:
+                out[p.topic] = read_partition_metadata(os.path.join(d, n, "partition.metadata"))["topic_id"]
+            except (EngineError, OSError, KeyError):
+                pass
+    return out
 
 
 def _cluster_node(cluster_id: str) -> str:
