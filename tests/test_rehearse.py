@@ -11,6 +11,7 @@ with 4.1.1's jars (.ci/setup-lab.sh fetches both once).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import pwd
@@ -33,7 +34,14 @@ from kafka_ops.engine.checkpoints import parse_properties
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse import scratch
 from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
-from kafka_ops.rehearse.voters import decode_voters, stored_voters
+from kafka_ops.rehearse.voters import (
+    VoterSetError,
+    decode_voters,
+    encode_voter,
+    single_voter_batch,
+    stored_voters,
+    voters_value,
+)
 
 VERSION = "3.7.2"
 ZK_VERSION = "2.8.2"  # ZooKeeper mode (a CI release)
@@ -93,15 +101,6 @@ def test_broker_only_node_becomes_its_own_voter() -> None:
             "ssl",
         ),
         ({"process.roles": "broker,observer"}, "only broker and controller"),
-        (
-            {
-                "process.roles": "broker",
-                "controller.quorum.voters": None,
-                "controller.quorum.bootstrap.servers": "k:9093",
-                "listeners": "PLAINTEXT://:9092",
-            },
-            "broker-only node of a KIP-853",
-        ),
         ({"listeners": "PLAINTEXT//nohost"}, "cannot read the listener"),
     ],
 )
@@ -136,6 +135,23 @@ def test_dedicated_controller_becomes_the_single_voter_on_loopback() -> None:
     cfg = sandbox_properties(dyn, (4, 3, 1))
     assert cfg.dynamic_quorum and "controller.quorum.voters" not in cfg.properties
     assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:9093"
+    assert cfg.controller_endpoints == [("CONTROLLER", "127.0.0.1", 9093)]  # its endpoint in the VotersRecord
+
+
+def test_a_broker_only_node_of_a_kip853_quorum_becomes_a_combined_node() -> None:
+    broker = {
+        **COMBINED,
+        "process.roles": "broker",
+        "controller.quorum.voters": "",
+        "controller.quorum.bootstrap.servers": "kafka5.example:9093",
+        "listeners": "PLAINTEXT://0.0.0.0:9092",
+    }
+    cfg = sandbox_properties(broker, (4, 3, 1))
+    assert cfg.dynamic_quorum and cfg.properties["process.roles"] == "broker,controller"
+    assert cfg.properties["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:19093"
+    assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:19093"
+    assert cfg.controller_endpoints == [("CONTROLLER", "127.0.0.1", 19093)]
+    assert not cfg.drop_quorum_state  # the stored voter set is walked down to the node instead (voters.py)
 
 
 def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
@@ -1202,10 +1218,63 @@ def test_a_voters_record_is_decoded() -> None:
         decode_voters(value[:10])
 
 
+def _metadata_log(tmp_path: Path, voters: list[tuple[int, bytes]], tail: bytes = b"") -> Path:
+    """A metadata dir whose log holds a data batch (epoch 3) and a control batch of a VotersRecord (epoch 5)."""
+    from kafka_ops.engine.builder import NewRecord, build_batch
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    value = voters_value([encode_voter(v, d, [("CONTROLLER", f"c{v}.example", 9093)]) for v, d in voters])
+    data = build_batch(0, [NewRecord(b"k", b"v", 1000)] * 3, partition_leader_epoch=3) + build_batch(
+        3, [NewRecord(b"\0\0\0\x06", value, 2000)], control=True, partition_leader_epoch=5
+    )
+    (part / "00000000000000000000.log").write_bytes(data + tail)
+    return tmp_path
+
+
+def test_the_single_voter_batch_walks_the_stored_set_down_to_the_node_as_kafka_reads_it(
+    tmp_path: Path,
+) -> None:
+    from kafka_ops.engine.records import scan_file
+
+    d1, d2, d3 = (bytes([i]) * 16 for i in (1, 2, 3))
+    meta = _metadata_log(tmp_path, [(1, d1), (2, d2), (3, d3)])
+    stored = stored_voters(str(meta))
+    assert stored is not None and [v for v, _ in stored.voters] == [1, 2, 3]
+    mine_text = "CQkJCQkJCQkJCQkJCQkJCQ"  # directory.id of meta.properties: bytes 0x09 * 16
+    # a broker-only node 4 (not a voter): one voter replaced by it, then the others removed one at a time
+    app = single_voter_batch(str(meta), stored, 4, mine_text, [("CONTROLLER", "127.0.0.1", 19093)], now_ms=5)
+    assert app.base_offset == 4 and app.epoch == 5 and app.steps == [[2, 3, 4], [3, 4], [4]]
+    # each set differs from the one before by at most one voter each way (VoterSet.hasOverlappingMajority)
+    sets = [{1, 2, 3}, *map(set, app.steps)]
+    assert all(len(a - b) <= 1 and len(b - a) <= 1 for a, b in itertools.pairwise(sets))
+    seg = meta / "__cluster_metadata-0" / app.segment
+    with seg.open("ab") as f:
+        f.write(app.batch)
+    batches, tail, _ = scan_file(seg)  # CRC32C checked, as the raft client and recovery check it
+    assert tail is None and [(b.base_offset, b.last_offset, b.partition_leader_epoch) for b in batches][
+        -1
+    ] == (
+        4,
+        6,
+        5,
+    )
+    assert batches[-1].is_control and batches[-1].crc_valid
+    after = stored_voters(str(meta))
+    assert after is not None and after.voters == [(4, mine_text)]
+    # the node's own id of another directory is replaced first (a voter set holds one node per id)
+    app = single_voter_batch(str(meta), stored, 2, mine_text, [("CONTROLLER", "127.0.0.1", 19093)])
+    assert app.steps[0] == [1, 3, 2] and app.steps[-1] == [2]
+    # a torn tail: recovery would truncate it and the appended batch with it
+    torn = _metadata_log(tmp_path / "torn", [(1, d1)], tail=b"\0" * 7)
+    with pytest.raises(VoterSetError, match="recovery truncates"):
+        single_voter_batch(str(torn), stored, 1, None, [("CONTROLLER", "127.0.0.1", 9093)])
+
+
 @needs_root
 @rehearsal
 @pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])  # KIP-853 arrived in 3.9
-def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_refused(
+def test_a_kip853_single_voter_controller_rehearses_and_a_voter_of_another_directory_is_refused(
     lab: dict[str, Any], version: str
 ) -> None:
     home = _home(version)
@@ -1229,12 +1298,67 @@ def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_re
         assert r["observed"]["broker"] == "starts" and r["roles"] == ["controller"]
         assert "controller.quorum.voters" not in r["changed_properties"]  # the stored set decides
         assert _snapshot(dirs) == before
-        # the same files under node.id 2: the stored set (voter 1) has no room for it: refused, voters named
-        props = dest / "config" / "server.properties"
-        props.write_text(props.read_text().replace("node.id=1", "node.id=2"))
+        assert r["voter_set"]["appended_sets"] == [[1]]  # its own entry, the endpoint on loopback
+        # the stored voter is node 1 of another directory (a disk replaced, a node reformatted): the real start
+        # joins as an observer and never leads (its real 4.3.1 start stayed Unattached, docs/rehearse.md):
+        # refused with both directory ids named
+        meta = dest / "data-0" / "meta.properties"
+        meta.write_text(meta.read_text().replace(stored.voters[0][1], "AAAAAAAAAAAAAAAAAAAAEA"))
         code, report, err = _rehearse(data, dest)
         assert code == 2 and report is None
-        assert "stored voter set is 1 (" in err and "controller.quorum.voters cannot replace" in err, err
+        assert "AAAAAAAAAAAAAAAAAAAAEA" in err and stored.voters[0][1] in err and "observer" in err, err
+        shutil.rmtree(dest)
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _uuid() -> str:
+    """A random Kafka Uuid as Kafka prints it (url-safe base64 of 16 bytes, no padding)."""
+    import base64
+
+    return base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])
+def test_a_controller_of_a_three_voter_kip853_quorum_rehearses_as_its_only_voter(
+    lab: dict[str, Any], version: str
+) -> None:
+    """A controller formatted with --initial-controllers of 3 voters (the others never run: alone it can never
+    win an election): the sandbox appends, in its overlay's metadata log, VotersRecords walking {1,2,3} down to
+    {1}, and it becomes the active controller; the real files stay byte-identical."""
+    from kafka_lab.broker import free_port
+
+    home = _home(version)
+    b = _controller(version, dynamic=True)
+    ids = {1: _uuid(), 2: _uuid(), 3: _uuid()}
+    ports = {1: b.controller_port, 2: free_port(), 3: free_port()}
+    b.format_args = ["--initial-controllers", ",".join(f"{n}@127.0.0.1:{ports[n]}:{ids[n]}" for n in ids)]
+    try:
+        b.start()  # "Kafka Server started" as a voter that never leads (rehearsal.md section 5)
+        assert "Becoming the active controller" not in b.run_log()
+        b.stop()
+        data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853-3")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and stored.voters == [(n, ids[n]) for n in (1, 2, 3)], stored
+        dirs = [dest / "data-0"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert r["observed"]["broker"] == "starts", (r["observed"], err)
+        assert code == 0, err
+        assert r["voter_set"]["stored"] == [{"id": n, "directory_id": ids[n]} for n in (1, 2, 3)]
+        assert r["voter_set"]["appended_sets"] == [[1, 3], [1]]
+        # the node read its own voter set last: itself alone, at the appended batch's last offset
+        read = r["voter_set"]["read_by_the_node"]
+        assert read.startswith("VoterSet(voters={1=") and ", 2=" not in read, read
+        assert read.endswith(f"at offset {r['voter_set']['appended_at_offset'] + 1}"), read
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        assert os.listdir(lab["scratch"]) == [] and _mounted(lab["scratch"]) == []
         shutil.rmtree(dest)
     finally:
         b.close()
