@@ -1359,7 +1359,140 @@ def test_a_controller_of_a_three_voter_kip853_quorum_rehearses_as_its_only_voter
         assert read.endswith(f"at offset {r['voter_set']['appended_at_offset'] + 1}"), read
         assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
         assert os.listdir(lab["scratch"]) == [] and _mounted(lab["scratch"]) == []
+        # damaged: a garbage quorum-state (kept in the sandbox: only the voter set is arranged) exits the
+        # rehearsal as it exits the real start of the same files
+        (dest / "data-0" / "__cluster_metadata-0" / "quorum-state").write_text("{garbage")
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert code == 1 and report is not None, err
+        obs = report["rehearsal"]["observed"]
+        assert obs["broker"] == "exits" and "quorum-state" in (obs["reason"] or ""), obs
+        assert _snapshot(dirs) == before
+        real = Path(tempfile.mkdtemp(prefix="rh-kip853-real-", dir=dest.parent))
+        subprocess.run(["cp", "-a", f"{dest}/.", str(real)], check=True)
+        rb = _controller(version, real, dynamic=True)
+        try:
+            assert not rb.start(check=False).started, "the real start did not exit"
+        finally:
+            rb.close()
+        shutil.rmtree(real, ignore_errors=True)
         shutil.rmtree(dest)
     finally:
         b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["4.3.1"])  # the KRaft-only family: a KIP-853 quorum is 4.x's default
+def test_a_broker_only_node_of_a_kip853_quorum_rehearses_as_a_combined_single_voter(
+    lab: dict[str, Any], version: str
+) -> None:
+    """A broker-only node 2 of a KIP-853 quorum whose only voter is the dedicated controller 1 (formatted with
+    --standalone): its metadata log stores the voter set {1}. In the sandbox it becomes a combined node whose
+    only voter is itself (the VotersRecord {2} appended in the overlay) and loads its own logs."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    home = _home(version)
+    ctrl = _controller(version, dynamic=True)
+
+    class Broker(LabBroker):
+        def properties(self) -> dict[str, object]:
+            p = super().properties()
+            p.pop("controller.quorum.voters")
+            return p | {
+                "process.roles": "broker",
+                "node.id": 2,
+                "controller.quorum.bootstrap.servers": f"127.0.0.1:{ctrl.controller_port}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port}",
+            }
+
+    broker = Broker(version, log_dirs=2)
+    broker.cluster_id = ctrl.cluster_id
+    try:
+        ctrl.start()
+        assert _active(ctrl)
+        broker.start()
+        produce.create_topics(broker.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(broker.bootstrap, ["t"])
+        produce.produce(broker.bootstrap, "t", 200)
+        broker.stop()
+        ctrl.stop()
+        data = {"workdir": broker.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853-broker")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and [v for v, _ in stored.voters] == [1]
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert (
+            r["roles"] == ["broker"]
+            and r["changed_properties"]["process.roles"]["now"] == "broker,controller"
+        )
+        assert r["observed"]["broker"] == "starts", (r["observed"], err)
+        assert r["observed"]["logs_loaded"] == 2  # t-0 and t-1, from the metadata on its own disk
+        assert [d["state"] for d in r["observed"]["log_dirs"]] == ["online", "online"]
+        assert r["voter_set"]["appended_sets"] == [[2]]  # voter 1 replaced by the node
+        assert r["voter_set"]["read_by_the_node"].startswith("VoterSet(voters={2=")
+        assert code == 0, err
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        assert os.listdir(lab["scratch"]) == [] and _mounted(lab["scratch"]) == []
+        shutil.rmtree(dest)
+    finally:
+        broker.close()
+        ctrl.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])
+def test_a_voter_of_a_running_three_controller_kip853_quorum_rehearses_as_its_only_voter(
+    lab: dict[str, Any], version: str
+) -> None:
+    """Three controllers of a KIP-853 quorum ran (a leader elected: the voter set {1,2,3} is in every voter's
+    log, not only in the bootstrap checkpoint, so VoterSetHistory checks each appended set against the last,
+    VoterSetHistory.java@3.9:49-69) and stopped; voter 2 rehearsed alone becomes the active controller."""
+    home = _home(version)
+    nodes = {n: _controller(version, dynamic=True) for n in (1, 2, 3)}
+    ids = {n: _uuid() for n in nodes}
+    initial = ",".join(f"{n}@127.0.0.1:{b.controller_port}:{ids[n]}" for n, b in nodes.items())
+    for n, b in nodes.items():
+        b.extra["node.id"] = n
+        b.cluster_id = nodes[1].cluster_id
+        b.format_args = ["--initial-controllers", initial]
+        b.heap = "256m"
+    try:
+        for b in nodes.values():
+            b.start()
+        deadline = time.monotonic() + 60
+        while not any("Becoming the active controller" in b.run_log() for b in nodes.values()):
+            assert time.monotonic() < deadline, "no leader elected"
+            time.sleep(0.5)
+        time.sleep(2)  # the leader's VotersRecord replicated to the followers
+        for b in nodes.values():
+            b.stop()
+        data = {"workdir": nodes[2].workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853-q3")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and stored.voters == [(n, ids[n]) for n in (1, 2, 3)], stored
+        assert ".log at offset" in stored.where, stored.where  # from the log, written by the elected leader
+        dirs = [dest / "data-0"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert r["observed"]["broker"] == "starts", (r["observed"], err)
+        assert r["voter_set"]["appended_sets"] == [[2, 3], [2]]
+        read = r["voter_set"]["read_by_the_node"]
+        assert read.startswith("VoterSet(voters={2=") and "3=" not in read, read
+        assert code == 0, err
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        shutil.rmtree(dest)
+    finally:
+        for b in nodes.values():
+            b.close()
         shutil.rmtree(home, ignore_errors=True)
