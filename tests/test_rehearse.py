@@ -33,12 +33,13 @@ import pytest
 from kafka_ops.engine.checkpoints import parse_properties
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse import scratch
-from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
+from kafka_ops.rehearse.config import SandboxConfigError, as_static, properties_text, sandbox_properties
 from kafka_ops.rehearse.voters import (
     VoterSetError,
     decode_voters,
     encode_voter,
     single_voter_batch,
+    stored_kraft_version,
     stored_voters,
     voters_value,
 )
@@ -152,6 +153,13 @@ def test_a_broker_only_node_of_a_kip853_quorum_becomes_a_combined_node() -> None
     assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:19093"
     assert cfg.controller_endpoints == [("CONTROLLER", "127.0.0.1", 19093)]
     assert not cfg.drop_quorum_state  # the stored voter set is walked down to the node instead (voters.py)
+    # no VotersRecord stored (kraft.version 0: a broker naming a static quorum by bootstrap servers): the
+    # configured voters decide, so the static recipe (run.py)
+    as_static(cfg)
+    assert not cfg.dynamic_quorum and cfg.properties["controller.quorum.voters"] == "4@127.0.0.1:19093"
+    assert "controller.quorum.bootstrap.servers" not in cfg.properties
+    assert cfg.changed["controller.quorum.bootstrap.servers"] == ("kafka5.example:9093", None)
+    assert cfg.changed["controller.quorum.voters"] == ("", "4@127.0.0.1:19093")
 
 
 def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
@@ -1265,6 +1273,7 @@ def test_the_single_voter_batch_walks_the_stored_set_down_to_the_node_as_kafka_r
     # the node's own id of another directory is replaced first (a voter set holds one node per id)
     app = single_voter_batch(str(meta), stored, 2, mine_text, [("CONTROLLER", "127.0.0.1", 19093)])
     assert app.steps[0] == [1, 3, 2] and app.steps[-1] == [2]
+    assert stored_kraft_version(str(meta)) == 0  # no KRaftVersionRecord in this log
     # a torn tail: recovery would truncate it and the appended batch with it
     torn = _metadata_log(tmp_path / "torn", [(1, d1)], tail=b"\0" * 7)
     with pytest.raises(VoterSetError, match="recovery truncates"):
@@ -1287,6 +1296,7 @@ def test_a_kip853_single_voter_controller_rehearses_and_a_voter_of_another_direc
         dest = _copy(data, "kip853")
         stored = stored_voters(str(dest / "data-0"))
         assert stored is not None and [v for v, _ in stored.voters] == [1]
+        assert stored_kraft_version(str(dest / "data-0")) == 1  # the KRaftVersionRecord of a KIP-853 quorum
         meta = parse_properties((dest / "data-0" / "meta.properties").read_text())
         assert stored.voters[0][1] == meta["directory.id"]
         dirs = [dest / "data-0"]

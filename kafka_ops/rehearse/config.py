@@ -153,6 +153,29 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
     )
 
 
+def as_static(cfg: SandboxConfig) -> None:
+    """A node configured with ``controller.quorum.bootstrap.servers`` whose metadata log stores no voter set
+    (kraft.version 0: a broker may name the quorum by bootstrap servers while the controllers keep static voters):
+    the configured voters are the set (VoterSetHistory.lastValue falls back to them, VoterSetHistory.java@3.9:87-91),
+    so the static recipe makes it its own voter."""
+    ctrl_port = cfg.controller_endpoints[0][2]
+    p = cfg.properties
+    for key, value in (
+        ("controller.quorum.voters", f"{cfg.node_id}@{LOOPBACK}:{ctrl_port}"),
+        ("controller.quorum.bootstrap.servers", None),
+    ):
+        was = cfg.changed[key][0] if key in cfg.changed else p.get(key)
+        if value is None:
+            p.pop(key, None)
+        else:
+            p[key] = value
+        if was == value:
+            cfg.changed.pop(key, None)
+        else:
+            cfg.changed[key] = (was, value)
+    cfg.dynamic_quorum = False
+
+
 def _zookeeper_mode(
     p: dict[str, str],
     changed: dict[str, tuple[str | None, str | None]],

@@ -48,7 +48,8 @@ FIXED_INITIAL_TASK_DELAY_MS = (
 LIMITS = (
     "every mount but the overlaid log dirs and the scratch is read-only in the sandbox: a start that writes through "
     "a link out of a log dir fails there (the dir offline) where the real start would write",
-    "the node is its own single-voter quorum on the metadata it has on disk: changes made while it was down "
+    "the node is its own single-voter quorum on the metadata it has on disk (for a KIP-853 quorum by VotersRecords "
+    "appended to the overlay's copy of its metadata log, rehearsal.voter_set): changes made while it was down "
     "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
     "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits and ACLs are not "
     "reproduced yet; a log dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
@@ -215,10 +216,18 @@ def rehearse(
     if cfg.dynamic_quorum:
         stored = voters.stored_voters(os.path.realpath(cfg.metadata_dir))
         if stored is None:
-            raise RehearsalRefused(
-                f"{audit.server_properties}: a KIP-853 quorum (controller.quorum.bootstrap.servers) but no "
-                f"VotersRecord in {cfg.metadata_dir}/__cluster_metadata-0: the voter set is unknown"
-            )
+            kraft = voters.stored_kraft_version(os.path.realpath(cfg.metadata_dir))
+            if kraft >= 1:
+                # a leader of kraft.version 1 needs a stored voter set (LeaderState.java@3.9:327-338 throws)
+                raise RehearsalRefused(
+                    f"{audit.server_properties}: a KIP-853 quorum (kraft.version {kraft}) but no VotersRecord in "
+                    f"{cfg.metadata_dir}/__cluster_metadata-0 (a node formatted and never started?): the voter "
+                    "set is unknown"
+                )
+            # kraft.version 0: the configured voters decide (a broker may name a static quorum by its
+            # bootstrap servers): the static recipe
+            config.as_static(cfg)
+    if cfg.dynamic_quorum and stored is not None:
         dir_id = _directory_id(cfg.metadata_dir)
         other = [d for v, d in stored.voters if v == cfg.node_id and dir_id and d != dir_id]
         if other:

@@ -33,6 +33,7 @@ from kafka_ops.engine.builder import NewRecord, build_batch
 from kafka_ops.engine.records import BatchScanner, LogBuffer, RecordError, iter_records
 
 _VOTERS = 6  # ControlRecordType.KRAFT_VOTERS
+_KRAFT_VERSION = 5  # ControlRecordType.KRAFT_VERSION
 _CHECKPOINT = re.compile(r"^(\d{20})-(\d{10})\.checkpoint$")
 _SEGMENT = re.compile(r"^(\d{20})\.log$")
 
@@ -111,7 +112,9 @@ def decode_voters(value: bytes) -> list[tuple[int, str]]:
     return [(vid, _dir_text(d)) for vid, d, _ in voter_entries(value)]
 
 
-def _last_in(path: str) -> tuple[list[tuple[int, bytes, bytes]], int] | None:
+def _last_in(path: str, kind: int = _VOTERS) -> tuple[list[tuple[int, bytes, bytes]], int] | None:
+    """The last control record of type ``kind`` in the file: its voters (KRAFT_VOTERS), or for KRAFT_VERSION
+    ``[(kraft.version, b"", b"")]`` (KRaftVersionRecord v0: Version int16, KRaftVersion int16, tags)."""
     found = None
     try:
         with LogBuffer.open(path) as buf:
@@ -122,16 +125,26 @@ def _last_in(path: str) -> tuple[list[tuple[int, bytes, bytes]], int] | None:
                     if (
                         rec.key is not None
                         and len(rec.key) >= 4
-                        and struct.unpack_from(">h", rec.key, 2)[0] == _VOTERS
+                        and struct.unpack_from(">h", rec.key, 2)[0] == kind
+                        and rec.value is not None
                     ):
-                        if rec.value is not None:
+                        if kind == _VOTERS:
                             found = (voter_entries(rec.value), rec.offset)
+                        elif len(rec.value) >= 4:
+                            found = ([(struct.unpack_from(">h", rec.value, 2)[0], b"", b"")], rec.offset)
     except (OSError, RecordError, ValueError):
         return found
     return found
 
 
-def stored_voters(metadata_dir: str) -> StoredVoters | None:
+def stored_kraft_version(metadata_dir: str) -> int:
+    """The last KRaftVersionRecord's kraft.version (control record type 5) of the latest snapshot and the log; 0
+    when there is none (KRaftControlRecordStateMachine.lastKraftVersion, ...StateMachine.java@3.9:166-171)."""
+    got = stored_voters(metadata_dir, _KRAFT_VERSION)
+    return got.voters[0][0] if got is not None else 0
+
+
+def stored_voters(metadata_dir: str, kind: int = _VOTERS) -> StoredVoters | None:
     """The last VotersRecord of the latest snapshot and the log segments after it; None when there is none
     (a static quorum: kraft.version 0)."""
     part = os.path.join(metadata_dir, "__cluster_metadata-0")
@@ -143,7 +156,7 @@ def stored_voters(metadata_dir: str) -> StoredVoters | None:
     segs = sorted(n for n in names if _SEGMENT.match(n))
     best: tuple[int, StoredVoters] | None = None
     for name in ([snaps[-1]] if snaps else []) + segs:
-        got = _last_in(os.path.join(part, name))
+        got = _last_in(os.path.join(part, name), kind)
         if got is None:
             continue
         # a snapshot's records are numbered from 0 in its file: it stands for the log up to its end offset
