@@ -4,7 +4,8 @@ no write through a link out of a log dir) and its outcome against the plan, on a
 The broker tests (marked ``rehearsal``, about 90 s together) start Kafka 3.7.2, a CI release whose jars CI
 fetches: the release that still checks the stored voter set against the configured one (quorum-state must go
 for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest. Dedicated
-controllers run on 3.7.2 and 4.3.1, KIP-853 controllers on 3.9.1 and 4.3.1, the upgrade rehearsal on 3.9.1's data
+controllers run on 3.7.2 and 4.3.1, KIP-853 controllers (alone, of 3 voters, of a quorum that ran) on 3.9.1 and
+4.3.1, a KIP-853 broker-only node on 4.3.1, the upgrade rehearsal on 3.9.1's data
 with 4.1.1's jars (.ci/setup-lab.sh fetches both once).
 """
 
@@ -1505,4 +1506,54 @@ def test_a_voter_of_a_running_three_controller_kip853_quorum_rehearses_as_its_on
     finally:
         for b in nodes.values():
             b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+def test_a_broker_naming_a_static_quorum_by_bootstrap_servers_rehearses_by_the_static_recipe(
+    lab: dict[str, Any],
+) -> None:
+    """3.9.1: a broker-only node may name a static quorum (kraft.version 0, no VotersRecord stored) by
+    controller.quorum.bootstrap.servers; its configured voters are then the set, so the static recipe applies."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    home = _home("3.9.1")
+    b = LabBroker("3.9.1", log_dirs=2)
+    try:
+        b.start()
+        produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(b.bootstrap, ["t"])
+        produce.produce(b.bootstrap, "t", 200)
+        b.stop()
+        data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "bootstrap-static")
+        path = dest / "config" / "server.properties"
+        props = parse_properties(path.read_text())
+        props.pop("controller.quorum.voters")
+        props |= {
+            "process.roles": "broker",
+            "controller.quorum.bootstrap.servers": "10.9.9.9:19093",
+            "listeners": props["listeners"].split(",")[0],  # PLAINTEXT only
+        }
+        path.write_text(properties_text(props))
+        assert stored_voters(str(dest / "data-0")) is None and stored_kraft_version(str(dest / "data-0")) == 0
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert r["voter_set"] is None
+        assert r["changed_properties"]["controller.quorum.bootstrap.servers"] == {
+            "was": "10.9.9.9:19093",
+            "now": None,
+        }
+        assert r["changed_properties"]["controller.quorum.voters"]["now"].startswith("1@127.0.0.1:")
+        assert r["observed"]["broker"] == "starts" and r["observed"]["logs_loaded"] == 2, (r["observed"], err)
+        assert code == 0, err
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        shutil.rmtree(dest)
+    finally:
+        b.close()
         shutil.rmtree(home, ignore_errors=True)
