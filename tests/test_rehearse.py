@@ -1460,7 +1460,8 @@ def test_a_broker_only_node_of_a_kip853_quorum_rehearses_as_a_combined_single_vo
 
 @needs_root
 @rehearsal
-@pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])
+# 4.3.1 in CI (measured on 3.9.1 too: passed); 3.9.1's own run is the --initial-controllers test above
+@pytest.mark.parametrize("version", ["4.3.1"])
 def test_a_voter_of_a_running_three_controller_kip853_quorum_rehearses_as_its_only_voter(
     lab: dict[str, Any], version: str
 ) -> None:
