@@ -210,10 +210,12 @@ def walk(
     stored: list[tuple[int, bytes, bytes]], mine: tuple[int, bytes, bytes]
 ) -> list[list[tuple[int, bytes, bytes]]]:
     """The voter sets from ``stored`` to the node alone, each differing from the one before by at most one voter
-    (id, directory id) removed and one added: VoterSetHistory.addAt refuses (3.9.0: throws; 3.9.1 and 4.x: logs
-    and keeps) a set without an overlapping majority with the last one read from the log
-    (``VoterSetHistory.java@3.9:49-69``, ``VoterSet.hasOverlappingMajority``, ``VoterSet.java@3.9:285-291``:
-    each side's difference at most one voter). The last set is ``mine`` (the node with its loopback endpoint)."""
+    (id, directory id) removed and one added: VoterSetHistory.addAt refuses a set without an overlapping majority
+    with the last one read from the log (``VoterSetHistory.java@3.9.0-rc3:49-69`` throws
+    IllegalArgumentException; the 3.9.1 and 4.3.1 jars log it at INFO and keep the set, javap of
+    ``VoterSetHistory.addAt``), ``VoterSet.hasOverlappingMajority`` (``VoterSet.java@3.9:285-291``: each side's
+    difference at most one voter). A set from the bootstrap checkpoint (offset -1) is not checked. The last set is
+    ``mine`` (the node with its loopback endpoint)."""
     key = (mine[0], mine[1])
     cur = list(stored)
     steps = []
