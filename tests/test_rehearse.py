@@ -4,13 +4,15 @@ no write through a link out of a log dir) and its outcome against the plan, on a
 The broker tests (marked ``rehearsal``, about 90 s together) start Kafka 3.7.2, a CI release whose jars CI
 fetches: the release that still checks the stored voter set against the configured one (quorum-state must go
 for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest. Dedicated
-controllers run on 3.7.2 and 4.3.1, KIP-853 controllers on 3.9.1 and 4.3.1, the upgrade rehearsal on 3.9.1's data
+controllers run on 3.7.2 and 4.3.1, KIP-853 controllers (alone, of 3 voters, of a quorum that ran) on 3.9.1 and
+4.3.1, a KIP-853 broker-only node on 4.3.1, the upgrade rehearsal on 3.9.1's data
 with 4.1.1's jars (.ci/setup-lab.sh fetches both once).
 """
 
 from __future__ import annotations
 
 import hashlib
+import itertools
 import json
 import os
 import pwd
@@ -32,8 +34,16 @@ import pytest
 from kafka_ops.engine.checkpoints import parse_properties
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse import scratch
-from kafka_ops.rehearse.config import SandboxConfigError, properties_text, sandbox_properties
-from kafka_ops.rehearse.voters import decode_voters, stored_voters
+from kafka_ops.rehearse.config import SandboxConfigError, as_static, properties_text, sandbox_properties
+from kafka_ops.rehearse.voters import (
+    VoterSetError,
+    decode_voters,
+    encode_voter,
+    single_voter_batch,
+    stored_kraft_version,
+    stored_voters,
+    voters_value,
+)
 
 VERSION = "3.7.2"
 ZK_VERSION = "2.8.2"  # ZooKeeper mode (a CI release)
@@ -93,15 +103,6 @@ def test_broker_only_node_becomes_its_own_voter() -> None:
             "ssl",
         ),
         ({"process.roles": "broker,observer"}, "only broker and controller"),
-        (
-            {
-                "process.roles": "broker",
-                "controller.quorum.voters": None,
-                "controller.quorum.bootstrap.servers": "k:9093",
-                "listeners": "PLAINTEXT://:9092",
-            },
-            "broker-only node of a KIP-853",
-        ),
         ({"listeners": "PLAINTEXT//nohost"}, "cannot read the listener"),
     ],
 )
@@ -136,6 +137,30 @@ def test_dedicated_controller_becomes_the_single_voter_on_loopback() -> None:
     cfg = sandbox_properties(dyn, (4, 3, 1))
     assert cfg.dynamic_quorum and "controller.quorum.voters" not in cfg.properties
     assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:9093"
+    assert cfg.controller_endpoints == [("CONTROLLER", "127.0.0.1", 9093)]  # its endpoint in the VotersRecord
+
+
+def test_a_broker_only_node_of_a_kip853_quorum_becomes_a_combined_node() -> None:
+    broker = {
+        **COMBINED,
+        "process.roles": "broker",
+        "controller.quorum.voters": "",
+        "controller.quorum.bootstrap.servers": "kafka5.example:9093",
+        "listeners": "PLAINTEXT://0.0.0.0:9092",
+    }
+    cfg = sandbox_properties(broker, (4, 3, 1))
+    assert cfg.dynamic_quorum and cfg.properties["process.roles"] == "broker,controller"
+    assert cfg.properties["listeners"] == "PLAINTEXT://127.0.0.1:9092,CONTROLLER://127.0.0.1:19093"
+    assert cfg.properties["controller.quorum.bootstrap.servers"] == "127.0.0.1:19093"
+    assert cfg.controller_endpoints == [("CONTROLLER", "127.0.0.1", 19093)]
+    assert not cfg.drop_quorum_state  # the stored voter set is walked down to the node instead (voters.py)
+    # no VotersRecord stored (kraft.version 0: a broker naming a static quorum by bootstrap servers): the
+    # configured voters decide, so the static recipe (run.py)
+    as_static(cfg)
+    assert not cfg.dynamic_quorum and cfg.properties["controller.quorum.voters"] == "4@127.0.0.1:19093"
+    assert "controller.quorum.bootstrap.servers" not in cfg.properties
+    assert cfg.changed["controller.quorum.bootstrap.servers"] == ("kafka5.example:9093", None)
+    assert cfg.changed["controller.quorum.voters"] == ("", "4@127.0.0.1:19093")
 
 
 def test_zookeeper_mode_names_the_sandbox_zookeeper_on_loopback() -> None:
@@ -1202,10 +1227,64 @@ def test_a_voters_record_is_decoded() -> None:
         decode_voters(value[:10])
 
 
+def _metadata_log(tmp_path: Path, voters: list[tuple[int, bytes]], tail: bytes = b"") -> Path:
+    """A metadata dir whose log holds a data batch (epoch 3) and a control batch of a VotersRecord (epoch 5)."""
+    from kafka_ops.engine.builder import NewRecord, build_batch
+
+    part = tmp_path / "__cluster_metadata-0"
+    part.mkdir(parents=True)
+    value = voters_value([encode_voter(v, d, [("CONTROLLER", f"c{v}.example", 9093)]) for v, d in voters])
+    data = build_batch(0, [NewRecord(b"k", b"v", 1000)] * 3, partition_leader_epoch=3) + build_batch(
+        3, [NewRecord(b"\0\0\0\x06", value, 2000)], control=True, partition_leader_epoch=5
+    )
+    (part / "00000000000000000000.log").write_bytes(data + tail)
+    return tmp_path
+
+
+def test_the_single_voter_batch_walks_the_stored_set_down_to_the_node_as_kafka_reads_it(
+    tmp_path: Path,
+) -> None:
+    from kafka_ops.engine.records import scan_file
+
+    d1, d2, d3 = (bytes([i]) * 16 for i in (1, 2, 3))
+    meta = _metadata_log(tmp_path, [(1, d1), (2, d2), (3, d3)])
+    stored = stored_voters(str(meta))
+    assert stored is not None and [v for v, _ in stored.voters] == [1, 2, 3]
+    mine_text = "CQkJCQkJCQkJCQkJCQkJCQ"  # directory.id of meta.properties: bytes 0x09 * 16
+    # a broker-only node 4 (not a voter): one voter replaced by it, then the others removed one at a time
+    app = single_voter_batch(str(meta), stored, 4, mine_text, [("CONTROLLER", "127.0.0.1", 19093)], now_ms=5)
+    assert app.base_offset == 4 and app.epoch == 5 and app.steps == [[2, 3, 4], [3, 4], [4]]
+    # each set differs from the one before by at most one voter each way (VoterSet.hasOverlappingMajority)
+    sets = [{1, 2, 3}, *map(set, app.steps)]
+    assert all(len(a - b) <= 1 and len(b - a) <= 1 for a, b in itertools.pairwise(sets))
+    seg = meta / "__cluster_metadata-0" / app.segment
+    with seg.open("ab") as f:
+        f.write(app.batch)
+    batches, tail, _ = scan_file(seg)  # CRC32C checked, as the raft client and recovery check it
+    assert tail is None and [(b.base_offset, b.last_offset, b.partition_leader_epoch) for b in batches][
+        -1
+    ] == (
+        4,
+        6,
+        5,
+    )
+    assert batches[-1].is_control and batches[-1].crc_valid
+    after = stored_voters(str(meta))
+    assert after is not None and after.voters == [(4, mine_text)]
+    # the node's own id of another directory is replaced first (a voter set holds one node per id)
+    app = single_voter_batch(str(meta), stored, 2, mine_text, [("CONTROLLER", "127.0.0.1", 19093)])
+    assert app.steps[0] == [1, 3, 2] and app.steps[-1] == [2]
+    assert stored_kraft_version(str(meta)) == 0  # no KRaftVersionRecord in this log
+    # a torn tail: recovery would truncate it and the appended batch with it
+    torn = _metadata_log(tmp_path / "torn", [(1, d1)], tail=b"\0" * 7)
+    with pytest.raises(VoterSetError, match="recovery truncates"):
+        single_voter_batch(str(torn), stored, 1, None, [("CONTROLLER", "127.0.0.1", 9093)])
+
+
 @needs_root
 @rehearsal
 @pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])  # KIP-853 arrived in 3.9
-def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_refused(
+def test_a_kip853_single_voter_controller_rehearses_and_a_voter_of_another_directory_is_refused(
     lab: dict[str, Any], version: str
 ) -> None:
     home = _home(version)
@@ -1218,6 +1297,7 @@ def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_re
         dest = _copy(data, "kip853")
         stored = stored_voters(str(dest / "data-0"))
         assert stored is not None and [v for v, _ in stored.voters] == [1]
+        assert stored_kraft_version(str(dest / "data-0")) == 1  # the KRaftVersionRecord of a KIP-853 quorum
         meta = parse_properties((dest / "data-0" / "meta.properties").read_text())
         assert stored.voters[0][1] == meta["directory.id"]
         dirs = [dest / "data-0"]
@@ -1229,12 +1309,251 @@ def test_a_kip853_single_voter_controller_rehearses_and_a_bigger_voter_set_is_re
         assert r["observed"]["broker"] == "starts" and r["roles"] == ["controller"]
         assert "controller.quorum.voters" not in r["changed_properties"]  # the stored set decides
         assert _snapshot(dirs) == before
-        # the same files under node.id 2: the stored set (voter 1) has no room for it: refused, voters named
-        props = dest / "config" / "server.properties"
-        props.write_text(props.read_text().replace("node.id=1", "node.id=2"))
+        assert r["voter_set"]["appended_sets"] == [[1]]  # its own entry, the endpoint on loopback
+        # the stored voter is node 1 of another directory (a disk replaced, a node reformatted): the real start
+        # joins as an observer and never leads (its real 4.3.1 start stayed Unattached, docs/rehearse.md):
+        # refused with both directory ids named
+        meta = dest / "data-0" / "meta.properties"
+        meta.write_text(meta.read_text().replace(stored.voters[0][1], "AAAAAAAAAAAAAAAAAAAAEA"))
         code, report, err = _rehearse(data, dest)
         assert code == 2 and report is None
-        assert "stored voter set is 1 (" in err and "controller.quorum.voters cannot replace" in err, err
+        assert "AAAAAAAAAAAAAAAAAAAAEA" in err and stored.voters[0][1] in err and "observer" in err, err
+        shutil.rmtree(dest)
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _uuid() -> str:
+    """A random Kafka Uuid as Kafka prints it (url-safe base64 of 16 bytes, no padding)."""
+    import base64
+
+    return base64.urlsafe_b64encode(os.urandom(16)).decode().rstrip("=")
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["3.9.1", "4.3.1"])
+def test_a_controller_of_a_three_voter_kip853_quorum_rehearses_as_its_only_voter(
+    lab: dict[str, Any], version: str
+) -> None:
+    """A controller formatted with --initial-controllers of 3 voters (the others never run: alone it can never
+    win an election): the sandbox appends, in its overlay's metadata log, VotersRecords walking {1,2,3} down to
+    {1}, and it becomes the active controller; the real files stay byte-identical."""
+    from kafka_lab.broker import free_port
+
+    home = _home(version)
+    b = _controller(version, dynamic=True)
+    ids = {1: _uuid(), 2: _uuid(), 3: _uuid()}
+    ports = {1: b.controller_port, 2: free_port(), 3: free_port()}
+    b.format_args = ["--initial-controllers", ",".join(f"{n}@127.0.0.1:{ports[n]}:{ids[n]}" for n in ids)]
+    try:
+        b.start()  # "Kafka Server started" as a voter that never leads (rehearsal.md section 5)
+        assert "Becoming the active controller" not in b.run_log()
+        b.stop()
+        data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853-3")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and stored.voters == [(n, ids[n]) for n in (1, 2, 3)], stored
+        dirs = [dest / "data-0"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert r["observed"]["broker"] == "starts", (r["observed"], err)
+        assert code == 0, err
+        assert r["voter_set"]["stored"] == [{"id": n, "directory_id": ids[n]} for n in (1, 2, 3)]
+        assert r["voter_set"]["appended_sets"] == [[1, 3], [1]]
+        # the node read its own voter set last: itself alone, at the appended batch's last offset
+        read = r["voter_set"]["read_by_the_node"]
+        assert read.startswith("VoterSet(voters={1=") and ", 2=" not in read, read
+        assert read.endswith(f"at offset {r['voter_set']['appended_at_offset'] + 1}"), read
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        assert os.listdir(lab["scratch"]) == [] and _mounted(lab["scratch"]) == []
+        # damaged: a garbage quorum-state (kept in the sandbox: only the voter set is arranged) exits the
+        # rehearsal as it exits the real start of the same files
+        (dest / "data-0" / "__cluster_metadata-0" / "quorum-state").write_text("{garbage")
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert code == 1 and report is not None, err
+        obs = report["rehearsal"]["observed"]
+        assert obs["broker"] == "exits" and "quorum-state" in (obs["reason"] or ""), obs
+        assert _snapshot(dirs) == before
+        real = Path(tempfile.mkdtemp(prefix="rh-kip853-real-", dir=dest.parent))
+        subprocess.run(["cp", "-a", f"{dest}/.", str(real)], check=True)
+        rb = _controller(version, real, dynamic=True)
+        try:
+            assert not rb.start(check=False).started, "the real start did not exit"
+        finally:
+            rb.close()
+        shutil.rmtree(real, ignore_errors=True)
+        shutil.rmtree(dest)
+    finally:
+        b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+@pytest.mark.parametrize("version", ["4.3.1"])  # the KRaft-only family: a KIP-853 quorum is 4.x's default
+def test_a_broker_only_node_of_a_kip853_quorum_rehearses_as_a_combined_single_voter(
+    lab: dict[str, Any], version: str
+) -> None:
+    """A broker-only node 2 of a KIP-853 quorum whose only voter is the dedicated controller 1 (formatted with
+    --standalone): its metadata log stores the voter set {1}. In the sandbox it becomes a combined node whose
+    only voter is itself (the VotersRecord {2} appended in the overlay) and loads its own logs."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    home = _home(version)
+    ctrl = _controller(version, dynamic=True)
+
+    class Broker(LabBroker):
+        def properties(self) -> dict[str, object]:
+            p = super().properties()
+            p.pop("controller.quorum.voters")
+            return p | {
+                "process.roles": "broker",
+                "node.id": 2,
+                "controller.quorum.bootstrap.servers": f"127.0.0.1:{ctrl.controller_port}",
+                "listeners": f"PLAINTEXT://127.0.0.1:{self.broker_port}",
+            }
+
+    broker = Broker(version, log_dirs=2)
+    broker.cluster_id = ctrl.cluster_id
+    try:
+        ctrl.start()
+        assert _active(ctrl)
+        broker.start()
+        produce.create_topics(broker.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(broker.bootstrap, ["t"])
+        produce.produce(broker.bootstrap, "t", 200)
+        broker.stop()
+        ctrl.stop()
+        data = {"workdir": broker.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853-broker")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and [v for v, _ in stored.voters] == [1]
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert (
+            r["roles"] == ["broker"]
+            and r["changed_properties"]["process.roles"]["now"] == "broker,controller"
+        )
+        assert r["observed"]["broker"] == "starts", (r["observed"], err)
+        assert r["observed"]["logs_loaded"] == 2  # t-0 and t-1, from the metadata on its own disk
+        assert [d["state"] for d in r["observed"]["log_dirs"]] == ["online", "online"]
+        assert r["voter_set"]["appended_sets"] == [[2]]  # voter 1 replaced by the node
+        assert r["voter_set"]["read_by_the_node"].startswith("VoterSet(voters={2=")
+        assert code == 0, err
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        assert os.listdir(lab["scratch"]) == [] and _mounted(lab["scratch"]) == []
+        shutil.rmtree(dest)
+    finally:
+        broker.close()
+        ctrl.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+# 4.3.1 in CI (measured on 3.9.1 too: passed); 3.9.1's own run is the --initial-controllers test above
+@pytest.mark.parametrize("version", ["4.3.1"])
+def test_a_voter_of_a_running_three_controller_kip853_quorum_rehearses_as_its_only_voter(
+    lab: dict[str, Any], version: str
+) -> None:
+    """Three controllers of a KIP-853 quorum ran (a leader elected: the voter set {1,2,3} is in every voter's
+    log, not only in the bootstrap checkpoint, so VoterSetHistory checks each appended set against the last,
+    VoterSetHistory.java@3.9:49-69) and stopped; voter 2 rehearsed alone becomes the active controller."""
+    home = _home(version)
+    nodes = {n: _controller(version, dynamic=True) for n in (1, 2, 3)}
+    ids = {n: _uuid() for n in nodes}
+    initial = ",".join(f"{n}@127.0.0.1:{b.controller_port}:{ids[n]}" for n, b in nodes.items())
+    for n, b in nodes.items():
+        b.extra["node.id"] = n
+        b.cluster_id = nodes[1].cluster_id
+        b.format_args = ["--initial-controllers", initial]
+        b.heap = "256m"
+    try:
+        for b in nodes.values():
+            b.start()
+        deadline = time.monotonic() + 60
+        while not any("Becoming the active controller" in b.run_log() for b in nodes.values()):
+            assert time.monotonic() < deadline, "no leader elected"
+            time.sleep(0.5)
+        time.sleep(2)  # the leader's VotersRecord replicated to the followers
+        for b in nodes.values():
+            b.stop()
+        data = {"workdir": nodes[2].workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "kip853-q3")
+        stored = stored_voters(str(dest / "data-0"))
+        assert stored is not None and stored.voters == [(n, ids[n]) for n in (1, 2, 3)], stored
+        assert ".log at offset" in stored.where, stored.where  # from the log, written by the elected leader
+        dirs = [dest / "data-0"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert r["observed"]["broker"] == "starts", (r["observed"], err)
+        assert r["voter_set"]["appended_sets"] == [[2, 3], [2]]
+        read = r["voter_set"]["read_by_the_node"]
+        assert read.startswith("VoterSet(voters={2=") and "3=" not in read, read
+        assert code == 0, err
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
+        shutil.rmtree(dest)
+    finally:
+        for b in nodes.values():
+            b.close()
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@needs_root
+@rehearsal
+def test_a_broker_naming_a_static_quorum_by_bootstrap_servers_rehearses_by_the_static_recipe(
+    lab: dict[str, Any],
+) -> None:
+    """3.9.1: a broker-only node may name a static quorum (kraft.version 0, no VotersRecord stored) by
+    controller.quorum.bootstrap.servers; its configured voters are then the set, so the static recipe applies."""
+    from kafka_lab import produce
+    from kafka_lab.broker import LabBroker
+
+    home = _home("3.9.1")
+    b = LabBroker("3.9.1", log_dirs=2)
+    try:
+        b.start()
+        produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
+        produce.await_topics(b.bootstrap, ["t"])
+        produce.produce(b.bootstrap, "t", 200)
+        b.stop()
+        data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
+        dest = _copy(data, "bootstrap-static")
+        path = dest / "config" / "server.properties"
+        props = parse_properties(path.read_text())
+        props.pop("controller.quorum.voters")
+        props |= {
+            "process.roles": "broker",
+            "controller.quorum.bootstrap.servers": "10.9.9.9:19093",
+            "listeners": props["listeners"].split(",")[0],  # PLAINTEXT only
+        }
+        path.write_text(properties_text(props))
+        assert stored_voters(str(dest / "data-0")) is None and stored_kraft_version(str(dest / "data-0")) == 0
+        dirs = [dest / "data-0", dest / "data-1"]
+        before = _snapshot(dirs)
+        code, report, err = _rehearse(data, dest)
+        assert report is not None, err
+        r = report["rehearsal"]
+        assert r["voter_set"] is None
+        assert r["changed_properties"]["controller.quorum.bootstrap.servers"] == {
+            "was": "10.9.9.9:19093",
+            "now": None,
+        }
+        assert r["changed_properties"]["controller.quorum.voters"]["now"].startswith("1@127.0.0.1:")
+        assert r["observed"]["broker"] == "starts" and r["observed"]["logs_loaded"] == 2, (r["observed"], err)
+        assert code == 0, err
+        assert r["real_dirs"]["unchanged"] and _snapshot(dirs) == before
         shutil.rmtree(dest)
     finally:
         b.close()

@@ -91,9 +91,10 @@ def rehearse(
     `rehearsal`: what the start did, where it differs from the plan, timings and scratch bytes.
 
     Refused, with the reason, unless run as root on a stopped broker with room on --scratch for the worst-case
-    copy-up. A KIP-853 quorum (controller.quorum.bootstrap.servers) is
-    rehearsed only when the voter set stored in its metadata log is the node alone (a controller or combined
-    node formatted --standalone); otherwise refused, naming the stored voters. With --kafka-home of
+    copy-up. A KIP-853 quorum (controller.quorum.bootstrap.servers) keeps its voter set in the metadata log:
+    the sandbox appends, to the overlay's copy only, VotersRecords that make the node its only voter; refused,
+    with the reason, when the stored set has the node's id with another directory id (its real start is an
+    observer) or the log cannot take the batch. With --kafka-home of
     another release than the installed one (the unit's, or --broker-log's "Kafka version"), the report names
     both: an upgrade rehearsal, the plan made for the new release.
 
@@ -164,7 +165,16 @@ def to_text(report: dict[str, Any]) -> str:
     r = report["rehearsal"]
     plan, obs = report["next_start"], r["observed"]
     t = r["timings"]
-    lines = [
+    vs = r.get("voter_set")
+    lines = [] if vs is None else [
+        # KIP-853: the voter set the sandbox arranged in the overlay's metadata log (the real log unchanged)
+        "voters:   stored "
+        + ", ".join(f"{v['id']} ({v['directory_id']})" for v in vs["stored"])
+        + f" ({vs['stored_at']}); in the sandbox "
+        + " -> ".join("{" + ",".join(map(str, s)) + "}" for s in vs["appended_sets"])
+        + f" appended at offset {vs['appended_at_offset']}: the node its own only voter"
+    ]  # fmt: skip
+    lines += [
         f"plan:     the broker {plan.get('broker')}" + (f" ({plan['reason']})" if plan.get("reason") else ""),
         f"rehearsal: Kafka {r['kafka_version'] or '?'}"
         + (

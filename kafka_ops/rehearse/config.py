@@ -6,7 +6,9 @@ has caught up (``MetadataLoader.java@3.9.1:228-249``, ``BrokerServer.scala@3.9.1
 ``broker,controller`` with the voters = itself it serves its own ``__cluster_metadata`` and loads its logs as at a
 real start, in one JVM. ZooKeeper mode: the config names the sandbox's own throwaway ZooKeeper (sandbox.py).
 KafkaConfig requires a controller's node.id among the voters
-(``KafkaConfig.scala@3.9.1:936,958``).
+(``KafkaConfig.scala@3.9.1:936,958``). A KIP-853 quorum (``controller.quorum.bootstrap.servers``) keeps its voter
+set in the metadata log, where config cannot replace it: voters.py makes the node its only voter there, in the
+overlay (run.py, sandbox.py).
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
+
+from kafka_ops.rehearse.voters import Append
 
 LOOPBACK = "127.0.0.1"
 # NAME://host:port, host may be empty (all interfaces), a name, an IPv4 address or a [bracketed] IPv6 one
@@ -37,6 +41,12 @@ class SandboxConfig:
     zk_port: int | None = None  # ZooKeeper mode: the sandbox's own ZooKeeper, on the port the config names
     zk_chroot: str = ""
     dynamic_quorum: bool = False  # KIP-853: controller.quorum.bootstrap.servers, the voters stored in the log
+    # the node's controller listeners in the sandbox (name, host, port): its endpoint in the single-voter
+    # VotersRecord of a KIP-853 quorum (voters.py)
+    controller_endpoints: list[tuple[str, str, int]] = field(default_factory=list)
+    voters_append: Append | None = (
+        None  # KIP-853: the voters.Append that run.py makes (None: nothing to append)
+    )
 
 
 def _listeners(key: str, value: str) -> list[tuple[str, str, int]]:
@@ -56,7 +66,7 @@ def _join(listeners: list[tuple[str, str, int]]) -> str:
 
 
 def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -> SandboxConfig:
-    """The properties the rehearsed node runs with. A broker-only node of a KIP-853 quorum is refused."""
+    """The properties the rehearsed node runs with."""
     p = dict(props)
     changed: dict[str, tuple[str | None, str | None]] = {}
 
@@ -83,14 +93,6 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
         bool(p.get("controller.quorum.bootstrap.servers", "").strip())
         and not p.get("controller.quorum.voters", "").strip()
     )
-    if dynamic and "controller" not in roles:
-        # recipe A adds the node as a voter by config, which a stored voter set overrides (voters.py); recipe B
-        # (a shadow controller with the voter's id and directory id) is not built
-        raise SandboxConfigError(
-            "a broker-only node of a KIP-853 dynamic quorum (controller.quorum.bootstrap.servers) is not "
-            "rehearsed yet: the voter set is the one stored in the metadata log, where the node is not a voter, "
-            "and controller.quorum.voters cannot replace it"
-        )
     names = [n.strip() for n in p.get("controller.listener.names", "").split(",") if n.strip()]
     if not names:
         raise SandboxConfigError("controller.listener.names is missing (KRaft needs it)")
@@ -123,8 +125,9 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
     voters = f"{node_id}@{LOOPBACK}:{ctrl_port}"
     was_voters = p.get("controller.quorum.voters")
     if dynamic:
-        # KIP-853: the stored voter set decides (run.py rehearses it only when it is this node alone): the
-        # bootstrap servers name the node's own controller listener on loopback
+        # KIP-853: the stored voter set decides, not controller.quorum.voters (voters.py): the sandbox appends a
+        # VotersRecord of the node alone in the overlay's metadata log (run.py); the bootstrap servers name the
+        # node's own controller listener on loopback
         put("controller.quorum.bootstrap.servers", f"{LOOPBACK}:{ctrl_port}")
     else:
         put("controller.quorum.voters", voters)
@@ -135,7 +138,42 @@ def sandbox_properties(props: dict[str, str], version: tuple[int, ...] | None) -
     drop = not dynamic and was_voters != voters and (version is None or version < (3, 8))
     dirs = [d.strip() for d in p.get("log.dirs", p.get("log.dir", "/tmp/kafka-logs")).split(",") if d.strip()]
     meta = p.get("metadata.log.dir", "").strip() or dirs[0]
-    return SandboxConfig(p, "kraft", roles, node_id, meta, dirs, changed, drop, dynamic_quorum=dynamic)
+    endpoints = [(name, LOOPBACK, port) for name, _, port in listeners if name in names]
+    return SandboxConfig(
+        p,
+        "kraft",
+        roles,
+        node_id,
+        meta,
+        dirs,
+        changed,
+        drop,
+        dynamic_quorum=dynamic,
+        controller_endpoints=endpoints,
+    )
+
+
+def as_static(cfg: SandboxConfig) -> None:
+    """A node configured with ``controller.quorum.bootstrap.servers`` whose metadata log stores no voter set
+    (kraft.version 0: a broker may name the quorum by bootstrap servers while the controllers keep static voters):
+    the configured voters are the set (VoterSetHistory.lastValue falls back to them, VoterSetHistory.java@3.9:87-91),
+    so the static recipe makes it its own voter."""
+    ctrl_port = cfg.controller_endpoints[0][2]
+    p = cfg.properties
+    for key, value in (
+        ("controller.quorum.voters", f"{cfg.node_id}@{LOOPBACK}:{ctrl_port}"),
+        ("controller.quorum.bootstrap.servers", None),
+    ):
+        was = cfg.changed[key][0] if key in cfg.changed else p.get(key)
+        if value is None:
+            p.pop(key, None)
+        else:
+            p[key] = value
+        if was == value:
+            cfg.changed.pop(key, None)
+        else:
+            cfg.changed[key] = (was, value)
+    cfg.dynamic_quorum = False
 
 
 def _zookeeper_mode(

@@ -2,7 +2,7 @@
 
 Order of the refusals (each one line, nothing started): not root; the broker not stopped (the audit's
 broker-state rule: who holds the log dirs' .lock, who has their files open); a config the slice does not rehearse
-(a KIP-853 quorum); a scratch dir the broker user could write, or one
+(a KIP-853 node whose stored voter set cannot be walked down to it: voters.py); a scratch dir the broker user could write, or one
 inside a log dir; a scratch whose free space cannot hold the worst-case copy-up.
 """
 
@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -26,6 +27,7 @@ import kafka_ops.rehearse.scratch as scratch
 import kafka_ops.rehearse.voters as voters
 import kafka_ops.rehearse.zkseed as zkseed
 from kafka_ops.audit.run import run_audit
+from kafka_ops.engine.checkpoints import read_properties
 from kafka_ops.engine.errors import EngineError
 from kafka_ops.facts.collect import _VERSION_LINE, _version_from_install
 from kafka_ops.facts.config import read_server_properties
@@ -46,7 +48,8 @@ FIXED_INITIAL_TASK_DELAY_MS = (
 LIMITS = (
     "every mount but the overlaid log dirs and the scratch is read-only in the sandbox: a start that writes through "
     "a link out of a log dir fails there (the dir offline) where the real start would write",
-    "the node is its own single-voter quorum on the metadata it has on disk: changes made while it was down "
+    "the node is its own single-voter quorum on the metadata it has on disk (for a KIP-853 quorum by VotersRecords "
+    "appended to the overlay's copy of its metadata log, rehearsal.voter_set): changes made while it was down "
     "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
     "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits and ACLs are not "
     "reproduced yet; a log dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
@@ -113,6 +116,23 @@ def installed_version(audit: AuditOptions) -> tuple[str, str] | None:
         except OSError:
             continue
     return last
+
+
+def _directory_id(metadata_dir: str) -> str | None:
+    """The metadata dir's directory.id (the raft client's own, SharedServer.scala@3.9:279), None when absent."""
+    try:
+        meta = read_properties(os.path.join(os.path.realpath(metadata_dir), "meta.properties"))
+    except (OSError, EngineError):
+        return None
+    return meta.get("directory.id", "").strip() or None
+
+
+_VOTERS_LINE = re.compile(r"Latest set of voters is (.*) at offset (-?\d+)")
+
+
+def _last_voters_line(text: str) -> str | None:
+    found = _VOTERS_LINE.findall(text)
+    return f"{found[-1][0]} at offset {found[-1][1]}" if found else None
 
 
 def _int(text: str | None, default: int) -> int:
@@ -192,20 +212,42 @@ def rehearse(
         cfg = config.sandbox_properties(dict(props), version)
     except config.SandboxConfigError as exc:
         raise RehearsalRefused(f"{audit.server_properties}: {exc}") from None
+    stored = None
     if cfg.dynamic_quorum:
         stored = voters.stored_voters(os.path.realpath(cfg.metadata_dir))
         if stored is None:
+            kraft = voters.stored_kraft_version(os.path.realpath(cfg.metadata_dir))
+            if kraft >= 1:
+                # a leader of kraft.version 1 needs a stored voter set (LeaderState.java@3.9:327-338 throws)
+                raise RehearsalRefused(
+                    f"{audit.server_properties}: a KIP-853 quorum (kraft.version {kraft}) but no VotersRecord in "
+                    f"{cfg.metadata_dir}/__cluster_metadata-0 (a node formatted and never started?): the voter "
+                    "set is unknown"
+                )
+            # kraft.version 0: the configured voters decide (a broker may name a static quorum by its
+            # bootstrap servers): the static recipe
+            config.as_static(cfg)
+    if cfg.dynamic_quorum and stored is not None:
+        dir_id = _directory_id(cfg.metadata_dir)
+        other = [d for v, d in stored.voters if v == cfg.node_id and dir_id and d != dir_id]
+        if other:
+            # the node's id is a voter of another directory (a disk replaced, a node reformatted): its real start
+            # is an observer that never votes; a rehearsal as the voter would hide that
             raise RehearsalRefused(
-                f"{audit.server_properties}: a KIP-853 quorum (controller.quorum.bootstrap.servers) but no "
-                f"VotersRecord in {cfg.metadata_dir}/__cluster_metadata-0: the voter set is unknown"
+                f"{audit.server_properties}: the stored voter set ({stored.where}) has node {cfg.node_id} with "
+                f"directory id {other[0]}, but {cfg.metadata_dir}/meta.properties says {dir_id}: the real start "
+                "joins as an observer, not as that voter (VoterSet.VoterNode.isVoter compares the directory "
+                "ids, VoterSet.java@3.9:344-353); not rehearsed"
             )
-        if [v for v, _ in stored.voters] != [cfg.node_id]:
+        try:
+            cfg.voters_append = voters.single_voter_batch(
+                os.path.realpath(cfg.metadata_dir), stored, cfg.node_id, dir_id, cfg.controller_endpoints
+            )
+        except voters.VoterSetError as exc:
             raise RehearsalRefused(
-                f"{audit.server_properties}: a KIP-853 quorum whose stored voter set is "
-                f"{', '.join(f'{v} ({d})' for v, d in stored.voters)} ({stored.where}): the sandbox rehearses a "
-                f"KIP-853 node only when that set is the node alone (node {cfg.node_id}), as "
-                "controller.quorum.voters cannot replace a stored voter set (VoterSetHistory.java@3.9:87-91)"
-            )
+                f"{audit.server_properties}: a KIP-853 quorum: the sandbox cannot make node {cfg.node_id} its "
+                f"only voter: {exc}"
+            ) from None
     user = ro.broker_user or (report.get("inputs", {}).get("broker_user") or {}).get("value")
     if not user:
         raise RehearsalRefused("the broker user is unknown: give --broker-user (or a unit with User=)")
@@ -345,6 +387,18 @@ def rehearse(
         "roles": cfg.roles,
         "changed_properties": {k: {"was": w, "now": n} for k, (w, n) in sorted(cfg.changed.items())},
         "quorum_state_removed": cfg.drop_quorum_state,
+        # KIP-853: the stored voter set and the control batch appended in the overlay (the node alone at last)
+        "voter_set": None
+        if stored is None or cfg.voters_append is None
+        else {
+            "stored": [{"id": v, "directory_id": d} for v, d in stored.voters],
+            "stored_at": stored.where,
+            "appended_at_offset": cfg.voters_append.base_offset,
+            "appended_epoch": cfg.voters_append.epoch,
+            "appended_sets": cfg.voters_append.steps,
+            # the raft client's own word on the voter set it read last (KRaftControlRecordStateMachine.java@3.9:284)
+            "read_by_the_node": _last_voters_line(outcome.log_text),
+        },
         "observed": observed,
         # the lab's comparison of the plan with a real start (kafka_ops.rehearse.compare): whether a segment was
         # deleted, not when (the rehearsal starts later than the audit's "now") nor the reason's wording

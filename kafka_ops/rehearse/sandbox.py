@@ -177,6 +177,8 @@ def prepare(
         lines.append(
             f"mount -t overlay overlay -o {q(f'lowerdir={real},upperdir={upper},workdir={work},redirect_dir=on')} {q(real)}"
         )
+    if cfg.voters_append is not None:
+        _append_lines(lines, run, cfg)
     for n, img in enumerate(images or []):
         # copy up now what Kafka opens read-write (every file of a partition dir, .lock: opened O_RDWR, never
         # written, so their mtimes, which retention reads, stay), then take the image's room down to the real
@@ -225,6 +227,26 @@ def prepare(
     with open(script, "w") as f:
         f.write("\n".join(lines) + "\n")
     return script
+
+
+def _append_lines(lines: list[str], run: str, cfg: SandboxConfig) -> None:
+    """KIP-853: the control batch making the node its only voter (voters.single_voter_batch), appended to the
+    overlay's copy of the metadata log's last segment once the overlays are mounted: the write lands in the upper
+    layer, the real segment is the read-only lower one."""
+    from kafka_ops.rehearse.voters import APPEND_PY
+
+    app = cfg.voters_append
+    assert app is not None
+    batch, script = os.path.join(run, "voters.batch"), os.path.join(run, "voters_append.py")
+    with open(batch, "wb") as f:
+        f.write(app.batch)
+    with open(script, "w") as f:
+        f.write(APPEND_PY)
+    meta = os.path.realpath(cfg.metadata_dir)
+    lines.append(
+        f"{q(sys.executable)} {q(script)} {q(meta)} {q(app.segment)} {app.size} {q(batch)} || "
+        "{ echo 'could not append the single-voter VotersRecord to the metadata log' >&2; exit 92; }"
+    )
 
 
 # takes an image's free bytes and inodes (for a non-root user) down to the real filesystem's: a root-owned filler
