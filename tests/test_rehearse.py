@@ -1,7 +1,7 @@
 """`kafka-ops rehearse`: the sandbox's safety (real dirs unchanged, no packet out, nothing left after a SIGKILL,
 no write through a link out of a log dir) and its outcome against the plan, on a real KRaft broker of the lab.
 
-The broker tests (marked ``rehearsal``, about 90 s together) start Kafka 3.7.2, a CI release whose jars CI
+The broker tests (marked ``rehearsal``, about 9 minutes together on a quiet 2-core machine) start Kafka 3.7.2, a CI release whose jars CI
 fetches: the release that still checks the stored voter set against the configured one (quorum-state must go
 for a broker-only node, rehearsal.md §3), so the broker-only recipe is tried where it is hardest. Dedicated
 controllers run on 3.7.2 and 4.3.1, KIP-853 controllers (alone, of 3 voters, of a quorum that ran) on 3.9.1 and
