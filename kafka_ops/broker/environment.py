@@ -270,9 +270,59 @@ def identity_verdict(h: HostFacts) -> EnvVerdict | None:
     )  # fmt: skip
 
 
+def _has_peers(h: HostFacts) -> bool:
+    """Whether a KRaft node's config names other nodes that check its cluster id: a broker-only node, a quorum
+    named by controller.quorum.bootstrap.servers (KIP-853), or voters besides itself."""
+    s = h.configs.server
+    voters = [
+        v.split("@", 1)[0].strip() for v in s.get("controller.quorum.voters", "").split(",") if v.strip()
+    ]
+    node = (s.get("node.id") or s.get("broker.id") or "").strip()
+    roles = {r.strip() for r in s.get("process.roles", "").split(",") if r.strip()}
+    if s.get("controller.quorum.bootstrap.servers", "").strip() or (roles and "controller" not in roles):
+        return True
+    return any(v != node for v in voters)
+
+
+def kraft_identity_hang(h: HostFacts) -> str | None:
+    """The hang of a KRaft node whose meta.properties name another cluster than the cluster at --bootstrap-server
+    (taken for this node's own: CLU004 says when it is not), or None.
+
+    Every raft RPC carries the sender's cluster id, and a voter answers another one with INCONSISTENT_CLUSTER_ID
+    (KafkaRaftClient.hasValidClusterId, KafkaRaftClient.java@3.9.0-rc3:770,985,1141,1372); the node logs
+    "Unexpected error INCONSISTENT_CLUSTER_ID in FETCH response" and retries, never catches up, and a broker loads
+    its logs only at its first metadata publish (BrokerMetadataPublisher.initializeManagers,
+    BrokerMetadataPublisher.scala@3.9.0-rc3:271-275): it never starts, nor exits (lab 3.9.1, a broker of another
+    cluster.id beside its controller: retried every ~20 ms, not ready after 60 s)."""
+    if h.broker_state == "running" or broker_mode(h) != "kraft" or not h.meta_cluster_id or not _has_peers(h):
+        return None
+    cluster = h.cluster or {}
+    theirs = cluster.get("cluster_id")
+    if not theirs or theirs == h.meta_cluster_id:
+        return None
+    return (
+        f"the cluster at {cluster.get('bootstrap')} has cluster.id {theirs}, not meta.properties' "
+        f"{h.meta_cluster_id}: its controllers answer this node's raft requests with INCONSISTENT_CLUSTER_ID, so it "
+        "never catches up with the metadata and never loads its logs: the start hangs (CLU004)"
+    )
+
+
 def _identity_unknown(h: HostFacts) -> dict[str, str] | None:
-    """The cluster-id comparison the plan could not make (ZooKeeper mode, stopped, meta.properties with an id)."""
-    if broker_mode(h) != "zk" or not h.meta_cluster_id or h.options.zookeeper is not None:
+    """The cluster-id comparison the plan could not make (stopped, meta.properties with an id): ZooKeeper's
+    (ZooKeeper mode) or the quorum's (KRaft, a node with peers), when nothing that knows it answered."""
+    if not h.meta_cluster_id:
+        return None
+    if broker_mode(h) == "kraft":
+        theirs = (h.cluster or {}).get("cluster_id")
+        if theirs or not _has_peers(h):
+            return None  # compared (kraft_identity_hang), or no other node to compare with
+        return {
+            "what": f"whether this node's quorum has meta.properties' cluster.id {h.meta_cluster_id}: if not, its "
+            "start hangs (INCONSISTENT_CLUSTER_ID from its controllers)",
+            "reason": h.options.cluster_skip
+            or "the cluster was not asked (--bootstrap-server gives its cluster id)",
+        }
+    if broker_mode(h) != "zk" or h.options.zookeeper is not None:
         return None
     cluster = h.cluster or {}
     theirs = cluster.get("cluster_id")

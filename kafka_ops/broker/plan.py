@@ -581,6 +581,10 @@ class NextStartPlan:
             if why is not None:
                 fate.state, fate.reason, fate.check = "offline", why[0], why[1]
                 self._offline_before_load.add(ldf.path)
+        if self.applies and self.exit is None:  # the quorum's cluster id (--bootstrap-server): before loading
+            hang_id = environment.kraft_identity_hang(h)
+            if hang_id is not None:
+                self.exit, self.hangs = (hang_id, "CLU004"), True
         if self.applies and self.exit is None and not self._offline_before_load:
             hang = filetypes.marker_hang(h)  # KRaft 3.7+: the markers' broker epoch, before loading
             if hang is not None:

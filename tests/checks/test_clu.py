@@ -421,3 +421,33 @@ def test_a_bad_waiver_is_one_line_and_exit_2(
     code, out, err = run_check(capsys, monkeypatch, STALE, "--broker", "1", *args)
     assert code == 2 and out == ""
     assert err.count("\n") == 1 and err.startswith(f"kafka-ops cluster check: {says}"), err
+
+
+def test_a_kraft_broker_of_another_cluster_id_hangs_and_unasked_it_is_unknown(tmp_path: Any) -> None:
+    """A KRaft broker whose meta.properties name another cluster than its quorum's: its controllers answer every
+    raft request INCONSISTENT_CLUSTER_ID and it never loads its logs (lab 3.9.1: not ready after 60 s, retrying
+    every ~20 ms). With --bootstrap-server answering another id the plan says it hangs (CLU004); without it, that
+    comparison is unknown, never "starts" on trust."""
+    h = simulate_host(
+        str(tmp_path / "h"),
+        HostSpec(now_ms=NOW_MS, topics=[TopicSpec("orders", partitions=2, records_per_partition=50)]),
+    )
+    with open(h.server_properties) as f:
+        text = f.read().replace("process.roles=broker,controller\n", "process.roles=broker\n")
+    with open(h.server_properties, "w") as f:
+        f.write(text + "controller.quorum.voters=9@ctl:9093\ncontroller.listener.names=CONTROLLER\n")
+    ns = audit(h, facts(part("orders", 0, 1, [1], [1]), cluster_id="OtherCluster"))["next_start"]
+    assert ns["broker"] == "hangs" and ns["check"] == "CLU004", ns
+    assert "INCONSISTENT_CLUSTER_ID" in ns["reason"] and "OtherCluster" in ns["reason"]
+    assert {s["load"] for s in ns["segments"] if "__cluster_metadata" not in s["log"]} <= {"not_loaded"}
+    same = audit(h, facts(part("orders", 0, 1, [1], [1]), cluster_id=meta_cluster_id(h)))["next_start"]
+    assert same["broker"] == "starts" and not [u for u in same["unknown"] if "quorum has" in u["what"]]
+    unasked = audit(h, None)["next_start"]
+    assert unasked["broker"] == "starts"
+    [u] = [u for u in unasked["unknown"] if "quorum has" in u["what"]]
+    assert "hangs" in u["what"] and "--bootstrap-server" in u["reason"]
+
+
+def meta_cluster_id(h: SimulatedHost) -> str:
+    with open(f"{h.log_dirs[0]}/meta.properties") as f:
+        return next(x.split("=", 1)[1].strip() for x in f if x.startswith("cluster.id="))
