@@ -416,3 +416,33 @@ def test_quorum_a_controller_only_start_is_seen_in_its_log(dedicated: LabCluster
     assert after["server_starts"] == before["server_starts"] + 1
     assert after["server_started_at"] != before["server_started_at"]
     assert "Kafka Server started" in node.run_log()
+
+
+def test_a_node_of_another_cluster_id_hangs_as_planned(cluster: LabCluster) -> None:
+    """Node 3's meta.properties rewritten with another cluster.id while it is stopped: with the cluster's own
+    --bootstrap-server the plan says its start hangs (CLU004: its peers answer INCONSISTENT_CLUSTER_ID); started,
+    it neither becomes ready nor exits. Then its files are put back and it rejoins."""
+    import re
+
+    from kafka_lab.jars import LabError
+
+    b = cluster.node(3)
+    b.stop()
+    metas = {d / "meta.properties": (d / "meta.properties").read_text() for d in b.log_dirs}
+    try:
+        for path, text in metas.items():
+            path.write_text(re.sub(r"cluster.id=.*", "cluster.id=AAAAAAAAAAAAAAAAAAAAAA", text))
+        r = cli(
+            "audit", "--server-properties", str(b.server_properties), "--kafka-version", VERSION,
+            "--broker-user", b.user, "--broker-state", "stopped", "--format", "json",
+            "--bootstrap-server", cluster.brokers[0].bootstrap,
+        )  # fmt: skip
+        ns = json.loads(r.stdout)["next_start"]
+        assert (ns["broker"], ns["check"]) == ("hangs", "CLU004"), ns
+        with pytest.raises(LabError, match=r"not ready within 45 s.*INCONSISTENT_CLUSTER_ID"):
+            b.start(45)
+    finally:
+        b.kill()
+        for path, text in metas.items():
+            path.write_text(text)
+    b.start()
