@@ -460,6 +460,21 @@ def test_the_kafka_and_java_the_unit_starts_are_rehearsed_when_none_is_named(lab
     assert r["kafka_home"] == str(dest) and r["kafka_home_source"].startswith("the installation of ")
     assert r["java"] == shutil.which("java") and r["java_source"] == "PATH"
     assert r["observed"]["broker"] == "starts"
+    # the unit's LimitNOFILE is the sandboxed JVM's (its soft limit raised to the hard one by the JVM)
+    limit = r["open_files_limit"]
+    assert limit["source"] == f"LimitNOFILE=100000 of {unit}"
+    # (a root without CAP_SYS_RESOURCE, as in a container, cannot raise its hard limit: the report says so)
+    assert (limit["soft"], limit["hard"], limit["capped"]) == (100000, 100000, None) or (
+        limit["hard"] < 100000 and "CAP_SYS_RESOURCE" in limit["capped"]
+    ), limit
+    # a limit too low for the start: the rehearsed start fails as the real one would, not under our own limit
+    unit.write_text(unit.read_text().replace("LimitNOFILE=100000", "LimitNOFILE=64"))
+    proc = subprocess.run(
+        [*cmd, "--systemd-unit", str(unit)], capture_output=True, text=True, env=env, timeout=240
+    )
+    assert proc.returncode == 1, proc.stderr
+    low = json.loads(proc.stdout)["rehearsal"]
+    assert low["observed"]["broker"] != "starts" and "Too many open files" in json.dumps(low["observed"]), low
     # nothing names one: refused in one line, before anything starts
     unit.write_text("[Service]\nUser=kafka\nExecStart=/nonexistent/bin/kafka-server-start.sh\n")
     proc = subprocess.run(

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import kafka_ops.rehearse.config as config
+import kafka_ops.rehearse.limits as limits
 import kafka_ops.rehearse.outcome as files_outcome
 import kafka_ops.rehearse.sandbox as sandbox
 import kafka_ops.rehearse.scratch as scratch
@@ -51,8 +52,9 @@ LIMITS = (
     "the node is its own single-voter quorum on the metadata it has on disk (for a KIP-853 quorum by VotersRecords "
     "appended to the overlay's copy of its metadata log, rehearsal.voter_set): changes made while it was down "
     "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
-    "the JVM gets the heap of --heap and default options, not the unit's; the unit's limits and ACLs are not "
-    "reproduced yet; a log dir on a read-only mount is left read-only (not overlaid), as the real start meets it",
+    "the JVM gets the heap of --heap and default options, not the unit's; of the unit's limits only LimitNOFILE "
+    "is reproduced (rehearsal.open_files_limit), ACLs are not; a log dir on a read-only mount is left read-only "
+    "(not overlaid), as the real start meets it",
     "each real filesystem's writable layer is an ext4 image holding the copy-up of its files plus its real free "
     "bytes and inodes for the broker user (rehearsal.space); a segment the rehearsal deletes frees no room "
     "unless it was copied up, and a file Kafka did not open read-write leaves that room unused",
@@ -292,6 +294,10 @@ def rehearse(
                 f"could not make the scratch's filesystem image of the log dirs' free space: {exc}"
                 + (f": {detail}" if detail else "")
             ) from None
+        unit_nofile, nofile_source = limits.unit_nofile(
+            str(audit.systemd_unit) if audit.systemd_unit else None
+        )
+        nofile, nofile_capped = limits.applicable(unit_nofile) if unit_nofile else (None, None)
         try:
             cluster_id = (report.get("identity") or {}).get("cluster_id")
             seed = None
@@ -306,8 +312,9 @@ def rehearse(
                     )
                     seed = zkseed.from_cluster(audit.cluster, dirs, cluster_id, seed.why)
             script = sandbox.prepare(
-                run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id, images, seed
-            )
+                run_dir, cfg, ro.kafka_home, ro.java, user, ro.heap, version, cluster_id, images, seed,
+                nofile=nofile,
+            )  # fmt: skip
         except sandbox.SandboxError as exc:
             raise RehearsalRefused(str(exc)) from None
         say(
@@ -425,6 +432,13 @@ def rehearse(
             "reflink": est.reflink,
         },
         "swept": swept,
+        # the JVM's RLIMIT_NOFILE: the unit's (source), unless capped (why); None: kafka-ops' own
+        "open_files_limit": {
+            "soft": nofile[0] if nofile else None,
+            "hard": nofile[1] if nofile else None,
+            "source": nofile_source,
+            "capped": nofile_capped,
+        },
         "zookeeper_seed": None
         if seed is None
         else {"source": seed.source, "topics": seed.topics, "nodes": sorted(seed.nodes)},

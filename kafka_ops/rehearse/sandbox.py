@@ -112,9 +112,11 @@ def prepare(
     cluster_id: str | None = None,
     images: list[Image] | None = None,
     seed: Seed | None = None,
+    nofile: tuple[int, int] | None = None,
 ) -> str:
     """Write the sandbox's layers, config and inner script into ``run``; the script's path. ``cluster_id``:
-    meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper."""
+    meta.properties', seeded into ZooKeeper mode's throwaway ZooKeeper. ``nofile``: the (soft, hard) open-files
+    limit of the broker's unit (rehearse.limits), set for the JVM."""
     try:
         pw = pwd.getpwnam(user)
     except KeyError:
@@ -220,6 +222,13 @@ def prepare(
     # when its uid changes (prctl(2) PR_SET_PDEATHSIG), so a JVM exec'd as pid 1 under setpriv --reuid lost
     # --kill-child's signal and outlived a SIGKILLed kafka-ops (seen in tests/test_rehearse.py); the shell keeps
     # it, and when pid 1 dies the kernel kills every process of the namespace
+    if nofile is not None:  # the unit's LimitNOFILE: the root shell sets it, the JVM inherits it
+        lines.append(
+            # the soft limit first when lowering (never above the hard one), the hard one first when raising
+            f"{{ ulimit -Sn {nofile[0]} 2>/dev/null || :; }}; "
+            f"ulimit -Hn {nofile[1]} && ulimit -Sn {nofile[0]} || {{ echo 'could not set the open-files limit of "
+            f"the unit, {nofile[0]}:{nofile[1]}' >&2; exit 93; }}"
+        )
     lines.append(f"echo {READY_MARK}")  # every mount is in place: what follows is the broker's doing
     lines.append(" ".join(q(a) for a in (*as_user(pw.pw_uid, pw.pw_gid), *jvm)) + " &")
     lines.append("wait $!")
