@@ -169,10 +169,16 @@ def compare_rehearsal(r: Rehearsed, real: dict[str, Any]) -> list[str]:
     out += [f"{p}: the rehearsal deleted it, the real start did not" for p in sorted(rh - rl)]
 
     def truncated(side: dict[str, Any]) -> dict[str, int]:
+        # not the metadata log's: truncated bytes are its size before less after (kafka_ops.rehearse.outcome), and
+        # after its recovery each start appends its own records (a single voter's leader change, the node's
+        # registration): 4.3.1 metadata-log_zero_tail, 984 "truncated" in the rehearsal, 554 at the real start.
+        # The plan is not compared on it either (kafka_ops.rehearse.compare)
         return {
             p: s["truncated_bytes"]
             for s in side.get("segments", [])
-            if s.get("truncated_bytes") and (p := os.path.normpath(s["log"])) in online({p})
+            if s.get("truncated_bytes")
+            and (p := os.path.normpath(s["log"])) in online({p})
+            and os.path.basename(os.path.dirname(p)) != f"{METADATA_TOPIC}-0"
         }
 
     th, tl = truncated(obs), truncated(real)
