@@ -1649,3 +1649,41 @@ def test_zookeeper_mode_is_seeded_from_the_cluster_when_zookeeper_does_not_answe
     assert deleted == {(0, 0), (1, 0)}, obs["segments"]
     shutil.rmtree(dest)
     shutil.rmtree(running)
+
+
+def _acl_user_rwx(path: Path, uid: int) -> None:
+    """A POSIX access ACL granting ``uid`` rwx (the xattr setfacl writes: version 2, then (tag, perm, id) entries:
+    user::rwx, user:<uid>:rwx, group::---, mask::rwx, other::---)."""
+    import struct
+
+    obj = 0xFFFFFFFF
+    entries = [(0x01, 7, obj), (0x02, 7, uid), (0x04, 0, obj), (0x10, 7, obj), (0x20, 0, obj)]
+    blob = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", t, p, i) for t, p, i in entries)
+    os.setxattr(path, "system.posix_acl_access", blob)
+
+
+@needs_root
+@rehearsal
+def test_an_acl_on_the_real_files_holds_in_the_sandbox(lab: dict[str, Any]) -> None:
+    # a partition dir root's and 0700, which only an ACL opens to the broker user: through the overlay the sandbox
+    # sees the same ACL (overlayfs checks the lower inode's, and copy-up keeps it), so the rehearsed start loads it
+    # as the real start would; without the ACL the broker user cannot enter it and its log dir goes offline
+    dest = _copy(lab, "acl")
+    part = next(p for d in ("data-0", "data-1") for p in sorted((dest / d).glob("t-*")))
+    os.chown(part, 0, 0)
+    part.chmod(0o700)
+    _acl_user_rwx(part, pwd.getpwnam("kafka").pw_uid)
+    dirs = [dest / "data-0", dest / "data-1"]
+    before = _snapshot(dirs)
+    code, report, err = _rehearse(lab, dest)
+    assert report is not None, err
+    states = {d["path"]: d["state"] for d in report["rehearsal"]["observed"]["log_dirs"]}
+    assert code == 0 and report["rehearsal"]["observed"]["broker"] == "starts", err
+    assert states[str(part.parent)] == "online", states
+    assert _snapshot(dirs) == before and os.getxattr(part, "system.posix_acl_access")
+    os.removexattr(part, "system.posix_acl_access")
+    code, report, err = _rehearse(lab, dest)
+    assert report is not None, err
+    states = {d["path"]: d["state"] for d in report["rehearsal"]["observed"]["log_dirs"]}
+    assert code == 1 and states[str(part.parent)] == "offline", states
+    shutil.rmtree(dest)

@@ -53,8 +53,9 @@ LIMITS = (
     "appended to the overlay's copy of its metadata log, rehearsal.voter_set): changes made while it was down "
     "(reassignments, deletions, hence -stray dirs) are not seen, the other brokers are fenced after their session",
     "the JVM gets the heap of --heap and default options, not the unit's; of the unit's limits only LimitNOFILE "
-    "is reproduced (rehearsal.open_files_limit), ACLs are not; a log dir on a read-only mount is left read-only "
-    "(not overlaid), as the real start meets it",
+    "is reproduced (rehearsal.open_files_limit); owners, modes and ACLs are the real files' (the overlay shows the "
+    "lower inodes' and copy-up keeps them); a log dir on a read-only mount is left read-only (not overlaid), as "
+    "the real start meets it",
     "each real filesystem's writable layer is an ext4 image holding the copy-up of its files plus its real free "
     "bytes and inodes for the broker user (rehearsal.space); a segment the rehearsal deletes frees no room "
     "unless it was copied up, and a file Kafka did not open read-write leaves that room unused",
