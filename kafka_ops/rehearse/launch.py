@@ -4,7 +4,9 @@ line (issue 38, "one way to start a broker": the lab imports these, never the re
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 
 LOG_PATTERN = "[%d] %p %m (%c)%n"  # the pattern Kafka ships (config/log4j.properties, log4j2.yaml)
 # the line a broker logs once it serves: KafkaRaftServer.startup "Kafka Server started" (3.x/4.x KRaft),
@@ -75,3 +77,44 @@ def java_command(
         *([log4j_option(log_config)] if log_config else []), *options,
         "-cp", classpath.rstrip("/") + "/*", main, *args,
     ]  # fmt: skip
+
+
+def read_new(path: str, offset: int) -> tuple[str, int]:
+    """The whole lines a log file got past ``offset``, and the offset after them. The log is in a dir the broker
+    user writes: opened without following a link, read only when it is a regular file (else nothing)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return "", offset
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return "", offset
+        os.lseek(fd, offset, os.SEEK_SET)
+        chunks = []
+        while True:
+            b = os.read(fd, 1 << 20)
+            if not b:
+                break
+            chunks.append(b)
+        data = b"".join(chunks)
+        cut = data.rfind(b"\n") + 1  # whole lines only
+        return data[:cut].decode("utf-8", "replace"), offset + cut
+    finally:
+        os.close(fd)
+
+
+class StartWatch:
+    """A start watched from its log, for the lab's broker runner and the rehearsal's sandbox alike: the text the
+    log got since the start (read as it grows, whole lines), and whether the ready line is in it."""
+
+    def __init__(self, log_file: str, offset: int = 0, ready: re.Pattern[str] = READY) -> None:
+        self.log_file, self.offset, self.ready_line = log_file, offset, ready
+        self.text = ""
+
+    def read(self) -> str:
+        new, self.offset = read_new(self.log_file, self.offset)
+        self.text += new
+        return self.text
+
+    def ready(self) -> bool:
+        return self.ready_line.search(self.text) is not None

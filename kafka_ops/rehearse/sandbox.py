@@ -32,7 +32,7 @@ from typing import Any
 
 from kafka_ops.engine.shell import q
 from kafka_ops.rehearse.config import SandboxConfig, properties_text
-from kafka_ops.rehearse.launch import READY, as_user, java_command, log4j_config
+from kafka_ops.rehearse.launch import READY, StartWatch, as_user, java_command, log4j_config, read_new
 from kafka_ops.rehearse.loglines import ALL_FAILED as _ALL_FAILED
 from kafka_ops.rehearse.loglines import DIR_FAILURES as _DIR_FAILURES
 from kafka_ops.rehearse.loglines import FATAL as _FATAL
@@ -376,28 +376,6 @@ def _zookeeper_lines(
     return lines
 
 
-def _read_new(path: str, offset: int) -> tuple[str, int]:
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return "", offset
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return "", offset
-        os.lseek(fd, offset, os.SEEK_SET)
-        chunks = []
-        while True:
-            b = os.read(fd, 1 << 20)
-            if not b:
-                break
-            chunks.append(b)
-        data = b"".join(chunks)
-        cut = data.rfind(b"\n") + 1  # whole lines only
-        return data[:cut].decode("utf-8", "replace"), offset + cut
-    finally:
-        os.close(fd)
-
-
 def _children(pid: int) -> list[int]:
     try:
         with open(f"/proc/{pid}/task/{pid}/children") as f:
@@ -501,17 +479,17 @@ def _watch(
     ready: re.Pattern[str] = READY,
 ) -> Outcome:
     log = os.path.join(run_dir, "logs", "server.log")
-    text, offset = "", 0
+    watch = StartWatch(log, ready=ready)  # the lab's own watch of a start (kafka_ops.rehearse.launch)
+    text = ""
     started_at: float | None = None
     last_note = began
     code: int | None = None
     leaderless: str | None = None  # a controller that started but never became active
     server_up: float | None = None
     while True:
-        new, offset = _read_new(log, offset)
-        text += new
+        text = watch.read()
         now = time.monotonic()
-        if started_at is None and ready.search(text):
+        if started_at is None and watch.ready():
             started_at = now
             say(f"started in {now - began:.1f} s; watching it for {window_s:.0f} s")
         code = proc.poll()
@@ -559,8 +537,7 @@ def _watch(
             proc.kill()  # SIGKILL unshare: --kill-child takes the namespace with it
             proc.wait()
     stopped = time.monotonic()
-    new, offset = _read_new(log, offset)
-    text += new
+    text = watch.read()
     if exited_by_itself and READY_MARK not in _sandbox_out(run_dir):
         raise SandboxError(f"the sandbox could not be set up (exit {proc.returncode}): {_tail(run_dir)}")
     offline, fatal, loaded, load_ms = judge(text, dirs)
@@ -615,7 +592,7 @@ def _view(jvm: int, dirs: list[str]) -> Any:
 
 
 def _sandbox_out(run_dir: str) -> str:
-    return _read_new(os.path.join(run_dir, "sandbox.out"), 0)[0]
+    return read_new(os.path.join(run_dir, "sandbox.out"), 0)[0]
 
 
 def _tail(run_dir: str) -> str | None:
