@@ -102,3 +102,31 @@ def test_a_partial_lab_run_enters_the_table_and_the_matrix() -> None:
     fifo = 1 + [d.key for d in matrix.DAMAGES].index("fifo")
     assert lock.split(" | ")[fifo] == "✅ 3.5.2"
     assert fidelity_doc.refresh_matrix(merged, list(SCENARIOS)) == merged
+
+
+def test_a_re_run_that_agrees_drops_the_cells_old_difference() -> None:
+    """A cell the plan got wrong, re-run after the model's fix: its ❌ and its Differences line go, others stay."""
+    doc = (ROOT / "docs" / "fidelity.md").read_text()
+    before, sep, rest = doc.partition("\n## Differences\n\n")
+    old = [
+        "- 3.7.2 `type-meta_properties_directory`: broker: predicted exits, broker did starts",
+        "- 3.5.2 `type-meta_properties_directory`: broker: predicted exits, broker did starts",
+    ]
+    doc = before + sep + "\n".join(old) + "\n\n## " + rest.partition("\n\n## ")[2]
+    ns = {"broker": "starts", "reason": None, "log_dirs": [], "segments": []}
+    report = {
+        "version": "3.7.2",
+        "trials": {
+            "type-meta_properties_directory": {
+                "predicted": ns,
+                "next_start": ns,
+                "differences": [],
+                "faults": [],
+            }
+        },
+    }
+    merged = fidelity_doc.merge_rows(doc, [report])
+    diffs = merged.partition("\n## Differences\n\n")[2].partition("\n\n## ")[0]
+    assert diffs.splitlines() == [old[1]]
+    row = next(x for x in merged.splitlines() if x.startswith("| `type-meta_properties_directory` |"))
+    assert "❌" not in row
