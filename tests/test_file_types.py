@@ -214,3 +214,41 @@ def test_a_directory_in_place_of_meta_properties_takes_the_dir_offline_not_the_b
     os.mkdir(first)
     ns = _plan(host)
     assert ns["broker"] == "exits" and "Is a directory" in ns["reason"], ns.get("reason")
+
+
+def test_a_directory_in_place_of_a_closed_segments_index_loads_it_as_is(tmp_path: Path) -> None:
+    """``offsetIndexFile().exists()`` is true for a directory: no 'Could not find offset index file', no rebuild;
+    a closed segment's LazyIndex is not opened at load (lab 3.7.2 type-index_older_directory: loaded as is)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    older = bases(part)[0]
+    _replace(seg_path(part, older, ".index"), "dir")
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "online"
+    rebuilt = [s for s in ns["segments"] if s["log"] == seg_path(part, older, ".log")]
+    assert rebuilt == [], rebuilt
+
+
+def test_a_directory_in_place_of_a_leader_epoch_checkpoint_takes_the_dir_offline(tmp_path: Path) -> None:
+    """CheckpointFile's createFile fails on it (ignored), its read throws 'Is a directory' (lab 3.7.2
+    type-leader_epoch_directory: the dir offline)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    path = os.path.join(part, "leader-epoch-checkpoint")
+    _replace(path, "dir")
+    ns = _plan(host)
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert ns["broker"] == "starts" and row["state"] == "offline", row
+    assert path in row["reason"] and "Is a directory" in row["reason"]
+
+
+def test_a_meta_properties_symlinked_to_a_good_copy_is_unknown_not_offline(tmp_path: Path) -> None:
+    """The broker reads through the link (lab 3.7.2 type-meta_properties_symlink: the dir online); kafka-ops never
+    does: the plan keeps the dir online and says what it could not check, never 'offline'."""
+    host = simulate(tmp_path)
+    path = os.path.join(host.log_dirs[1], "meta.properties")
+    os.rename(path, tmp_path / "meta-copy")
+    os.symlink(tmp_path / "meta-copy", path)
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "online"
+    assert any(path in u["what"] and "through a link" in u["reason"] for u in ns["unknown"]), ns["unknown"]

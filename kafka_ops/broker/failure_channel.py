@@ -54,7 +54,10 @@ the link (``Files.newBufferedReader``): NoSuchFileException, an IOException, "Er
 the dir on the LogDirFailureChannel, as for a damaged file (lab 3.7.2 type-cleaner_symlink_dangling: "Failed to
 access checkpoint file cleaner-offset-checkpoint", the dir offline). kafka-ops never reads through a link: the scan
 refuses it (``fileio.SYMLINK``) and the rule asks only whether the link resolves (``stat``), nothing is opened.
-A link that resolves is read by the broker as the file it points to (lab 3.7.2 type-*_symlink: agreed).
+A link that resolves is read by the broker as the file it points to (lab 3.7.2 type-*_symlink: agreed). A partition's
+``leader-epoch-checkpoint`` that is **a directory** fails the same way (createFile: FileAlreadyExistsException,
+ignored; the read: IOException "Is a directory"; lab 3.7.2 type-leader_epoch_directory, the dir offline); the log
+dir's own checkpoints as directories are LogManager's listing's (not a topic-partition dir: the exit), not this rule.
 """
 
 from __future__ import annotations
@@ -108,10 +111,13 @@ class Damage:
         if self.name == ckpt.PARTITION_METADATA:
             return self._partition_metadata_reason()
         said = f"'Error while reading checkpoint file {self.path}'"
-        if self.error.startswith(DANGLING):
+        if self.error.startswith((DANGLING, DIRECTORY)):
+            thrown = (
+                "NoSuchFileException" if self.error.startswith(DANGLING) else "IOException 'Is a directory'"
+            )
             return (
-                f"{self.path} is {self.error}: {WHEN_READ[self.name]}, through the link (CheckpointFile.read, "
-                f"Files.newBufferedReader: NoSuchFileException), and CheckpointFileWithFailureHandler "
+                f"{self.path} is {self.error}: {WHEN_READ[self.name]}, read in place (CheckpointFile.read, "
+                f"Files.newBufferedReader: {thrown}), and CheckpointFileWithFailureHandler "
                 + (
                     f"throws KafkaStorageException ({said}), which LogManager.loadLogs does not catch before "
                     "KAFKA-13773: 'There was an error in one of the threads during logs loading' and the broker does "
@@ -171,6 +177,7 @@ def _format_error(errors: list, path: str) -> str | None:  # type: ignore[type-a
 
 
 DANGLING = "a symbolic link to nothing"
+DIRECTORY = "a directory"
 
 
 def _dangling(errors: list, path: str) -> str | None:  # type: ignore[type-arg]
@@ -214,12 +221,16 @@ def dir_damage(h: HostFacts, ldf: LogDirFacts) -> list[Damage]:
 def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     """The partition's leader-epoch-checkpoint (read first) or partition.metadata when the next start cannot parse
     it."""
-    if not pf.part.errors:  # most partitions: nothing to match (asked three times per partition)
+    path = os.path.join(pf.part.path, ckpt.LEADER_EPOCH)
+    # a directory in its place: CheckpointFile's createFile fails (FileAlreadyExistsException, ignored) and its
+    # read throws IOException 'Is a directory' (lab 3.7.2 type-leader_epoch_directory: the dir offline); the scan
+    # lists it among the partition's other entries, without an error
+    in_place = next((DIRECTORY for o in pf.part.other_files if o.is_dir and o.path == path), None)
+    if not pf.part.errors and in_place is None:  # most partitions: nothing to match (asked three times each)
         return None
     caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
     start = "exits" if caught is False else "offline"
-    path = os.path.join(pf.part.path, ckpt.LEADER_EPOCH)
-    error = _format_error(pf.part.errors, path) or _dangling(pf.part.errors, path)
+    error = _format_error(pf.part.errors, path) or _dangling(pf.part.errors, path) or in_place
     if error is not None:
         return Damage(path, ckpt.LEADER_EPOCH, error, start, DEFAULT_CHECK)
     path = os.path.join(pf.part.path, ckpt.PARTITION_METADATA)

@@ -926,6 +926,7 @@ class NextStartPlan:
             "unknown": environment.unknowns(h)
             + metadata_log.unknowns(h)
             + filetypes.unknowns(h)
+            + meta.unknowns(h)
             + self._type_unknowns
             + ([] if exited else self.unknown),
             "metadata_log": [d.to_dict() for d in metadata_log.damages(h)],
