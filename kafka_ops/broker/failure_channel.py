@@ -226,7 +226,9 @@ def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     # read throws IOException 'Is a directory' (lab 3.7.2 type-leader_epoch_directory: the dir offline); the scan
     # lists it among the partition's other entries, without an error
     in_place = next((DIRECTORY for o in pf.part.other_files if o.is_dir and o.path == path), None)
-    if not pf.part.errors and in_place is None:  # most partitions: nothing to match (asked three times each)
+    if not pf.part.errors and not any(
+        o.is_dir for o in pf.part.other_files
+    ):  # most partitions: nothing to match
         return None
     caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
     start = "exits" if caught is False else "offline"
@@ -234,9 +236,15 @@ def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     if error is not None:
         return Damage(path, ckpt.LEADER_EPOCH, error, start, DEFAULT_CHECK)
     path = os.path.join(pf.part.path, ckpt.PARTITION_METADATA)
-    error = _format_error(pf.part.errors, path)
+    # a directory in its place: exists() is true and PartitionMetadataFile.read fails ('Is a directory', an
+    # IOException on the channel: lab 3.7.2 type-partition_metadata_directory, the dir offline)
+    error = _format_error(pf.part.errors, path) or next(
+        (DIRECTORY for o in pf.part.other_files if o.is_dir and o.path == path), None
+    )
     if error is None or not _reads_partition_metadata(h):
         return None
+    if error == DIRECTORY:
+        return Damage(path, ckpt.PARTITION_METADATA, error, start, DEFAULT_CHECK)
     thrown = _partition_metadata_thrown(path, h)
     if thrown == READ:
         return None
