@@ -41,6 +41,27 @@ def empty(data: bytes) -> bytes:
     return b""
 
 
+def one_byte(data: bytes) -> bytes:
+    """Only the first byte on disk (a write torn after its first byte): a checkpoint's version digit alone (read as
+    no entries: CheckpointFile returns an empty list when the count line is missing), meta.properties' ``#``,
+    quorum-state's ``{``."""
+    return data[:1]
+
+
+def bad_entry(data: bytes) -> bytes:
+    """One entry of a text checkpoint bad, the others and the count line intact: the last entry's offset with its
+    last digit turned into a letter (a bit flip, a slip of a hand edit). A checkpoint without entries has none to
+    damage: the lab plants it where the dataset has entries (ValueError otherwise, not a silent no-op)."""
+    lines = data.split(b"\n")
+    entries = [i for i, x in enumerate(lines) if i >= 2 and x.strip()]
+    if not entries:
+        raise ValueError("bad_entry: the checkpoint has no entry to damage")
+    fields = lines[entries[-1]].split(b" ")
+    fields[-1] = fields[-1][:-1] + b"x"
+    lines[entries[-1]] = b" ".join(fields)
+    return b"\n".join(lines)
+
+
 def damage_file(path: Path, how: Damager, name: str) -> Fault:
     """Rewrite ``path`` in place (same inode, owner and mode) with ``how`` of its bytes."""
     before = path.read_bytes()

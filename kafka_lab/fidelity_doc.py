@@ -205,7 +205,8 @@ def refresh_matrix(doc: str, trials: list[str]) -> str:
 def merge_rows(doc: str, reports: list[dict[str, Any]]) -> str:
     """``doc`` with the scenario table's cells of ``reports``' trials written from them (a partial lab run: only
     its versions' cells of its trials change; a trial new to the table gets a row, – elsewhere), their
-    differences added to the Differences section, and the damage matrix refreshed."""
+    differences added to the Differences section (a re-run cell's old ones dropped: the run judged it anew), and
+    the damage matrix refreshed."""
     lines = doc.splitlines()
     head = next(i for i, x in enumerate(lines) if x.startswith("| scenario | "))
     versions = [c.strip().split(" ", 1)[0] for c in lines[head].strip("|").split("|")[1:]]
@@ -215,6 +216,7 @@ def merge_rows(doc: str, reports: list[dict[str, Any]]) -> str:
     rows = {x.split("`")[1]: x for x in lines[head + 2 : end]}
     order = list(rows)
     new_diffs = []
+    rerun = set()  # the (release, trial) cells this run wrote anew: their old differences no longer hold
     for r in reports:
         if r["version"] not in versions:
             raise ValueError(
@@ -231,13 +233,15 @@ def merge_rows(doc: str, reports: list[dict[str, Any]]) -> str:
             if name not in rows:
                 order.append(name)
             rows[name] = f"| `{name}` | " + " | ".join(cells) + " |"
+            rerun.add(f"- {r['version']} `{name}`: ")
             new_diffs += [f"- {r['version']} `{name}`: {d}" for d in t.get("differences") or []]
     lines[head + 2 : end] = [rows[n] for n in order]
     doc = "\n".join(lines) + "\n"
-    if new_diffs:
-        before, sep, rest = doc.partition("\n## Differences\n\n")
+    before, sep, rest = doc.partition("\n## Differences\n\n")
+    if sep:
         body, nxt, tail = rest.partition("\n\n## ")
-        body = "\n".join([x for x in body.splitlines() if not x.startswith("None:")] + new_diffs)
+        kept = [x for x in body.splitlines() if not x.startswith("None:") and not x.startswith(tuple(rerun))]
+        body = "\n".join(kept + new_diffs) or "None: the broker did what the plan said in every cell."
         doc = before + sep + body + nxt + tail
     return refresh_matrix(doc, lab_trials() or [])
 

@@ -6,7 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
+from kafka_lab import damage as D
 from kafka_lab import fidelity_doc, matrix
+from kafka_ops.engine import checkpoints
+from kafka_ops.engine.errors import EngineError
 from tests.lab.test_fidelity import SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -102,3 +107,62 @@ def test_a_partial_lab_run_enters_the_table_and_the_matrix() -> None:
     fifo = 1 + [d.key for d in matrix.DAMAGES].index("fifo")
     assert lock.split(" | ")[fifo] == "✅ 3.5.2"
     assert fidelity_doc.refresh_matrix(merged, list(SCENARIOS)) == merged
+
+
+def test_a_re_run_that_agrees_drops_the_cells_old_difference() -> None:
+    """A cell the plan got wrong, re-run after the model's fix: its ❌ and its Differences line go, others stay."""
+    doc = (ROOT / "docs" / "fidelity.md").read_text()
+    before, sep, rest = doc.partition("\n## Differences\n\n")
+    old = [
+        "- 3.7.2 `type-meta_properties_directory`: broker: predicted exits, broker did starts",
+        "- 3.5.2 `type-meta_properties_directory`: broker: predicted exits, broker did starts",
+    ]
+    doc = before + sep + "\n".join(old) + "\n\n## " + rest.partition("\n\n## ")[2]
+    ns = {"broker": "starts", "reason": None, "log_dirs": [], "segments": []}
+    report = {
+        "version": "3.7.2",
+        "trials": {
+            "type-meta_properties_directory": {
+                "predicted": ns,
+                "next_start": ns,
+                "differences": [],
+                "faults": [],
+            }
+        },
+    }
+    merged = fidelity_doc.merge_rows(doc, [report])
+    diffs = merged.partition("\n## Differences\n\n")[2].partition("\n\n## ")[0]
+    assert diffs.splitlines() == [old[1]]
+    row = next(x for x in merged.splitlines() if x.startswith("| `type-meta_properties_directory` |"))
+    assert "❌" not in row
+
+
+def test_a_torn_first_byte_and_one_bad_entry_land_in_their_cells_in_make_lab_only() -> None:
+    """The checkpoint damages an operator meets (issue 36 §2): the file torn after its first byte reads as no
+    entries (CheckpointFile: no count line), one bad entry is the malformed line the broker refuses; each trial
+    plants its cell and runs in `make lab` only (CI stays under its budget)."""
+    from tests.lab.scenarios import CHECKPOINT_DAMAGE, CI_REPRESENTATIVES
+
+    text = b"0\n2\nt00 0 200\nt02 0 300\n"
+    assert D.one_byte(text) == b"0"
+    assert D.bad_entry(text) == b"0\n2\nt00 0 200\nt02 0 30x\n"
+    with pytest.raises(ValueError):
+        D.bad_entry(b"0\n0\n")
+    new = [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE if n.endswith(("_one_byte", "_bad_entry"))]
+    assert len(new) == 10
+    for t in new:
+        damage = "truncated_1" if t.endswith("_one_byte") else "one_bad_entry"
+        assert [d for _, d in matrix.cells_of(t) or ()] == [damage], t
+        assert CI_REPRESENTATIVES[t] == (), t
+    assert matrix.cells_of("checkpoint-recovery_point_one_byte") == (("recovery_point", "truncated_1"),)
+
+
+def test_the_models_reader_on_a_torn_first_byte_and_one_bad_entry(tmp_path: Path) -> None:
+    """What the plan reads of them: no entries (the broker's CheckpointFile returns an empty list without a count
+    line), and the malformed line's error (its IOException: the dir offline, or the exit, per family)."""
+    f = tmp_path / "recovery-point-offset-checkpoint"
+    f.write_bytes(D.one_byte(b"0\n1\nt00 0 200\n"))
+    assert checkpoints.read_offset_checkpoint(str(f)) == {}
+    f.write_bytes(D.bad_entry(b"0\n1\nt00 0 200\n"))
+    with pytest.raises(EngineError):
+        checkpoints.read_offset_checkpoint(str(f))

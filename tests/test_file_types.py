@@ -214,3 +214,111 @@ def test_a_directory_in_place_of_meta_properties_takes_the_dir_offline_not_the_b
     os.mkdir(first)
     ns = _plan(host)
     assert ns["broker"] == "exits" and "Is a directory" in ns["reason"], ns.get("reason")
+
+
+def test_a_directory_in_place_of_a_closed_segments_index_loads_it_as_is(tmp_path: Path) -> None:
+    """``offsetIndexFile().exists()`` is true for a directory: no 'Could not find offset index file', no rebuild;
+    a closed segment's LazyIndex is not opened at load (lab 3.7.2 type-index_older_directory: loaded as is)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    older = bases(part)[0]
+    _replace(seg_path(part, older, ".index"), "dir")
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "online"
+    rebuilt = [s for s in ns["segments"] if s["log"] == seg_path(part, older, ".log")]
+    assert rebuilt == [], rebuilt
+
+
+def test_a_directory_in_place_of_a_leader_epoch_checkpoint_takes_the_dir_offline(tmp_path: Path) -> None:
+    """CheckpointFile's createFile fails on it (ignored), its read throws 'Is a directory' (lab 3.7.2
+    type-leader_epoch_directory: the dir offline)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    path = os.path.join(part, "leader-epoch-checkpoint")
+    _replace(path, "dir")
+    ns = _plan(host)
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert ns["broker"] == "starts" and row["state"] == "offline", row
+    assert path in row["reason"] and "Is a directory" in row["reason"]
+
+
+def test_a_meta_properties_symlinked_to_a_good_copy_is_unknown_not_offline(tmp_path: Path) -> None:
+    """The broker reads through the link (lab 3.7.2 type-meta_properties_symlink: the dir online); kafka-ops never
+    does: the plan keeps the dir online and says what it could not check, never 'offline'."""
+    host = simulate(tmp_path)
+    path = os.path.join(host.log_dirs[1], "meta.properties")
+    os.rename(path, tmp_path / "meta-copy")
+    os.symlink(tmp_path / "meta-copy", path)
+    ns = _plan(host)
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "online"
+    assert any(path in u["what"] and "through a link" in u["reason"] for u in ns["unknown"]), ns["unknown"]
+
+
+def test_a_timeindex_linked_into_nothing_or_a_txnindex_directory_takes_the_dir_offline(
+    tmp_path: Path,
+) -> None:
+    """Lab 3.7.2: a closed segment's .timeindex a symlink into a missing directory (sanityCheck resizes the 'newly
+    created' time index through the link: FileNotFoundException) and a .txnindex that is a directory
+    (TransactionIndex.sanityCheck: 'Is a directory') each take the dir offline."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    older = bases(part)[0]
+    for suffix, kind in ((".timeindex", "link"), (".txnindex", "dir")):
+        path = seg_path(part, older, suffix)
+        _replace(path, kind, str(tmp_path / "gone" / "x"))
+        ns = _plan(host)
+        row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+        assert ns["broker"] == "starts" and row["state"] == "offline", (suffix, row)
+        assert path in row["reason"], row["reason"]
+        os.unlink(path) if kind == "link" else os.rmdir(path)
+
+
+def test_the_latest_snapshot_as_a_directory_takes_the_dir_offline_on_3_7_and_is_unknown_before(
+    tmp_path: Path,
+) -> None:
+    host = simulate(tmp_path)
+    part = _partition(host)
+    snaps = sorted(n for n in os.listdir(part) if n.endswith(".snapshot"))
+    assert snaps
+    latest = os.path.join(part, snaps[-1])
+    _replace(latest, "dir")
+    report = audit(host, kafka_version="3.7.2")
+    ns = report["next_start"]
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert row["state"] == "offline" and "Is a directory" in row["reason"], row
+    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    assert _dir_state(ns, host.log_dirs[1]) == "online"
+    assert any(latest in u["what"] for u in ns["unknown"]), ns["unknown"]
+
+
+def test_a_directory_in_place_of_partition_metadata_takes_the_dir_offline(tmp_path: Path) -> None:
+    """PartitionMetadataFile.exists() is true for it and the read fails ('Is a directory', lab 3.7.2)."""
+    host = simulate(tmp_path)
+    part = _partition(host)
+    path = os.path.join(part, "partition.metadata")
+    _replace(path, "dir")
+    ns = _plan(host)
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert ns["broker"] == "starts" and row["state"] == "offline" and path in row["reason"], row
+
+
+def test_a_meta_properties_the_broker_user_cannot_read_takes_the_dir_offline(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    from .checks.index_hosts import NOW_MS
+
+    u = broker_users.broker
+    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
+    host = simulate_host(str(open_tmp / "host"), spec)
+    meta = os.path.join(host.log_dirs[1], "meta.properties")
+    os.chown(meta, 0, 0)
+    os.chmod(meta, 0o600)  # lab 3.7.2: AccessDeniedException, 'Error while reading meta.properties file'
+    ns = audit(host, broker_user=u.name)["next_start"]
+    row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
+    assert row["state"] == "offline" and "meta.properties" in row["reason"], row
+    os.chmod(meta, 0o644)
+    ns = audit(host, broker_user=u.name)["next_start"]
+    assert next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])["state"] == "online"

@@ -45,12 +45,26 @@ When each file is read (so whether the damage is met at all):
   as for the NullPointerException (a half-written id, say). A version above 0 is an IOException up to 3.6 and
   accepted from 3.7.0 (KAFKA-14484 moved the reader to Java, "version >= 0"). An inter.broker.protocol.version below 2.8 (ZooKeeper mode)
   deletes the file instead of reading it (``keepPartitionMetadataFile``).
+
+A checkpoint that is **a symlink to nothing** (its target missing, or a path the kernel cannot resolve) fails the
+same read: ``CheckpointFile``'s constructor creates the file only if nothing stands under the name
+(``Files.createFile``, O_CREAT|O_EXCL, which fails with EEXIST on any symlink: FileAlreadyExistsException, ignored;
+server-common CheckpointFile.java@3.7.1:64-70, CheckpointFile.scala@2.8.2:42-44), then ``read`` opens it through
+the link (``Files.newBufferedReader``): NoSuchFileException, an IOException, "Error while reading checkpoint file":
+the dir on the LogDirFailureChannel, as for a damaged file (lab 3.7.2 type-cleaner_symlink_dangling: "Failed to
+access checkpoint file cleaner-offset-checkpoint", the dir offline). kafka-ops never reads through a link: the scan
+refuses it (``fileio.SYMLINK``) and the rule asks only whether the link resolves (``stat``), nothing is opened.
+A link that resolves is read by the broker as the file it points to (lab 3.7.2 type-*_symlink: agreed). A partition's
+``leader-epoch-checkpoint`` that is **a directory** fails the same way (createFile: FileAlreadyExistsException,
+ignored; the read: IOException "Is a directory"; lab 3.7.2 type-leader_epoch_directory, the dir offline); the log
+dir's own checkpoints as directories are LogManager's listing's (not a topic-partition dir: the exit), not this rule.
 """
 
 from __future__ import annotations
 
 import os
 import re
+import stat
 
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
@@ -97,6 +111,22 @@ class Damage:
         if self.name == ckpt.PARTITION_METADATA:
             return self._partition_metadata_reason()
         said = f"'Error while reading checkpoint file {self.path}'"
+        if self.error.startswith((DANGLING, DIRECTORY)):
+            thrown = (
+                "NoSuchFileException" if self.error.startswith(DANGLING) else "IOException 'Is a directory'"
+            )
+            return (
+                f"{self.path} is {self.error}: {WHEN_READ[self.name]}, read in place (CheckpointFile.read, "
+                f"Files.newBufferedReader: {thrown}), and CheckpointFileWithFailureHandler "
+                + (
+                    f"throws KafkaStorageException ({said}), which LogManager.loadLogs does not catch before "
+                    "KAFKA-13773: 'There was an error in one of the threads during logs loading' and the broker does "
+                    "not start"
+                    if self.start == "exits"
+                    else f"puts the log dir on the LogDirFailureChannel ({said}): the dir goes offline right after "
+                    "the start and serves none of its partitions"
+                )
+            )
         if self.start == "exits":
             return (
                 f"{self.path} does not parse ({self.error}): {WHEN_READ[self.name]}, CheckpointFileWithFailureHandler "
@@ -146,6 +176,26 @@ def _format_error(errors: list, path: str) -> str | None:  # type: ignore[type-a
     return None
 
 
+DANGLING = "a symbolic link to nothing"
+DIRECTORY = "a directory"
+
+
+def _dangling(errors: list, path: str) -> str | None:  # type: ignore[type-arg]
+    """``path`` a symlink that does not resolve (the scan could not stat it, or refused the link: SYMLINK): the
+    broker's read through it fails. Only ``lstat`` and ``stat`` (which follows the link) are asked, nothing is
+    opened; a link that resolves is the broker's file: None."""
+    target = os.path.abspath(path)
+    if not any(type(e) is EngineError and os.path.abspath(e.path) == target for e in errors):
+        return None
+    try:
+        if not stat.S_ISLNK(os.lstat(path).st_mode):
+            return None
+        os.stat(path)
+    except OSError as exc:
+        return f"{DANGLING} ({(exc.strerror or type(exc).__name__).lower()})"
+    return None
+
+
 def _cleaner_enabled(h: HostFacts) -> bool:
     return h.configs.server.get("log.cleaner.enable", "true").strip().lower() != "false"
 
@@ -157,7 +207,7 @@ def dir_damage(h: HostFacts, ldf: LogDirFacts) -> list[Damage]:
     out = []
     for name in (ckpt.RECOVERY_POINT, ckpt.LOG_START, ckpt.REPLICATION, ckpt.CLEANER):
         path = os.path.join(ldf.path, name)
-        error = _format_error(ldf.scan.errors, path)
+        error = _format_error(ldf.scan.errors, path) or _dangling(ldf.scan.errors, path)
         if error is None:
             continue
         if name == ckpt.REPLICATION and not ldf.scan.partition_names:
@@ -171,18 +221,30 @@ def dir_damage(h: HostFacts, ldf: LogDirFacts) -> list[Damage]:
 def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     """The partition's leader-epoch-checkpoint (read first) or partition.metadata when the next start cannot parse
     it."""
-    if not pf.part.errors:  # most partitions: nothing to match (asked three times per partition)
+    path = os.path.join(pf.part.path, ckpt.LEADER_EPOCH)
+    # a directory in its place: CheckpointFile's createFile fails (FileAlreadyExistsException, ignored) and its
+    # read throws IOException 'Is a directory' (lab 3.7.2 type-leader_epoch_directory: the dir offline); the scan
+    # lists it among the partition's other entries, without an error
+    in_place = next((DIRECTORY for o in pf.part.other_files if o.is_dir and o.path == path), None)
+    if not pf.part.errors and not any(
+        o.is_dir for o in pf.part.other_files
+    ):  # most partitions: nothing to match
         return None
     caught = versions.since("catch_storage_exception_at_load", h.kafka_version)
     start = "exits" if caught is False else "offline"
-    path = os.path.join(pf.part.path, ckpt.LEADER_EPOCH)
-    error = _format_error(pf.part.errors, path)
+    error = _format_error(pf.part.errors, path) or _dangling(pf.part.errors, path) or in_place
     if error is not None:
         return Damage(path, ckpt.LEADER_EPOCH, error, start, DEFAULT_CHECK)
     path = os.path.join(pf.part.path, ckpt.PARTITION_METADATA)
-    error = _format_error(pf.part.errors, path)
+    # a directory in its place: exists() is true and PartitionMetadataFile.read fails ('Is a directory', an
+    # IOException on the channel: lab 3.7.2 type-partition_metadata_directory, the dir offline)
+    error = _format_error(pf.part.errors, path) or next(
+        (DIRECTORY for o in pf.part.other_files if o.is_dir and o.path == path), None
+    )
     if error is None or not _reads_partition_metadata(h):
         return None
+    if error == DIRECTORY:
+        return Damage(path, ckpt.PARTITION_METADATA, error, start, DEFAULT_CHECK)
     thrown = _partition_metadata_thrown(path, h)
     if thrown == READ:
         return None

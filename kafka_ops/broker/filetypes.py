@@ -62,6 +62,7 @@ from kafka_ops.broker.meta import broker_mode
 from kafka_ops.engine import checkpoints as ckpt
 from kafka_ops.engine import versions
 from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.engine.logdir import FileInfo
 from kafka_ops.facts.model import HostFacts, LogDirFacts, PartitionFacts
 
 FIFO = "a FIFO (named pipe)"
@@ -182,12 +183,32 @@ def partition_hang(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
 
 def latest_snapshot_fifo(pf: PartitionFacts) -> str | None:
     """The partition's latest producer snapshot, when it is a FIFO."""
+    latest = _latest_snapshot(pf)
+    return latest.path if latest is not None and latest.kind == FIFO else None
+
+
+def _latest_snapshot(pf: PartitionFacts) -> FileInfo | None:
     snaps = [s.snapshot for s in pf.part.segments if s.snapshot is not None]
     snaps += [f for f in pf.part.other_files if f.path.endswith(".snapshot")]
     if not snaps:
         return None
-    latest = max(snaps, key=lambda f: f.path.rsplit("/", 1)[-1])  # 20-digit names: by name is by offset
-    return latest.path if latest.kind == FIFO else None
+    return max(snaps, key=lambda f: f.path.rsplit("/", 1)[-1])  # 20-digit names: by name is by offset
+
+
+def latest_snapshot_unwritable(pf: PartitionFacts) -> tuple[str, str] | None:
+    """The latest producer snapshot a directory, or a symlink to nothing in a directory that does not exist:
+    (path, what the write under its name throws), or None. Loading the producer state writes a snapshot under that
+    name (the FIFO's case above): ``FileChannel.open(CREATE, WRITE)`` of a directory throws 'Is a directory', through
+    such a link NoSuchFileException, an IOException (lab 3.7.2 type-snapshot_directory, _symlink_dangling: the dir
+    offline)."""
+    latest = _latest_snapshot(pf)
+    if latest is None:
+        return None
+    if latest.is_dir:
+        return latest.path, "'Is a directory'"
+    if latest.kind == "a symbolic link" and _dangling_into_nothing(latest.path):
+        return latest.path, "NoSuchFileException through the link"
+    return None
 
 
 def active_index_offline(pf: PartitionFacts) -> tuple[str, str] | None:
@@ -207,6 +228,30 @@ def active_index_offline(pf: PartitionFacts) -> tuple[str, str] | None:
                 f"{stem}.txnindex is a FIFO (named pipe): loading checks every segment's transaction index "
                 "(TransactionIndex.sanityCheck), whose seek on a FIFO throws 'Illegal seek', an IOException: the "
                 "whole log dir goes offline",
+                CHECK,
+            )
+        if seg.txnindex is None and any(o.is_dir and o.path == stem + ".txnindex" for o in part.other_files):
+            # exists() is true for a directory: TransactionIndex.sanityCheck opens it (FileChannel.open READ,
+            # WRITE): "Is a directory", an IOException (lab 3.7.2 type-txnindex_active_directory: the dir offline)
+            return (
+                f"{stem}.txnindex is a directory: loading checks every segment's transaction index "
+                "(TransactionIndex.sanityCheck), whose open of a directory throws 'Is a directory', an IOException: "
+                "the whole log dir goes offline",
+                CHECK,
+            )
+        if (
+            seg.timeindex is not None
+            and seg.timeindex.kind == "a symbolic link"
+            and _dangling_into_nothing(seg.timeindex.path)
+        ):
+            # File.exists() is false through the link: sanityCheck takes the time index as newly created and
+            # resizes it (timeIndex().resize(0), LogSegment.java@3.7.1:182-193), a RandomAccessFile "rw" through
+            # the link into a directory that does not exist: FileNotFoundException (lab 3.7.2
+            # type-timeindex_older_symlink_dangling, _active_: the dir offline)
+            return (
+                f"{stem}.timeindex is a symlink to nothing, in a directory that does not exist: the loader takes "
+                "the time index as newly created and resizes it through the link (FileNotFoundException, an "
+                "IOException): the whole log dir goes offline",
                 CHECK,
             )
         if (

@@ -39,6 +39,7 @@ from typing import cast
 from kafka_ops.engine import versions
 from kafka_ops.engine.checkpoints import META_PROPERTIES
 from kafka_ops.engine.compat import slotted
+from kafka_ops.engine.fileio import SYMLINK
 from kafka_ops.engine.layout import METADATA_TOPIC
 from kafka_ops.engine.shell import content_free, q
 from kafka_ops.facts.config import Configs
@@ -118,6 +119,13 @@ def _verdicts(h: HostFacts) -> list[MetaVerdict]:
                 out.append(v)
             continue
         meta = ldf.scan.meta
+        if meta is None and any(e.path == path and e.reason == SYMLINK for e in ldf.scan.errors):
+            # a symlink to a file (the scan's stat followed it: a regular file): the broker reads the file it
+            # points to (Utils.loadProps / PropertiesUtils.readPropertiesFile open the path, following the link;
+            # lab 3.7.2 type-meta_properties_symlink: the dir online), which kafka-ops never reads through a link:
+            # whether it holds this broker's ids is the plan's "unknown", not "offline"
+            out.append(_linked(ldf, path))
+            continue
         if meta is None:
             out.append(_unreadable(ldf, path, mode, meta_dir))
             continue
@@ -383,6 +391,36 @@ def _directory(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) -> 
         _offline_start(ldf, mode, meta_dir),
         {"reason": "a directory", "mode": mode},
     )
+
+
+LINKED = "a symbolic link to a file"
+
+
+def _linked(ldf: LogDirFacts, path: str) -> MetaVerdict:
+    return MetaVerdict(
+        ldf.path,
+        path,
+        f"{path} is a symbolic link to a file: the broker reads the file it points to, which kafka-ops does not "
+        "(it never reads through a link): whether it holds this broker's cluster.id and node.id is not checked.",
+        f'Replace the link by the file itself (with the broker stopped: cp --remove-destination "$(readlink -f '
+        f'{q(path)})" {q(path)}), owned by the broker user, and audit again.',
+        "warning",
+        None,
+        {"reason": LINKED},
+    )
+
+
+def unknowns(h: HostFacts) -> list[dict[str, str]]:
+    """What the plan cannot decide about the log dirs' meta.properties: a symlinked one's content."""
+    return [
+        {
+            "what": f"whether {v.path} (a symbolic link) holds this broker's cluster.id and node.id, which decide "
+            f"whether {v.log_dir} is loaded",
+            "reason": "kafka-ops never reads a file through a link; the broker reads the file it points to",
+        }
+        for v in verdicts(h)
+        if v.details.get("reason") == LINKED
+    ]
 
 
 def _unreadable(ldf: LogDirFacts, path: str, mode: str, meta_dir: str | None) -> MetaVerdict:

@@ -238,6 +238,17 @@ def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] |
                     "PERM001",
                 )
             continue
+        if name == ckpt.META_PROPERTIES and not access_for(who, f, ldf.acls.get(f.path), ldf.probe).read:
+            # AccessDeniedException, an IOException: MetaPropertiesEnsemble.Loader puts the dir in errorLogDirs
+            # (MetaPropertiesEnsemble.java@3.7.1:134-143: any Exception but NoSuchFile), BrokerMetadataCheckpoint.getBrokerMetadataAndOfflineDirs
+            # in its offlineDirs (BrokerMetadataCheckpoint.scala@2.8.2:151-175): offline before any load (lab 3.7.2
+            # type-meta_properties_unreadable: "Error while reading meta.properties file", the dir offline)
+            return (
+                f"the broker user {who.user} cannot read {f.path}: its read fails with AccessDeniedException ('Error "
+                f"while reading meta.properties file') and LogManager takes {ldf.path} offline at the start ('Failed "
+                "to load ... during broker startup')",
+                "PERM001",
+            )
         if not name.endswith("checkpoint"):
             continue
         if not access_for(who, f, ldf.acls.get(f.path), ldf.probe).read:
@@ -256,6 +267,16 @@ def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | No
     why = filetypes.active_index_offline(pf)  # resizeIndexes at the end of the load
     if why is not None:
         return why
+    snap = filetypes.latest_snapshot_unwritable(pf)
+    if snap is not None and versions.has(
+        "java_log_segment", h.kafka_version, unknown=False
+    ):  # 3.7+, as the FIFO
+        return (
+            f"{snap[0]} cannot be written: loading the producer state writes a snapshot under its name "
+            f"(UnifiedLog.rebuildProducerState -> takeSnapshot, FileChannel.open CREATE WRITE): {snap[1]}, an "
+            "IOException: the whole log dir goes offline",
+            filetypes.CHECK,
+        )
     d = failure_channel.partition_damage(h, pf)  # read after the files were listed and checked
     if d is not None and d.start == "offline":
         return d.reason, d.check
@@ -613,6 +634,14 @@ class NextStartPlan:
             hang = filetypes.partition_hang(self.h, pf)
             if hang is not None:
                 self.exit, self.hangs, self.exit_at_load = hang, True, True
+            elif (bad := filetypes.latest_snapshot_unwritable(pf)) is not None and not versions.has(
+                "java_log_segment", self.h.kafka_version, unknown=False
+            ):  # before 3.7 or an unknown version: the same write, not run on a lab release
+                self._type_unknowns.append({
+                    "what": f"whether {bad[0]} takes the dir offline: 3.7+ writes a snapshot under its name while "
+                    f"loading the producer state ({bad[1]}, the dir offline: lab 3.7.2)",
+                    "reason": "no release before 3.7 was run with it (kafka_ops/broker/filetypes.py)",
+                })  # fmt: skip
             elif (snap := filetypes.latest_snapshot_fifo(pf)) is not None:  # before 3.7 or an unknown version
                 self._type_unknowns.append({
                     "what": f"whether the start hangs on {snap}, a FIFO: 3.7+ writes a snapshot under its name "
@@ -930,6 +959,7 @@ class NextStartPlan:
             "unknown": environment.unknowns(h)
             + metadata_log.unknowns(h)
             + filetypes.unknowns(h)
+            + meta.unknowns(h)
             + self._type_unknowns
             + ([] if exited else self.unknown),
             "metadata_log": [d.to_dict() for d in metadata_log.damages(h)],

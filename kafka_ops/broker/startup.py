@@ -47,7 +47,7 @@ from kafka_ops.engine.indexes import (
     time_sanity,
 )
 from kafka_ops.engine.layout import METADATA_TOPIC, PartitionName
-from kafka_ops.engine.logdir import INVALID_OFFSET, Segment, active_tail
+from kafka_ops.engine.logdir import INVALID_OFFSET, Segment, active_tail, index_absent
 from kafka_ops.engine.records import BELOW_MIN_OVERHEAD, RECORD_BATCH_OVERHEAD, BatchScanner, LogBuffer, Tail
 from kafka_ops.engine.verify import IndexIssue, LogMap, verify_offset_index, verify_time_index
 from kafka_ops.facts.context import Context
@@ -244,9 +244,13 @@ def recovery_seconds(nbytes: int, partitions: int, threads: int, largest: int) -
 
 def index_missing_at_load(ctx: Context, pf: PartitionFacts, seg: Segment) -> bool:
     """Whether the loader finds this segment without its ``.index``: missing on disk, or deleted at load for an
-    index ``.swap`` of its base (1.1-2.8, ``broker.swaps.indexes_deleted_at_load``)."""
+    index ``.swap`` of its base (1.1-2.8, ``broker.swaps.indexes_deleted_at_load``). A directory under the index's
+    name is no missing index: the loader asks ``offsetIndexFile().exists()``, true for a directory
+    (LogSegment.java@3.7.1:182-193 sanityCheck, LogSegment.scala@2.8.2:80-91), and a closed segment's LazyIndex is
+    not opened at load: it loads as is (lab 3.7.2 type-index_older_directory; the active segment's is
+    filetypes.active_index_offline's, its resizeIndexes fails)."""
     if seg.index is None:
-        return True
+        return index_absent(pf.part, seg)
     if not pf.part.leftovers:
         return False
     from kafka_ops.broker.swaps import indexes_deleted_at_load

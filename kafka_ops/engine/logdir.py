@@ -439,6 +439,17 @@ def _by_name(dirs: list[str], others: list[str]) -> Iterator[tuple[str, bool]]:
     return heapq.merge(((n, True) for n in dirs), ((n, False) for n in others))
 
 
+def index_absent(part: Partition, seg: Segment) -> bool:
+    """Whether the loader finds no ``.index`` for ``seg``: nothing under its name. A directory there is no missing
+    index: ``offsetIndexFile().exists()`` is true for it (LogSegment.java@3.7.1:182-193 sanityCheck,
+    LogSegment.scala@2.8.2:80-91; lab 3.7.2 type-index_older_directory: loaded as is); the scan lists it among the
+    partition's other entries, not as the segment's index."""
+    if seg.index is not None:
+        return False
+    stem = os.path.join(part.path, f"{seg.base_offset:020d}.index")
+    return not any(o.is_dir and o.path == stem for o in part.other_files)
+
+
 def recovered_segments(
     part: Partition, clean_shutdown: bool, recovery_point: int | None, *, missing_index_recovers: bool = True
 ) -> list[Segment]:
@@ -449,7 +460,7 @@ def recovered_segments(
     (``missing_index_recovers``); up to 2.2 ``LogSegment.open`` creates it empty and it loads as is
     (kafka_ops.engine.versions: missing_index_rebuilt).
     """
-    out = [s for s in part.segments if s.index is None] if missing_index_recovers else []
+    out = [s for s in part.segments if index_absent(part, s)] if missing_index_recovers else []
     if clean_shutdown or not part.segments or part.name.kind == "delete":
         # a <tp>.<uuid>-delete dir is never recovered: the loader skips recoverLog for it (Log.scala@1.1.0:420,
         # @2.8.2:822, LogLoader.scala@3.7.1:154); loadSegmentFiles still rebuilds a missing index
@@ -463,7 +474,7 @@ def recovered_segments(
     extra = [
         s
         for s in part.segments
-        if s.base_offset >= start and (s.index is not None or not missing_index_recovers)
+        if s.base_offset >= start and (not index_absent(part, s) or not missing_index_recovers)
     ]
     return sorted(out + extra, key=lambda s: s.base_offset)
 

@@ -230,3 +230,43 @@ def test_a_newer_partition_metadata_version_is_read_from_3_7(tmp_path: Path) -> 
     assert dir005(report) == [] and states(report)[two][0] == "online"
     [f] = dir005(audit(h, "3.6.2"))
     assert f["details"]["next_start"] == "offline"
+
+
+@pytest.mark.parametrize(
+    "name", ["log-start-offset-checkpoint", "replication-offset-checkpoint", "cleaner-offset-checkpoint"]
+)
+def test_a_checkpoint_symlinked_to_nothing_takes_the_dir_offline(tmp_path: Path, name: str) -> None:
+    """The broker's CheckpointFile leaves a symlink in place (createFile: EEXIST) and reads through it:
+    NoSuchFileException, the dir offline (lab 3.7.2 type-cleaner_symlink_dangling). A link to a good copy is read
+    as that copy: online."""
+    h = sim(tmp_path / "h")
+    one, two = sorted(h.log_dirs)
+    path = os.path.join(two, name)
+    os.rename(path, tmp_path / "copy")
+    os.symlink(tmp_path / "gone" / name, path)
+    report = audit(h)
+    [f] = dir005(report)
+    assert f["path"] == path and "a symbolic link to nothing" in f["message"]
+    assert f"'Error while reading checkpoint file {path}'" in f["message"]
+    assert states(report) == {one: ("online", None), two: ("offline", "DIR005")}
+    os.unlink(path)
+    os.symlink(tmp_path / "copy", path)
+    report = audit(h)
+    assert dir005(report) == [] and states(report)[two] == ("online", None)
+
+
+@pytest.mark.parametrize(("version", "start"), [("3.7.2", "starts"), ("3.2.0", "exits")])
+def test_a_leader_epoch_checkpoint_symlinked_to_nothing(tmp_path: Path, version: str, start: str) -> None:
+    h = sim(tmp_path / "h")
+    two = sorted(h.log_dirs)[1]  # not the metadata log dir, whose failure halts a KRaft broker
+    part = next(os.path.join(two, p) for p in sorted(os.listdir(two)) if p.startswith("orders-"))
+    path = os.path.join(part, "leader-epoch-checkpoint")
+    if os.path.exists(path):
+        os.unlink(path)
+    os.symlink(tmp_path / "gone" / "leader-epoch-checkpoint", path)
+    report = audit(h, version)
+    [f] = dir005(report)
+    assert f["path"] == path and "a symbolic link to nothing" in f["message"]
+    assert report["next_start"]["broker"] == start
+    if start == "starts":
+        assert states(report)[os.path.dirname(part)] == ("offline", "DIR005")

@@ -461,3 +461,16 @@ def test_a_future_dir_of_a_partition_reassigned_away_names_its_stray_rename(tmp_
     [f] = dir006(report)
     assert f["severity"] == "warning" and f"{part}.*-stray" in f["remediation"], f["remediation"]
     assert "-future" not in f["remediation"]
+
+
+def test_a_partition_metadata_symlinked_to_nothing_is_no_topic_id(tmp_path: Path) -> None:
+    """PartitionMetadataFile.exists() follows the link: a symlink to nothing is no file, the log loads without a
+    topic id and 3.7.1+ renames it -stray (lab 3.7.2 type-partition_metadata_symlink_dangling)."""
+    h = sim(tmp_path / "h")
+    write_metadata_log(meta_dir(h), [image_of(h)])
+    part = h.partitions["orders-1"]
+    pm = os.path.join(part, "partition.metadata")
+    os.remove(pm)
+    os.symlink(tmp_path / "gone" / "partition.metadata", pm)
+    [st] = audit(h, "3.7.2")["next_start"]["strays"]
+    assert (st["path"], st["fate"]) == (part, "renamed_stray")

@@ -49,8 +49,8 @@
   days old, then current ones that share the last old segment; ``min.cleanable.dirty.ratio`` 1 so the cleaner
   never rewrites it) and ``sizeret`` (``retention.bytes`` three segments, current records): which segments time
   and size retention delete, and by which thread (the cleaner's for compact,delete, LogManager's for delete);
-* ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage or
-  empty, as a power loss leaves it (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
+* ``checkpoint-<damage>``: one checkpoint (or the meta.properties) of ``data-1`` zero-filled, truncated, garbage,
+  empty or torn after its first byte, as a power loss leaves it, or with one bad entry (CHECKPOINT_DAMAGE), a partition's leader-epoch-checkpoint or partition.metadata
   among them: does the dir go offline after the start, or does the broker exit?
 * ``metadata-<file>_<damage>`` (KRaft): a file of the metadata log dir ``data-0`` damaged (METADATA_DAMAGE):
   ``bootstrap.checkpoint``, ``__cluster_metadata-0``'s partition.metadata and leader-epoch-checkpoint, its active
@@ -185,8 +185,37 @@ CHECKPOINT_DAMAGE: dict[str, CheckpointDamage] = {
         f"quorum_state_{how.__name__}": lambda ds, b, how=how: D.quorum_state(
             b.log_dirs[0], how, f"quorum_state_{how.__name__}"
         )
-        for how in (D.zero_filled, D.garbage, D.empty, D.truncated)
+        for how in (D.zero_filled, D.garbage, D.empty, D.truncated, D.one_byte)
     },
+    # issue 36 §2's other damages an operator meets (`make lab` only, CI_REPRESENTATIVES): a file torn after its
+    # first byte, and one bad entry in a checkpoint that has entries in the dataset (the recovery points and the
+    # replication offsets of data-1, the partition's epoch; log-start and cleaner checkpoints have none there)
+    **{
+        f"{what}_one_byte": lambda ds, b, file=file, what=what: D.log_dir_checkpoint(
+            b.log_dirs[1], file, D.one_byte, f"{what}_one_byte"
+        )
+        for what, file in _LOG_DIR_CHECKPOINTS.items()
+        if what != "cleaner"  # empty in the dataset: its first byte is no byte
+    },
+    **{
+        f"{what}_bad_entry": lambda ds, b, file=file, what=what: D.log_dir_checkpoint(
+            b.log_dirs[1], file, D.bad_entry, f"{what}_bad_entry"
+        )
+        for what, file in _LOG_DIR_CHECKPOINTS.items()
+        if what in ("recovery_point", "replication")
+    },
+    **{
+        f"leader_epoch_{how.__name__}": lambda ds, b, how=how: D.leader_epoch_checkpoint(
+            partition_dir(ds, b, offline_target(ds)), how, f"leader_epoch_{how.__name__}"
+        )
+        for how in (D.one_byte, D.bad_entry)
+    },
+    "meta_properties_one_byte": lambda ds, b: D.damage_file(
+        b.log_dirs[1] / "meta.properties", D.one_byte, "meta_properties_one_byte"
+    ),
+    "partition_metadata_one_byte": lambda ds, b: D.partition_metadata(
+        partition_dir(ds, b, offline_target(ds)), D.one_byte, "partition_metadata_one_byte"
+    ),
 }
 
 
@@ -738,6 +767,8 @@ CI_REPRESENTATIVES = {
     "checkpoint-quorum_state_empty": ("3.7.2",),
     "checkpoint-quorum_state_zero_filled": (),
     "checkpoint-quorum_state_truncated": (),
+    "checkpoint-quorum_state_one_byte": (),
+    "checkpoint-partition_metadata_one_byte": (),
     # the metadata log dir's own files (issue 36 §2): four in CI, the rest in `make lab`
     **{f"metadata-{n}": () for n in METADATA_DAMAGE},
     "metadata-bootstrap_checkpoint_zero_filled": ("3.7.2",),
