@@ -77,8 +77,9 @@ def _diff(before: Snapshot, after: Snapshot) -> list[str]:
 
 
 def rehearse_trial(
-    broker: LabBroker, before: Snapshot, *, wait_retention: bool, topic_configs: Path | None = None
-) -> Rehearsed:
+    broker: LabBroker, before: Snapshot, *, wait_retention: bool, topic_configs: Path | None = None,
+    start_timeout: float | None = None,
+) -> Rehearsed:  # fmt: skip
     """Rehearse the stopped ``broker``'s next start (``before``: its files' snapshot, taken just before)."""
     from kafka_ops.facts.model import AuditOptions
     from kafka_ops.rehearse import RehearsalRefused, RehearseOptions, rehearse
@@ -100,6 +101,8 @@ def rehearse_trial(
     ro = RehearseOptions(
         kafka_home=str(_home(broker.version)), java=java(broker.version), broker_user=broker.user,
         scratch=str(root / "scratch"), window_s=window, heap=HEAP,
+        # the trial's own: a start that hangs (a FIFO) is judged after it, as the real start is
+        **({"start_timeout_s": start_timeout} if start_timeout is not None else {}),
     )  # fmt: skip
     t0 = time.monotonic()
     try:

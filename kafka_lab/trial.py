@@ -147,6 +147,7 @@ class Trial:
                 self.rehearsal = rehearse_trial(
                     self.broker, self.before, wait_retention=self.wait_retention,
                     topic_configs=topic_configs_file(self.broker, self.topic_configs),
+                    start_timeout=self.start_timeout,
                 )  # fmt: skip
             report = predict_start(self.broker, self.topic_configs)  # the model, on the stopped files
             self.predicted = report["next_start"]

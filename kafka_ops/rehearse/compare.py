@@ -61,11 +61,11 @@ def differences(
     ``by``: who did it, in the lines to read ("the broker", "the rehearsed start").
     """
     out: list[dict[str, Any]] = []
-    if observed.get("broker") == "hung":  # a lab report of before the word was "hangs"
+    if observed.get("broker") in ("hung", "no answer"):  # reports of before the word was "hangs"
         observed = {**observed, "broker": "hangs"}
     pb, ob = predicted.get("broker"), observed.get("broker")
     if pb != ob:
-        said = ob if ob != "no answer" else "did not answer"
+        said = ob
         out.append(
             _d("broker", None, pb, ob,
                f"the plan says the broker {pb}" + (f" ({predicted['reason']})" if predicted.get("reason") else "")
@@ -83,7 +83,7 @@ def differences(
                    f"the plan says {path} is {p or 'not listed'}; {by} had it {o or 'not listed'}"
                    + (f": {why}" if why else ""))
             )  # fmt: skip
-    if ob in ("exits", "hangs", "no answer"):
+    if ob in ("exits", "hangs"):
         return out  # nothing is loaded (or never finishes): the log dirs' states say it all
     offline = {p for p, d in o_dirs.items() if d.get("state") == "offline"} | {
         p for p, d in p_dirs.items() if d.get("state") == "offline"

@@ -57,7 +57,7 @@ class SandboxError(RuntimeError):
 
 @dataclass
 class Outcome:
-    broker: str  # starts | exits | no answer
+    broker: str  # starts | exits | hangs (neither ready nor exited: next_start's word)
     reason: str | None = None
     exit_code: int | None = None
     offline: dict[str, str] = field(default_factory=dict)  # log dir -> the line that took it offline
@@ -544,8 +544,8 @@ def _watch(
     o_text = text
     o = Outcome("starts" if started_at is not None and not exited_by_itself else "exits")
     if started_at is None and not exited_by_itself:
-        o.broker = "no answer"
-        o.reason = leaderless
+        o.broker = "hangs"
+        o.reason = leaderless or f"neither ready nor exited within {start_timeout_s:.0f} s (stopped)"
     o.exit_code = proc.returncode if exited_by_itself else None
     o.offline, o.fatal, o.logs_loaded, o.load_ms = offline, fatal, loaded, load_ms
     o.log_text = o_text
