@@ -20,10 +20,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kafka_lab import fidelity
 from kafka_lab.broker import LabBroker, jar_dir_for, java, lab_root
 from kafka_lab.observe import Snapshot, snapshot
 from kafka_ops.engine.layout import METADATA_TOPIC
+from kafka_ops.rehearse import compare
 
 # A trial that does not wait for retention: watch the rehearsed start this long after its ready line (its load,
 # the dirs' states and recovery's deletions are all logged before it)
@@ -183,12 +183,12 @@ def compare_rehearsal(r: Rehearsed, real: dict[str, Any]) -> list[str]:
     ]
     if obs.get("strays") is None:
         return [*out, "the rehearsal could not list its view of the dirs (no strays, leftovers, futures)"]
-    # the rehearsal's fates in the place of the plan's (the same reader made both: kafka_ops.rehearse.outcome)
+    # the rehearsal's fates in the place of the plan's (the same reader made both: kafka_ops.rehearse.outcome; the
+    # comparison is the product's, kafka_ops/rehearse/compare.py)
+    by = "the real start"
     fates = (
-        fidelity._compare_strays(obs, real)
-        + fidelity._compare_leftovers(obs, real, offline)
-        + fidelity._compare_futures(obs, real)
+        compare._strays(obs, real, by)
+        + compare._leftovers(obs, real, offline, by)
+        + compare._futures(obs, real, by)
     )
-    return out + [
-        f"{x.replace('predicted', 'rehearsal', 1).replace('broker:', 'real start:', 1)}" for x in fates
-    ]
+    return out + [d["text"].replace("the plan", "the rehearsal") for d in fates]
