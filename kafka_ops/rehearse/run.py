@@ -171,6 +171,9 @@ def rehearse(
             f"--kafka-home {ro.kafka_home}: no libs/ directory (a Kafka distribution's root)"
         )
     version = sandbox.kafka_version_of(ro.kafka_home)
+    misfit = sandbox.java_misfit(ro.kafka_home, ro.java)
+    if misfit:
+        raise RehearsalRefused(misfit)
     installed = installed_version(audit)
     from_home = audit.kafka_version is None and version is not None
     if from_home:
