@@ -727,6 +727,19 @@ def test_a_release_that_cannot_run_on_the_java_given_is_refused_in_one_line(tmp_
         [*cmd, "--java", java("2.2.1")], capture_output=True, text=True, env=_env(), timeout=120
     )
     assert proc.returncode == 2 and "the broker user kafka cannot enter" in proc.stderr, proc.stderr
+    # 4.x's broker is compiled for Java 17: on Java 11 it would end in an UnsupportedClassVersionError, read as
+    # the broker's exit; refused in one line too
+    try:
+        jars4 = jar_dir_for("4.3.1")
+    except LabError:
+        return
+    (tmp_path / "kafka" / "libs").unlink()
+    (tmp_path / "kafka" / "libs").symlink_to(jars4)
+    proc = subprocess.run(
+        [*cmd, "--java", java("2.2.1")], capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "is Java 11" in proc.stderr and "kafka_2.13-4.3.1.jar is compiled for Java 17" in proc.stderr
 
 
 @needs_root

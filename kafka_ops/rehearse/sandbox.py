@@ -111,17 +111,40 @@ def java_feature(java: str) -> int | None:
     return int(m[1]) if m else None
 
 
+def _class_major(jar: str, name: str = "kafka/Kafka.class") -> int | None:
+    """The class file major version of ``name`` in ``jar`` (52: Java 8, 55: 11, 61: 17), None if unreadable."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(jar) as z, z.open(name) as f:
+            head = f.read(8)
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    return int.from_bytes(head[6:8], "big") if head[:4] == b"\xca\xfe\xba\xbe" else None
+
+
 def java_misfit(home: str, java: str) -> str | None:
-    """Why the Kafka of ``home`` cannot start on ``java`` (one line), None when nothing known stops it."""
+    """Why the Kafka of ``home`` cannot start on ``java`` (one line), None when nothing known stops it: a broker
+    compiled for a newer Java (4.x: Java 17) would end in an UnsupportedClassVersionError, and 2.0-2.3 on Java 14+
+    would never reach ZooKeeper; either would read as the broker's outcome, not the tool's."""
     try:
         names = os.listdir(os.path.join(home, "libs"))
     except OSError:
         return None
     zk = next((n for n in names if _TOSTRING_ZK_CLIENT.match(n)), None)
-    if zk is None:
+    broker = next((n for n in names if re.match(r"^kafka_\d+\.\d+-[\d.]+\.jar$", n)), None)
+    major = _class_major(os.path.join(home, "libs", broker)) if broker else None
+    if zk is None and major is None:
         return None
     feature = java_feature(java)
-    if feature is None or feature < 14:
+    if feature is None:
+        return None
+    if major is not None and major - 44 > feature:
+        return (
+            f"java {java} is Java {feature}: {home}/libs/{broker} is compiled for Java {major - 44} or later "
+            "(its kafka.Kafka class); give --java a Java that runs it"
+        )
+    if zk is None or feature < 14:
         return None
     return (
         f"java {java} is Java {feature}: the ZooKeeper client of {home}/libs ({zk}) cannot connect to any "
