@@ -255,6 +255,33 @@ def test_a_load_before_2_6_is_read_from_its_per_log_lines() -> None:
     assert judge(text, ["/data/a", "/data/b"])[2:] == (4, 727)  # logs loaded, the load's ms
 
 
+def test_an_index_the_running_broker_preallocated_is_not_a_rebuild() -> None:
+    """2.2.1 creates a segment's missing .index/.timeindex when it opens it, set to the preallocated size until its
+    close trims it (AbstractIndex.scala@2.2.1:113-119): in the running broker's view that looked rebuilt, where the
+    real start (read after its stop) did not rebuild them (2.2.1's clean and unclean lab trials)."""
+    from kafka_ops.rehearse.outcome import FileState, Snapshot
+    from kafka_ops.rehearse.run import _without_preallocated_indexes
+
+    def st(size: int) -> FileState:
+        return FileState(size, 0, 1, 0o100644, 1000, False, None)
+
+    seg = "/d/t-0/00000000000000000000"
+    before = Snapshot(0.0, ["/d"], {seg + ".log": st(1000)})
+    view = Snapshot(1.0, ["/d"], {seg + ".log": st(1000), seg + ".index": st(10485760),
+                                   seg + ".timeindex": st(10485756)})  # fmt: skip
+    out = _without_preallocated_indexes(before, view, {})
+    assert (out.files[seg + ".index"].size, out.files[seg + ".timeindex"].size) == (0, 0)
+    # another size is what the broker wrote (entries): kept; so is an index that existed before
+    view.files[seg + ".index"] = st(4096)
+    assert _without_preallocated_indexes(before, view, {}).files[seg + ".index"].size == 4096
+    assert (
+        _without_preallocated_indexes(before, view, {"log.index.size.max.bytes": "4096"})
+        .files[seg + ".index"]
+        .size
+        == 0
+    )
+
+
 def test_a_delete_dirs_removal_is_not_read_as_its_live_partitions_deletion() -> None:
     """Kafka logs a -delete dir's removal under the live partition's prefix (3.7.2, the lab's `unclean` trial): the
     rehearsal said the live partition's segments were deleted; the real start kept them."""
