@@ -241,6 +241,72 @@ def test_an_unknown_waiver_is_refused_before_anything_starts() -> None:
     assert proc.returncode == 2 and "--waive" in proc.stderr and "RET002" in proc.stderr, proc.stderr
 
 
+def test_a_load_before_2_6_is_read_from_its_per_log_lines() -> None:
+    """2.0-2.5 name no dir at INFO when they load it (LogManager.loadLogs@2.2.1: "Loading logs.", one "Completed
+    load of log with" per log): each dir's logs and load time come from those lines (2.2.1's own, the lab's run)."""
+    from kafka_ops.rehearse.observe import observe
+    from kafka_ops.rehearse.sandbox import judge
+
+    def line(at: str, msg: str, cls: str = "kafka.log.Log") -> str:
+        return f"[2026-12-08 00:42:{at}] INFO {msg} ({cls})"
+
+    def done(at: str, tp: str, d: str) -> str:
+        return line(at, f"[Log partition={tp}, dir={d}] Completed load of log with 4 segments, log start offset 0 "
+                        "and log end offset 200 in 20 ms")  # fmt: skip
+
+    text = "\n".join([
+        line("37,986", "Loading logs.", "kafka.log.LogManager"),
+        line("38,101", "[Log partition=t03-0, dir=/data/a] Loading producer state till offset 200 with message "
+                       "format version 2"),
+        done("38,226", "t03-0", "/data/a"),
+        done("38,262", "gone-0", "/data/b"),
+        line("38,511", "[Log partition=t01-0, dir=/data/a] Found a corrupted index file corresponding to log file "
+                       "/data/a/t01-0/00000000000000000000.log due to Corrupt time index found, time index file "
+                       "(/data/a/t01-0/00000000000000000000.timeindex) has non-zero size but the last timestamp is "
+                       "0 which is less than the first timestamp 1796690550853}, recovering segment and rebuilding "
+                       "index files...", "kafka.log.Log"),
+        done("38,552", "t01-0", "/data/a"),
+        done("38,577", "retention-0", "/data/b"),
+        line("38,713", "Logs loading complete in 727 ms.", "kafka.log.LogManager"),
+    ]) + "\n"  # fmt: skip
+    per_dir, segments = observe(text, ["/data/a", "/data/b"])
+    assert per_dir == {
+        "/data/a": {"load_s": 0.566, "logs": 2, "clean_shutdown": None},  # the marker's line is DEBUG
+        "/data/b": {"load_s": 0.591, "logs": 2, "clean_shutdown": None},
+    }
+    assert [(s["log"], s["load"]) for s in segments] == [
+        ("/data/a/t01-0/00000000000000000000.log", "indexes_rebuilt")
+    ]
+    assert judge(text, ["/data/a", "/data/b"])[2:] == (4, 727)  # logs loaded, the load's ms
+
+
+def test_an_index_the_running_broker_preallocated_is_not_a_rebuild() -> None:
+    """2.2.1 creates a segment's missing .index/.timeindex when it opens it, set to the preallocated size until its
+    close trims it (AbstractIndex.scala@2.2.1:113-119): in the running broker's view that looked rebuilt, where the
+    real start (read after its stop) did not rebuild them (2.2.1's clean and unclean lab trials)."""
+    from kafka_ops.rehearse.outcome import FileState, Snapshot
+    from kafka_ops.rehearse.run import _without_preallocated_indexes
+
+    def st(size: int) -> FileState:
+        return FileState(size, 0, 1, 0o100644, 1000, False, None)
+
+    seg = "/d/t-0/00000000000000000000"
+    before = Snapshot(0.0, ["/d"], {seg + ".log": st(1000)})
+    view = Snapshot(1.0, ["/d"], {seg + ".log": st(1000), seg + ".index": st(10485760),
+                                   seg + ".timeindex": st(10485756)})  # fmt: skip
+    out = _without_preallocated_indexes(before, view, {})
+    assert (out.files[seg + ".index"].size, out.files[seg + ".timeindex"].size) == (0, 0)
+    # another size is what the broker wrote (entries): kept; so is an index that existed before
+    view.files[seg + ".index"] = st(4096)
+    assert _without_preallocated_indexes(before, view, {}).files[seg + ".index"].size == 4096
+    assert (
+        _without_preallocated_indexes(before, view, {"log.index.size.max.bytes": "4096"})
+        .files[seg + ".index"]
+        .size
+        == 0
+    )
+
+
 def test_a_delete_dirs_removal_is_not_read_as_its_live_partitions_deletion() -> None:
     """Kafka logs a -delete dir's removal under the live partition's prefix (3.7.2, the lab's `unclean` trial): the
     rehearsal said the live partition's segments were deleted; the real start kept them."""
@@ -691,6 +757,56 @@ def test_refusals_say_why_and_start_nothing(lab: dict[str, Any]) -> None:
         shutil.rmtree(private)
     assert proc.returncode == 2 and "the broker user kafka cannot enter" in proc.stderr, proc.stderr
     shutil.rmtree(dest)
+
+
+@needs_root
+def test_a_release_that_cannot_run_on_the_java_given_is_refused_in_one_line(tmp_path: Path) -> None:
+    # 2.2.1's ZooKeeper 3.4.13 client never reaches a ZooKeeper on Java 14+ (kafka-lab.md §2): the broker would loop
+    # until the start's timeout and the rehearsal report "no answer", a broker's outcome; it is the tool's (exit 2)
+    from kafka_lab.broker import jar_dir_for, java
+    from kafka_lab.jars import LabError
+    from kafka_ops.rehearse.sandbox import java_feature
+
+    system = shutil.which("java")
+    if system is None or (java_feature(system) or 0) < 14:
+        pytest.skip("needs a Java 14+ on PATH")
+    try:
+        jars = jar_dir_for("2.2.1")
+    except LabError as e:
+        pytest.skip(str(e))
+    (tmp_path / "kafka").mkdir()
+    (tmp_path / "kafka" / "libs").symlink_to(jars)
+    (tmp_path / "data").mkdir()
+    props = tmp_path / "server.properties"
+    props.write_text(f"broker.id=1\nlog.dirs={tmp_path / 'data'}\nzookeeper.connect=127.0.0.1:2181\n")
+    cmd = [sys.executable, "-m", "kafka_ops", "rehearse", "--server-properties", str(props), "--kafka-home",
+           str(tmp_path / "kafka"), "--broker-user", "kafka", "--scratch", str(tmp_path / "s"), "-f", "json"]  # fmt: skip
+    proc = subprocess.run([*cmd, "--java", system], capture_output=True, text=True, env=_env(), timeout=120)
+    assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+    assert len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert (
+        "cannot connect to any ZooKeeper on Java 14 or later" in proc.stderr
+        and "zookeeper-3.4.13.jar" in proc.stderr
+    )
+    # the Java 11 the lab runs 2.0-2.7 on gets past this check, on to the next refusal (a scratch in the private
+    # tmp_path: nothing starts)
+    proc = subprocess.run(
+        [*cmd, "--java", java("2.2.1")], capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert proc.returncode == 2 and "the broker user kafka cannot enter" in proc.stderr, proc.stderr
+    # 4.x's broker is compiled for Java 17: on Java 11 it would end in an UnsupportedClassVersionError, read as
+    # the broker's exit; refused in one line too
+    try:
+        jars4 = jar_dir_for("4.3.1")
+    except LabError:
+        return
+    (tmp_path / "kafka" / "libs").unlink()
+    (tmp_path / "kafka" / "libs").symlink_to(jars4)
+    proc = subprocess.run(
+        [*cmd, "--java", java("2.2.1")], capture_output=True, text=True, env=_env(), timeout=120
+    )
+    assert proc.returncode == 2 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert "is Java 11" in proc.stderr and "kafka_2.13-4.3.1.jar is compiled for Java 17" in proc.stderr
 
 
 @needs_root

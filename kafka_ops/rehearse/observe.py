@@ -11,6 +11,15 @@ per-dir load lines of LogManager.loadLogs, checked in the 2.8.2, 3.7.2 and 4.3.1
 * each log's load ends with "Completed load of Log(dir=D/T-P, ...) ... in Xms (i/n loaded in D)" (2.8) or
   "(i/n completed in D)" (3.x, 4.x): the dir is loaded when i == n.
 
+Before 2.6 (2.0-2.5, ZooKeeper mode) no INFO line names a dir's load: "Loading logs." begins the load of every dir
+at once (LogManager.loadLogs@2.2.1:302; the clean-shutdown line is DEBUG, :316, so ``clean_shutdown`` stays None),
+and each log's load ends with "[Log partition=T-P, dir=D] Completed load of log with N segments, log start offset S
+and log end offset E in X ms" (Log.scala@2.2.1:214,310; the same words at 2.0.1 and 2.5.1): a dir's ``load_s`` runs
+from "Loading logs." to its last log's completion, ``logs`` counts them. Recovery ("Recovering unflushed segment"),
+rebuilt indexes and retention's "Found deletable segments" are worded as in 2.8 (Log.scala@2.2.1:476,480,603,1476);
+deletions are "Scheduling log segment [baseOffset N, size S] for deletion." (Log.deleteSegment@2.2.1:1942), read
+with their reason from the files and the lines before them (kafka_ops.rehearse.outcome.next_start).
+
 The wall time of a dir's load (``load_s``) runs from its first line to its last log's completion: the real number
 behind SHUT001's estimate of the recovery time (the copy-up of a filesystem without reflink adds to it, and the log's
 timestamps are to the millisecond).
@@ -34,6 +43,8 @@ _DIR_START = re.compile(
     r"|(Recovering) \d+ logs from) (\S+) since (no )?clean shutdown file was found"
 )
 _DIR_DONE = re.compile(r"Completed load of .*\((\d+)/(\d+) (?:loaded|completed) in (\S+?)\)")
+_ALL_START_OLD = "Loading logs. (kafka.log.LogManager)"  # 2.0-2.5
+_LOG_DONE_OLD = "Completed load of log with "  # 2.0-2.5, under the [Log partition=T-P, dir=D] prefix
 _WHOLE_LOG_DELETED = "Deleting segments as the log has been deleted"
 _FOUND_DELETABLE = re.compile(r"Found deletable segments with base offsets \[([\d,]*)\] due to (.*)")
 
@@ -63,6 +74,8 @@ def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list
     }
     real = {os.path.realpath(d): d for d in dirs} | {os.path.normpath(d): d for d in dirs}
     segs: dict[str, dict[str, Any]] = {}
+    old_start: datetime | None = None  # 2.0-2.5: "Loading logs." and each dir's completed logs
+    old_done: dict[str, list[datetime]] = {}
 
     def seg(log_dir: str, tp: str, base: int) -> dict[str, Any]:
         path = os.path.join(real.get(os.path.normpath(log_dir), log_dir), tp, f"{base:020d}.log")
@@ -78,7 +91,9 @@ def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list
         if not m:
             continue
         at, msg = _time(m[1]), m[3]
-        if x := _DIR_START.search(msg):
+        if msg == _ALL_START_OLD and old_start is None:
+            old_start = at
+        elif x := _DIR_START.search(msg):
             d = real.get(os.path.normpath(x[3].rstrip(".,")))
             if d is not None and per_dir[d]["_start"] is None:
                 per_dir[d]["_start"] = at
@@ -93,6 +108,11 @@ def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list
         if not p:
             continue
         tp, log_dir = p[1], p[2]
+        if (
+            msg[p.end() :].startswith(_LOG_DONE_OLD)
+            and (d := real.get(os.path.normpath(log_dir))) is not None
+        ):
+            old_done.setdefault(d, []).append(at)
         if x := _RECOVERING.search(msg):
             seg(log_dir, tp, int(x[1]))["load"] = "recovered"
         elif x := _REBUILT.search(msg):
@@ -118,6 +138,9 @@ def observe(text: str, dirs: list[str]) -> tuple[dict[str, dict[str, Any]], list
             if s["deleted_at"] is None:
                 s["deleted_at"] = at.isoformat(timespec="milliseconds")
                 s["deleted_by"] = by
-    for v in per_dir.values():
-        v.pop("_start")
+    for d, v in per_dir.items():
+        if v.pop("_start") is None and old_start is not None:
+            done = old_done.get(d, [])
+            v["logs"] = len(done)
+            v["load_s"] = round((max(done) - old_start).total_seconds(), 3) if done else 0.0
     return per_dir, sorted(segs.values(), key=lambda s: s["log"])

@@ -8,6 +8,7 @@ inside a log dir; a scratch whose free space cannot hold the worst-case copy-up.
 
 from __future__ import annotations
 
+import dataclasses
 import gzip
 import json
 import os
@@ -162,6 +163,28 @@ def stat_tree(dirs: list[str]) -> dict[str, tuple[int, int, int, int, int]]:
     return out
 
 
+def _without_preallocated_indexes(
+    before: files_outcome.Snapshot, view: files_outcome.Snapshot, props: dict[str, str]
+) -> files_outcome.Snapshot:
+    """The running broker's view with each index it created at the start (absent before) taken as empty when its
+    size is the preallocated one: an index opened for writing is set to log.index.size.max.bytes rounded down to
+    whole entries (AbstractIndex.scala@2.2.1:113-119) until its close trims it, so in the view a new empty index
+    (2.2.1 creates the missing .index of a segment when it opens it, LogSegment.open) looks like a rebuilt one; seen
+    on 2.2.1's clean and unclean trials (a deleted .index and .timeindex: the real start did not rebuild them).
+    A rebuild the broker logs is read from its line (observe.py)."""
+    try:
+        max_bytes = int(props.get("log.index.size.max.bytes", "10485760"))
+    except ValueError:
+        return view
+    sizes = {".index": max_bytes // 8 * 8, ".timeindex": max_bytes // 12 * 12}
+    files = dict(view.files)
+    for path, st in view.files.items():
+        ext = os.path.splitext(path)[1]
+        if ext in sizes and path not in before.files and st.size == sizes[ext]:
+            files[path] = dataclasses.replace(st, size=0)
+    return dataclasses.replace(view, files=files)
+
+
 def _merge_segments(by_lines: list[dict[str, Any]], by_files: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The segments the log lines name (observe.py) with what the files say (outcome.py: truncated bytes, a
     segment gone without a line, a swap completed): one entry per .log, a deletion's time and reason from
@@ -194,6 +217,9 @@ def rehearse(
             f"--kafka-home {ro.kafka_home}: no libs/ directory (a Kafka distribution's root)"
         )
     version = sandbox.kafka_version_of(ro.kafka_home)
+    misfit = sandbox.java_misfit(ro.kafka_home, ro.java)
+    if misfit:
+        raise RehearsalRefused(misfit)
     installed = installed_version(audit)
     from_home = audit.kafka_version is None and version is not None
     if from_home:
@@ -352,6 +378,7 @@ def rehearse(
             if outcome.broker == "starts"
             else (outcome.exit_code if outcome.exit_code is not None else -1)
         )
+        after_files = _without_preallocated_indexes(before_files, after_files, dict(props))
         from_files = files_outcome.next_start(
             before_files, after_files, outcome.log_text, exit_code=code
         ).next_start

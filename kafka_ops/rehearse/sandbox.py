@@ -47,6 +47,9 @@ ACTIVE = re.compile(r"\] INFO .*Becoming the active controller at epoch \d+")
 ACTIVE_AFTER_STARTED_S = 60.0  # a controller that "started" but leads nothing by then never will alone
 _ENTRY = re.compile(r"^\[(\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3})\] (TRACE|DEBUG|INFO|WARN|ERROR|FATAL) (.*)$")
 _LOADED = re.compile(r"Loaded (\d+) logs in (\d+)ms")
+# 2.0-2.5: no count in the total's line (LogManager.loadLogs@2.2.1:384), one line per log (Log.scala@2.2.1:310)
+_LOADED_OLD = re.compile(r"Logs loading complete in (\d+) ms\.")
+_LOG_LOADED_OLD = re.compile(r"^\[Log partition=[^\]]*\] Completed load of log with ")
 READY_MARK = "kafka-ops-sandbox-ready"
 _UNSAFE_PATH = re.compile(r"[,:\\\x00-\x1f\x7f]")
 
@@ -84,6 +87,69 @@ def kafka_version_of(home: str) -> tuple[int, ...] | None:
         if m:
             return (int(m[1]), int(m[2]), int(m[3]))
     return None
+
+
+# ZooKeeper 3.4.13 and 3.4.14 (the client of Kafka 2.0-2.3) find a server's host by parsing
+# InetSocketAddress.toString() (StaticHostProvider.getHostString, StaticHostProvider.java@release-3.4.13:117), which
+# Java 14 changed to "127.0.0.1/<unresolved>:2181" (JDK-8225499): the broker loops on UnresolvedAddressException and
+# never reaches any ZooKeeper (../shared/reference/kafka-lab.md §2, measured on 2.0.1-2.3.1; apache/zookeeper#1509).
+# 3.4.10 (Kafka 1.1) and 3.5+ (2.4+) have no such parsing
+_TOSTRING_ZK_CLIENT = re.compile(r"^zookeeper-3\.4\.1[34]\.jar$")
+
+
+def java_feature(java: str) -> int | None:
+    """The Java feature release of the ``java`` binary (8, 11, 17, ...), None when it cannot be run or read."""
+    try:
+        out = subprocess.run(
+            [java, "-XshowSettings:properties", "-version"], capture_output=True, text=True, timeout=60,
+            stdin=subprocess.DEVNULL,
+        )  # fmt: skip
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = re.search(r"^\s*java\.specification\.version = (?:1\.)?(\d+)", out.stderr + out.stdout, re.M)
+    return int(m[1]) if m else None
+
+
+def _class_major(jar: str, name: str = "kafka/Kafka.class") -> int | None:
+    """The class file major version of ``name`` in ``jar`` (52: Java 8, 55: 11, 61: 17), None if unreadable."""
+    import zipfile
+
+    try:
+        with zipfile.ZipFile(jar) as z, z.open(name) as f:
+            head = f.read(8)
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return None
+    return int.from_bytes(head[6:8], "big") if head[:4] == b"\xca\xfe\xba\xbe" else None
+
+
+def java_misfit(home: str, java: str) -> str | None:
+    """Why the Kafka of ``home`` cannot start on ``java`` (one line), None when nothing known stops it: a broker
+    compiled for a newer Java (4.x: Java 17) would end in an UnsupportedClassVersionError, and 2.0-2.3 on Java 14+
+    would never reach ZooKeeper; either would read as the broker's outcome, not the tool's."""
+    try:
+        names = os.listdir(os.path.join(home, "libs"))
+    except OSError:
+        return None
+    zk = next((n for n in names if _TOSTRING_ZK_CLIENT.match(n)), None)
+    broker = next((n for n in names if re.match(r"^kafka_\d+\.\d+-[\d.]+\.jar$", n)), None)
+    major = _class_major(os.path.join(home, "libs", broker)) if broker else None
+    if zk is None and major is None:
+        return None
+    feature = java_feature(java)
+    if feature is None:
+        return None
+    if major is not None and major - 44 > feature:
+        return (
+            f"java {java} is Java {feature}: {home}/libs/{broker} is compiled for Java {major - 44} or later "
+            "(its kafka.Kafka class); give --java a Java that runs it"
+        )
+    if zk is None or feature < 14:
+        return None
+    return (
+        f"java {java} is Java {feature}: the ZooKeeper client of {home}/libs ({zk}) cannot connect to any "
+        "ZooKeeper on Java 14 or later (StaticHostProvider.getHostString parses InetSocketAddress.toString()); "
+        "give --java a Java 8 or 11 (Kafka 2.0-2.3 support Java 8, and 11 from 2.1)"
+    )
 
 
 def _log_config(run: str, version: tuple[int, ...] | None) -> tuple[str, str]:
@@ -404,6 +470,7 @@ def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | 
     failures: dict[str, str] = {}  # log dir -> the LogDirFailureChannel error about it
     fatal: list[str] = []
     loaded = load_ms = None
+    old_logs = 0
     lines = text.splitlines()
     for i, line in enumerate(lines):
         m = _ENTRY.match(line)
@@ -436,6 +503,10 @@ def judge(text: str, dirs: list[str]) -> tuple[dict[str, str], list[str], int | 
         x = _LOADED.search(msg)
         if x:
             loaded, load_ms = int(x[1]), int(x[2])
+        elif _LOG_LOADED_OLD.search(msg):
+            old_logs += 1
+        elif x := _LOADED_OLD.search(msg):
+            loaded, load_ms = old_logs, int(x[1])
     return offline, fatal, loaded, load_ms
 
 

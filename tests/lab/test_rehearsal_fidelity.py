@@ -21,7 +21,16 @@ pytestmark = pytest.mark.lab
 
 # (version, scenario) -> {regex matching a difference line: why the rehearsal cannot see it yet}. The test fails
 # on any other difference, and on a listed one that no longer happens.
-KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
+KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
+    # a -future dir alone: the real 2.2.1 start, watched ~85 s (its DescribeLogDirs reads), truncates the future log,
+    # deletes its later segments and swaps it in for the current log (ReplicaAlterLogDirsThread, after the start);
+    # the rehearsal saw it kept after a 2 s window, and after a 35 s one too (2026-12-08): the move ends later
+    ("2.2.1", "future_dir_alone"): {
+        r"-future/\d{20}\.log: the real start deleted it, the rehearsal did not": "the move ends after the window",
+        r"-future/\d{20}\.log: truncated 0 bytes in the rehearsal": "the move ends after the window",
+        r"-future: future dir: the rehearsal says kept; the real start: replaces_current": "the move ends after the window",
+    },
+}
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
