@@ -322,3 +322,28 @@ def test_a_meta_properties_the_broker_user_cannot_read_takes_the_dir_offline(
     os.chmod(meta, 0o644)
     ns = audit(host, broker_user=u.name)["next_start"]
     assert next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])["state"] == "online"
+
+
+def test_a_leader_epoch_checkpoint_the_broker_user_cannot_read_stops_2_8_and_takes_the_dir_offline_from_3_2_1(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    """Lab 2.8.2 type-leader_epoch_unreadable: 'Fatal error during KafkaServer startup ... KafkaStorageException'
+    (not caught by loadLogs before KAFKA-13773); 3.7.2: the dir offline."""
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    from .checks.index_hosts import NOW_MS
+
+    u = broker_users.broker
+    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
+    host = simulate_host(str(open_tmp / "host"), spec)
+    part = _partition(host)
+    path = os.path.join(part, "leader-epoch-checkpoint")
+    if not os.path.exists(path):
+        Path(path).write_text("0\n1\n0 0\n")
+    os.chown(path, 0, 0)
+    os.chmod(path, 0o600)
+    ns = audit(host, broker_user=u.name, kafka_version="2.8.2")["next_start"]
+    assert ns["broker"] == "exits" and path in ns["reason"] and "KAFKA-13773" in ns["reason"], ns["reason"]
+    ns = audit(host, broker_user=u.name, kafka_version="3.7.2")["next_start"]
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "offline"

@@ -241,7 +241,7 @@ def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     error = _format_error(pf.part.errors, path) or next(
         (DIRECTORY for o in pf.part.other_files if o.is_dir and o.path == path), None
     )
-    if error is None or not _reads_partition_metadata(h):
+    if error is None or not reads_partition_metadata(h):
         return None
     if error == DIRECTORY:
         return Damage(path, ckpt.PARTITION_METADATA, error, start, DEFAULT_CHECK)
@@ -251,7 +251,7 @@ def partition_damage(h: HostFacts, pf: PartitionFacts) -> Damage | None:
     return Damage(path, ckpt.PARTITION_METADATA, error, "exits" if thrown else start, DEFAULT_CHECK, thrown)
 
 
-def _reads_partition_metadata(h: HostFacts) -> bool:
+def reads_partition_metadata(h: HostFacts) -> bool:
     """Whether the start reads partition.metadata (``keepPartitionMetadataFile``: KafkaConfig.usesTopicId, a
     KRaft broker or an inter.broker.protocol.version from 2.8). Unknown version: assumed to read it."""
     if versions.since("partition_metadata_read_at_load", h.kafka_version) is False:

@@ -454,10 +454,40 @@ def partition_load_exit(
     damage = failure_channel.partition_damage(ctx.host, pf)
     if damage is not None and damage.start == "exits":
         return damage.reason, damage.check
+    unreadable = None if offline_before_load else _unreadable_checkpoint_exit(ctx.host, pf)
+    if unreadable is not None:
+        return unreadable
     if pf.part.leftovers and not offline_before_load:
         bad_name = leftovers.unparseable(ctx.host, pf)
         if bad_name is not None:
             return bad_name[1], "DIR003"
+    return None
+
+
+def _unreadable_checkpoint_exit(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    """A partition's leader-epoch-checkpoint (or its partition.metadata, when read) the broker user cannot read,
+    before KAFKA-13773 (3.2.1): the read's AccessDeniedException becomes the KafkaStorageException of
+    CheckpointFileWithFailureHandler / PartitionMetadataFile.read, which LogManager.loadLogs does not catch: the
+    broker exits (lab 2.8.2 type-leader_epoch_unreadable: 'Fatal error during KafkaServer startup ...
+    KafkaStorageException: Error while reading checkpoint file'), where 3.2.1+ takes the dir offline (PERM001)."""
+    if versions.since("catch_storage_exception_at_load", h.kafka_version) is not False:
+        return None
+    who = _who(h)
+    if who is None or all_granted(who, pf):
+        return None
+    names = (ckpt.LEADER_EPOCH, ckpt.PARTITION_METADATA)
+    for f in pf.part.other_files:
+        name = f.path.rsplit("/", 1)[-1]
+        if f.is_dir or name not in names or access_for(who, f, pf.acls.get(f.path), pf.probe).read:
+            continue
+        if name == ckpt.PARTITION_METADATA and not failure_channel.reads_partition_metadata(h):
+            continue
+        return (
+            f"the broker user {who.user} cannot read {f.path}: its read at load throws KafkaStorageException "
+            "(AccessDeniedException), which LogManager.loadLogs does not catch before KAFKA-13773 (3.2.1): 'There "
+            "was an error in one of the threads during logs loading' and the broker does not start",
+            "PERM001",
+        )
     return None
 
 
