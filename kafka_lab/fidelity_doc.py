@@ -189,11 +189,14 @@ def keep_hand_sections(doc: str, old: str) -> str:
     return head.rstrip("\n") + "\n\n" + "\n".join(hand) + sep + rest
 
 
-def refresh_matrix(doc: str, trials: list[str]) -> str:
+def refresh_matrix(doc: str, trials: list[str], reports: list[dict[str, Any]] | None = None) -> str:
     """``doc`` (a docs/fidelity.md) with its damage matrix section written anew from ``trials`` and the outcomes
     the doc itself holds (its scenario table, the section's unknowns): the matrix after a change of the code's
-    trials or of the matrix, without a lab run."""
-    section = matrix.render(trials, matrix.outcomes_from_doc(doc))
+    trials or of the matrix, without a lab run. ``reports``: a partial run's, whose outcomes (and the plan's
+    unknowns, which the table does not show) replace the doc's for their cells."""
+    outcomes = matrix.outcomes_from_doc(doc)
+    outcomes.update(matrix.outcomes_from_reports(reports or []))
+    section = matrix.render(trials, outcomes)
     head, sep, rest = doc.partition("\n## The damage matrix\n")
     if sep:
         rest = rest.partition("\n## ")[2]
@@ -243,7 +246,7 @@ def merge_rows(doc: str, reports: list[dict[str, Any]]) -> str:
         kept = [x for x in body.splitlines() if not x.startswith("None:") and not x.startswith(tuple(rerun))]
         body = "\n".join(kept + new_diffs) or "None: the broker did what the plan said in every cell."
         doc = before + sep + body + nxt + tail
-    return refresh_matrix(doc, lab_trials() or [])
+    return refresh_matrix(doc, lab_trials() or [], reports)
 
 
 def lab_trials() -> list[str] | None:

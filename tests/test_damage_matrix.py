@@ -149,7 +149,7 @@ def test_a_torn_first_byte_and_one_bad_entry_land_in_their_cells_in_make_lab_onl
     with pytest.raises(ValueError):
         D.bad_entry(b"0\n0\n")
     new = [f"checkpoint-{n}" for n in CHECKPOINT_DAMAGE if n.endswith(("_one_byte", "_bad_entry"))]
-    assert len(new) == 10
+    assert len(new) == 9
     for t in new:
         damage = "truncated_1" if t.endswith("_one_byte") else "one_bad_entry"
         assert [d for _, d in matrix.cells_of(t) or ()] == [damage], t
@@ -166,3 +166,30 @@ def test_the_models_reader_on_a_torn_first_byte_and_one_bad_entry(tmp_path: Path
     f.write_bytes(D.bad_entry(b"0\n1\nt00 0 200\n"))
     with pytest.raises(EngineError):
         checkpoints.read_offset_checkpoint(str(f))
+
+
+def test_a_partial_run_whose_plan_said_unknown_enters_the_matrix_as_unknown() -> None:
+    """The table shows ✅/❌ only: the plan's 'unknown' about the planted file reaches the matrix from the report
+    (❔ and its reason), and stays there when the section is written again from the doc."""
+    doc = (ROOT / "docs" / "fidelity.md").read_text()
+    planted = "/x/data-1/meta.properties"
+    ns = {"broker": "starts", "reason": None, "log_dirs": [], "segments": []}
+    pred = dict(ns, unknown=[{"what": f"whether {planted} holds this broker's ids", "reason": "a link"}])
+    report = {
+        "version": "3.5.2",
+        "trials": {
+            "type-meta_properties_symlink": {
+                "predicted": pred,
+                "next_start": ns,
+                "differences": [],
+                "faults": [{"paths": [planted]}],
+            }
+        },
+    }
+    merged = fidelity_doc.merge_rows(doc, [report])
+    kraft_old = merged.partition("### KRaft < 3.7")[2].partition("###")[0]
+    meta = next(x for x in kraft_old.splitlines() if x.startswith("| `meta.properties` |"))
+    symlink = 1 + [d.key for d in matrix.DAMAGES].index("symlink")
+    assert meta.split(" | ")[symlink] == "❔ 3.5.2"
+    assert "- `type-meta_properties_symlink` on 3.5.2: " in merged
+    assert fidelity_doc.refresh_matrix(merged, list(SCENARIOS)) == merged

@@ -139,7 +139,7 @@ def test_a_fifo_replication_checkpoint_hangs_a_kraft_start_not_a_zookeeper_one(t
     assert zk["broker"] != "hangs" and fifo not in (zk["reason"] or ""), zk["reason"]
 
 
-def test_a_fifo_latest_producer_snapshot_hangs_3_7_and_is_unknown_before(tmp_path: Path) -> None:
+def test_a_fifo_latest_producer_snapshot_hangs_from_2_8_and_is_unknown_before(tmp_path: Path) -> None:
     host = simulate(tmp_path)
     part = _partition(host)
     snaps = sorted(n for n in os.listdir(part) if n.endswith(".snapshot"))
@@ -147,7 +147,9 @@ def test_a_fifo_latest_producer_snapshot_hangs_3_7_and_is_unknown_before(tmp_pat
     _replace(latest, "fifo")
     ns = _plan(host)  # 3.7.0: rebuildProducerState writes a snapshot under its name (lab 3.7.2)
     assert ns["broker"] == "hangs" and latest in ns["reason"], ns["reason"]
-    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    ns = audit(host, kafka_version="2.8.2")["next_start"]  # lab 2.8.2: hangs too
+    assert ns["broker"] == "hangs" and latest in ns["reason"], ns["reason"]
+    ns = audit(host, kafka_version="2.7.2")["next_start"]  # no release before 2.8 was run with it
     assert ns["broker"] == "starts" and any(latest in u["what"] for u in ns["unknown"]), ns["unknown"]
 
 
@@ -273,7 +275,7 @@ def test_a_timeindex_linked_into_nothing_or_a_txnindex_directory_takes_the_dir_o
         os.unlink(path) if kind == "link" else os.rmdir(path)
 
 
-def test_the_latest_snapshot_as_a_directory_takes_the_dir_offline_on_3_7_and_is_unknown_before(
+def test_the_latest_snapshot_as_a_directory_takes_the_dir_offline_from_2_8_and_is_unknown_before(
     tmp_path: Path,
 ) -> None:
     host = simulate(tmp_path)
@@ -286,7 +288,9 @@ def test_the_latest_snapshot_as_a_directory_takes_the_dir_offline_on_3_7_and_is_
     ns = report["next_start"]
     row = next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])
     assert row["state"] == "offline" and "Is a directory" in row["reason"], row
-    ns = audit(host, kafka_version="3.5.2")["next_start"]
+    ns = audit(host, kafka_version="2.8.2")["next_start"]  # lab 2.8.2: offline too
+    assert _dir_state(ns, host.log_dirs[1]) == "offline"
+    ns = audit(host, kafka_version="2.7.2")["next_start"]  # no release before 2.8 was run with it
     assert _dir_state(ns, host.log_dirs[1]) == "online"
     assert any(latest in u["what"] for u in ns["unknown"]), ns["unknown"]
 
@@ -322,3 +326,51 @@ def test_a_meta_properties_the_broker_user_cannot_read_takes_the_dir_offline(
     os.chmod(meta, 0o644)
     ns = audit(host, broker_user=u.name)["next_start"]
     assert next(d for d in ns["log_dirs"] if d["path"] == host.log_dirs[1])["state"] == "online"
+
+
+def test_a_leader_epoch_checkpoint_the_broker_user_cannot_read_stops_2_8_and_takes_the_dir_offline_from_3_2_1(
+    open_tmp: Path,  # noqa: F811
+    broker_users: Users,  # noqa: F811
+) -> None:
+    """Lab 2.8.2 type-leader_epoch_unreadable: 'Fatal error during KafkaServer startup ... KafkaStorageException'
+    (not caught by loadLogs before KAFKA-13773); 3.7.2: the dir offline."""
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    from .checks.index_hosts import NOW_MS
+
+    u = broker_users.broker
+    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
+    host = simulate_host(str(open_tmp / "host"), spec)
+    part = _partition(host)
+    path = os.path.join(part, "leader-epoch-checkpoint")
+    if not os.path.exists(path):
+        Path(path).write_text("0\n1\n0 0\n")
+    os.chown(path, 0, 0)
+    os.chmod(path, 0o600)
+    ns = audit(host, broker_user=u.name, kafka_version="2.8.2")["next_start"]
+    assert ns["broker"] == "exits" and path in ns["reason"] and "KAFKA-13773" in ns["reason"], ns["reason"]
+    assert _dir_state(ns, host.log_dirs[1]) == "online"  # the exit: no dir taken offline (lab 2.8.2)
+    ns = audit(host, broker_user=u.name, kafka_version="3.7.2")["next_start"]
+    assert ns["broker"] == "starts" and _dir_state(ns, host.log_dirs[1]) == "offline"
+
+
+def test_a_replication_checkpoint_linked_to_nothing_is_offline_on_kraft_and_unknown_in_zookeeper_mode(
+    tmp_path: Path,
+) -> None:
+    """Lab 3.7.2: the dir offline (CheckpointFile's read through the link); lab 2.8.2 (ZooKeeper): online, cause
+    not found: 'unknown', not 'offline'."""
+    host = simulate(tmp_path)
+    path = os.path.join(host.log_dirs[1], "replication-offset-checkpoint")
+    _replace(path, "link", str(tmp_path / "gone" / "x"))
+    ns = _plan(host)  # KRaft
+    assert _dir_state(ns, host.log_dirs[1]) == "offline"
+    props = Path(host.server_properties)
+    lines = [
+        x
+        for x in props.read_text().splitlines()
+        if not x.startswith(("process.roles", "controller.", "node.id"))
+    ]
+    props.write_text("\n".join([*lines, "zookeeper.connect=localhost:2181", "broker.id=1"]) + "\n")
+    zk = audit(host, kafka_version="2.8.2")["next_start"]
+    assert all(path not in (d["reason"] or "") for d in zk["log_dirs"]), zk["log_dirs"]
+    assert any(path in u["what"] for u in zk["unknown"]), zk["unknown"]

@@ -251,6 +251,8 @@ def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] |
             )
         if not name.endswith("checkpoint"):
             continue
+        if name == ckpt.REPLICATION and failure_channel.zk_replication_unknown(h):
+            continue  # the plan's "unknown" (_zk_replication_unknowns)
         if not access_for(who, f, ldf.acls.get(f.path), ldf.probe).read:
             return (
                 f"the broker user {who.user} cannot read {f.path}: the checkpoint read fails with an IOException "
@@ -260,7 +262,32 @@ def _log_dir_access_offline(h: HostFacts, ldf: LogDirFacts) -> tuple[str, str] |
     return None
 
 
+def _zk_replication_unknowns(h: HostFacts) -> list[dict[str, str]]:
+    """ZooKeeper mode: a replication-offset-checkpoint the broker cannot open (failure_channel.zk_replication_unknown)."""
+    if not failure_channel.zk_replication_unknown(h):
+        return []
+    who = _who(h)
+    out = []
+    for ldf in h.log_dirs:
+        path = os.path.join(ldf.path, ckpt.REPLICATION)
+        f = next((x for x in ldf.scan.root_files if x.path == path), None)
+        denied = (
+            who is not None and f is not None and not access_for(who, f, ldf.acls.get(path), ldf.probe).read
+        )
+        dangling = failure_channel.dangling(ldf.scan.errors, path) is not None
+        if denied or dangling:
+            out.append({
+                "what": f"whether {ldf.path} goes offline: {path} cannot be opened by the broker "
+                f"({'the broker user cannot read it' if denied else 'a symbolic link to nothing'})",
+                "reason": "a ZooKeeper-mode 2.8.2 broker kept the dir online in the lab (a garbage file takes it "
+                "offline); why was not found",
+            })  # fmt: skip
+    return out
+
+
 def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    if _unreadable_checkpoint_exit(h, pf) is not None:  # the broker exits over it: no dir is taken offline
+        return None
     why = _partition_access_offline(h, pf)
     if why is not None:
         return why
@@ -268,9 +295,7 @@ def _partition_offline(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | No
     if why is not None:
         return why
     snap = filetypes.latest_snapshot_unwritable(pf)
-    if snap is not None and versions.has(
-        "java_log_segment", h.kafka_version, unknown=False
-    ):  # 3.7+, as the FIFO
+    if snap is not None and filetypes.snapshot_written_at_load(h.kafka_version):  # as the FIFO
         return (
             f"{snap[0]} cannot be written: loading the producer state writes a snapshot under its name "
             f"(UnifiedLog.rebuildProducerState -> takeSnapshot, FileChannel.open CREATE WRITE): {snap[1]}, an "
@@ -454,10 +479,40 @@ def partition_load_exit(
     damage = failure_channel.partition_damage(ctx.host, pf)
     if damage is not None and damage.start == "exits":
         return damage.reason, damage.check
+    unreadable = None if offline_before_load else _unreadable_checkpoint_exit(ctx.host, pf)
+    if unreadable is not None:
+        return unreadable
     if pf.part.leftovers and not offline_before_load:
         bad_name = leftovers.unparseable(ctx.host, pf)
         if bad_name is not None:
             return bad_name[1], "DIR003"
+    return None
+
+
+def _unreadable_checkpoint_exit(h: HostFacts, pf: PartitionFacts) -> tuple[str, str] | None:
+    """A partition's leader-epoch-checkpoint (or its partition.metadata, when read) the broker user cannot read,
+    before KAFKA-13773 (3.2.1): the read's AccessDeniedException becomes the KafkaStorageException of
+    CheckpointFileWithFailureHandler / PartitionMetadataFile.read, which LogManager.loadLogs does not catch: the
+    broker exits (lab 2.8.2 type-leader_epoch_unreadable: 'Fatal error during KafkaServer startup ...
+    KafkaStorageException: Error while reading checkpoint file'), where 3.2.1+ takes the dir offline (PERM001)."""
+    if versions.since("catch_storage_exception_at_load", h.kafka_version) is not False:
+        return None
+    who = _who(h)
+    if who is None or all_granted(who, pf):
+        return None
+    names = (ckpt.LEADER_EPOCH, ckpt.PARTITION_METADATA)
+    for f in pf.part.other_files:
+        name = f.path.rsplit("/", 1)[-1]
+        if f.is_dir or name not in names or access_for(who, f, pf.acls.get(f.path), pf.probe).read:
+            continue
+        if name == ckpt.PARTITION_METADATA and not failure_channel.reads_partition_metadata(h):
+            continue
+        return (
+            f"the broker user {who.user} cannot read {f.path}: its read at load throws KafkaStorageException "
+            "(AccessDeniedException), which LogManager.loadLogs does not catch before KAFKA-13773 (3.2.1): 'There "
+            "was an error in one of the threads during logs loading' and the broker does not start",
+            "PERM001",
+        )
     return None
 
 
@@ -634,19 +689,20 @@ class NextStartPlan:
             hang = filetypes.partition_hang(self.h, pf)
             if hang is not None:
                 self.exit, self.hangs, self.exit_at_load = hang, True, True
-            elif (bad := filetypes.latest_snapshot_unwritable(pf)) is not None and not versions.has(
-                "java_log_segment", self.h.kafka_version, unknown=False
-            ):  # before 3.7 or an unknown version: the same write, not run on a lab release
+            elif (
+                bad := filetypes.latest_snapshot_unwritable(pf)
+            ) is not None and not filetypes.snapshot_written_at_load(self.h.kafka_version):
+                # before 2.8 or an unknown version: the same write, not run on a lab release
                 self._type_unknowns.append({
-                    "what": f"whether {bad[0]} takes the dir offline: 3.7+ writes a snapshot under its name while "
-                    f"loading the producer state ({bad[1]}, the dir offline: lab 3.7.2)",
-                    "reason": "no release before 3.7 was run with it (kafka_ops/broker/filetypes.py)",
+                    "what": f"whether {bad[0]} takes the dir offline: 2.8+ writes a snapshot under its name while "
+                    f"loading the producer state ({bad[1]}, the dir offline: lab 2.8.2, 3.7.2)",
+                    "reason": "no release before 2.8 was run with it (kafka_ops/broker/filetypes.py)",
                 })  # fmt: skip
-            elif (snap := filetypes.latest_snapshot_fifo(pf)) is not None:  # before 3.7 or an unknown version
+            elif (snap := filetypes.latest_snapshot_fifo(pf)) is not None:  # before 2.8 or an unknown version
                 self._type_unknowns.append({
-                    "what": f"whether the start hangs on {snap}, a FIFO: 3.7+ writes a snapshot under its name "
-                    "while loading the producer state, and hangs (lab 3.7.2)",
-                    "reason": "no release before 3.7 was run with it (kafka_ops/broker/filetypes.py)",
+                    "what": f"whether the start hangs on {snap}, a FIFO: 2.8+ writes a snapshot under its name "
+                    "while loading the producer state, and hangs (lab 2.8.2, 3.7.2)",
+                    "reason": "no release before 2.8 was run with it (kafka_ops/broker/filetypes.py)",
                 })  # fmt: skip
         fate = self.dirs[pf.log_dir.path]
         if fate.state == "online":
@@ -960,6 +1016,7 @@ class NextStartPlan:
             + metadata_log.unknowns(h)
             + filetypes.unknowns(h)
             + meta.unknowns(h)
+            + _zk_replication_unknowns(h)
             + self._type_unknowns
             + ([] if exited else self.unknown),
             "metadata_log": [d.to_dict() for d in metadata_log.damages(h)],

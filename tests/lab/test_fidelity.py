@@ -77,7 +77,19 @@ SCENARIOS = (
 # Cells where the broker did something else than the plan and the model is not fixed yet: (version, scenario) ->
 # {regex matching the difference line: what the broker did and why}. Each is written in docs/fidelity.md; the test
 # fails on any other difference, and on a listed one that no longer happens.
-KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {}
+KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
+    # One bad entry (a letter in an entry's number): CheckpointReadBuffer.read catches NumberFormatException only
+    # around the version and count lines (toInt); the entry's formatter (Long/Integer.parseInt) throws it past
+    # CheckpointFileWithFailureHandler, which catches IOException only (server-common CheckpointFile.java@3.7.1:148-
+    # 176, LeaderEpochCheckpointFile.java@3.7.1:77-80). So no dir goes on the failure channel: the recovery point's
+    # LogManager.loadLogs catches every Exception and resets it to 0 (the dir online), the leader epochs' exception
+    # fails the load ('Error starting LogManager: java.lang.NumberFormatException'). kafka-ops's reader takes both
+    # for an IOException (engine/checkpoints.py): not fixed yet (session 20, found at its end).
+    ("3.7.2", "checkpoint-recovery_point_bad_entry"): {r"predicted offline, broker made it online": "NFE"},
+    ("3.7.2", "checkpoint-leader_epoch_bad_entry"): {r"predicted starts .* broker did exits": "NFE"},
+    ("3.5.2", "checkpoint-recovery_point_bad_entry"): {r"predicted offline, broker made it online": "NFE"},
+    ("3.5.2", "checkpoint-leader_epoch_bad_entry"): {r"predicted starts .* broker did exits": "NFE"},
+}
 
 
 def agreed(trials: dict[str, TrialResult], name: str) -> TrialResult:
