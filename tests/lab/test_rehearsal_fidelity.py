@@ -33,6 +33,15 @@ KNOWN_DIFFERENCES: dict[tuple[str, str], dict[str, str]] = {
 }
 
 
+# scenario -> the refusal the rehearsal gives for it (a start it cannot set up yet), matched on its one line: the
+# test fails on any other refusal, and when a listed one rehearses
+KNOWN_REFUSALS: dict[str, str] = {
+    # the real start creates a missing log dir (LogManager.createAndValidateLogDirs); the sandbox overlays the dirs
+    # that exist: it would have to overlay the parent (seen on 2.2.1 and 3.5.2, 2026-12-08)
+    "dir_missing": r"does not exist|no such|not a directory",
+}
+
+
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_the_rehearsal_does_what_the_real_start_did(trials: dict[str, TrialResult], scenario: str) -> None:
     if os.geteuid() != 0:
@@ -42,6 +51,11 @@ def test_the_rehearsal_does_what_the_real_start_did(trials: dict[str, TrialResul
         pytest.skip(
             f"{scenario}: not rehearsed in this run (KAFKA_OPS_LAB_REHEARSE=all rehearses every trial)"
         )
+    if scenario in KNOWN_REFUSALS:
+        assert r.rehearsal.observed is None and re.search(
+            KNOWN_REFUSALS[scenario], r.rehearsal.refused or "", re.I
+        ), f"{r.version} {scenario}: a known refusal no longer seen: {r.rehearsal.refused}"
+        pytest.skip(f"{scenario}: refused by the rehearsal, as known: {r.rehearsal.refused}")
     assert r.rehearsal.observed is not None, f"{r.version} {scenario}: not rehearsed: {r.rehearsal.refused}"
     assert r.rehearsal.changed == [], f"{r.version} {scenario}: the rehearsal changed {r.rehearsal.changed}"
     known = KNOWN_DIFFERENCES.get((r.version, scenario), {})
