@@ -21,6 +21,17 @@ def _plan(host: Any) -> dict[str, Any]:
     return report["next_start"]  # type: ignore[no-any-return]
 
 
+def _host_of_broker_user(root: Path, users: Users) -> Any:
+    """A simulated host whose files are the test broker user's (the OS user broker_users made)."""
+    from kafka_ops.simulator.host import HostSpec, simulate_host
+
+    from .checks.index_hosts import NOW_MS
+
+    u = users.broker
+    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
+    return simulate_host(str(root / "host"), spec)
+
+
 def _replace(path: str, kind: str, target: str = "") -> None:
     if os.path.lexists(path):
         os.unlink(path)
@@ -157,13 +168,8 @@ def test_a_lock_the_broker_user_cannot_open_read_write_takes_the_dir_offline(
     open_tmp: Path,  # noqa: F811
     broker_users: Users,  # noqa: F811
 ) -> None:
-    from kafka_ops.simulator.host import HostSpec, simulate_host
-
-    from .checks.index_hosts import NOW_MS
-
     u = broker_users.broker
-    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
-    host = simulate_host(str(open_tmp / "host"), spec)
+    host = _host_of_broker_user(open_tmp, broker_users)
     lock = os.path.join(host.log_dirs[1], ".lock")
     with open(lock, "wb"):
         pass
@@ -310,13 +316,8 @@ def test_a_meta_properties_the_broker_user_cannot_read_takes_the_dir_offline(
     open_tmp: Path,  # noqa: F811
     broker_users: Users,  # noqa: F811
 ) -> None:
-    from kafka_ops.simulator.host import HostSpec, simulate_host
-
-    from .checks.index_hosts import NOW_MS
-
     u = broker_users.broker
-    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
-    host = simulate_host(str(open_tmp / "host"), spec)
+    host = _host_of_broker_user(open_tmp, broker_users)
     meta = os.path.join(host.log_dirs[1], "meta.properties")
     os.chown(meta, 0, 0)
     os.chmod(meta, 0o600)  # lab 3.7.2: AccessDeniedException, 'Error while reading meta.properties file'
@@ -334,13 +335,8 @@ def test_a_leader_epoch_checkpoint_the_broker_user_cannot_read_stops_2_8_and_tak
 ) -> None:
     """Lab 2.8.2 type-leader_epoch_unreadable: 'Fatal error during KafkaServer startup ... KafkaStorageException'
     (not caught by loadLogs before KAFKA-13773); 3.7.2: the dir offline."""
-    from kafka_ops.simulator.host import HostSpec, simulate_host
-
-    from .checks.index_hosts import NOW_MS
-
     u = broker_users.broker
-    spec = HostSpec(now_ms=NOW_MS, broker_user=u.name, broker_uid=u.uid, broker_gid=u.gid)
-    host = simulate_host(str(open_tmp / "host"), spec)
+    host = _host_of_broker_user(open_tmp, broker_users)
     part = _partition(host)
     path = os.path.join(part, "leader-epoch-checkpoint")
     if not os.path.exists(path):

@@ -377,7 +377,6 @@ def lab() -> Iterator[dict[str, Any]]:
     missing = _tools_missing()
     if missing:
         pytest.skip(missing)
-    from kafka_lab import produce
     from kafka_lab.broker import LabBroker, jar_dir_for, kill_all, lab_root
     from kafka_lab.jars import LabError
 
@@ -394,9 +393,7 @@ def lab() -> Iterator[dict[str, Any]]:
     b = LabBroker(VERSION, log_dirs=2)
     try:
         b.start()
-        produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
-        produce.await_topics(b.bootstrap, ["t"])
-        produce.produce(b.bootstrap, "t", 200)
+        _write_t(b)
         b.stop()
         yield {"workdir": b.workdir, "home": home, "scratch": root}
     finally:
@@ -404,6 +401,15 @@ def lab() -> Iterator[dict[str, Any]]:
         b.close()
         shutil.rmtree(home, ignore_errors=True)
         shutil.rmtree(root.parent, ignore_errors=True)
+
+
+def _write_t(b: Any) -> None:
+    """On a running lab node: topic t, 2 partitions, 200 records (what every rehearsed node here holds)."""
+    from kafka_lab import produce
+
+    produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
+    produce.await_topics(b.bootstrap, ["t"])
+    produce.produce(b.bootstrap, "t", 200)
 
 
 def _copy(lab: dict[str, Any], name: str, **props: str) -> Path:
@@ -896,7 +902,6 @@ def test_a_stray_partition_with_a_hostile_name_is_renamed_in_the_sandbox_as_at_a
 def zk_lab(lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """A stopped Kafka 2.8.2 broker in ZooKeeper mode (two log dirs, a topic of 2 partitions), its ZooKeeper
     stopped too, and a Kafka home of 2.8.2's jars."""
-    from kafka_lab import produce
     from kafka_lab.broker import LabBroker, jar_dir_for, lab_root
     from kafka_lab.jars import LabError
 
@@ -910,9 +915,7 @@ def zk_lab(lab: dict[str, Any]) -> Iterator[dict[str, Any]]:
     b = LabBroker(ZK_VERSION, log_dirs=2)
     try:
         b.start()
-        produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
-        produce.await_topics(b.bootstrap, ["t"])
-        produce.produce(b.bootstrap, "t", 200)
+        _write_t(b)
         b.stop()
         assert b.zk_proc is not None
         b.zk_proc.terminate()
@@ -1302,7 +1305,6 @@ def _broker_of(version: str, workdir: Path) -> Any:
 @needs_root
 @rehearsal
 def test_an_upgrade_rehearsal_starts_the_new_release_on_the_old_release_s_data(lab: dict[str, Any]) -> None:
-    from kafka_lab import produce
     from kafka_lab.broker import LabBroker
 
     home = _home(UPGRADE_TO)
@@ -1310,9 +1312,7 @@ def test_an_upgrade_rehearsal_starts_the_new_release_on_the_old_release_s_data(l
     real: Any = None
     try:
         old.start()
-        produce.create_topics(old.bootstrap, [produce.TopicSpec("t", partitions=2)])
-        produce.await_topics(old.bootstrap, ["t"])
-        produce.produce(old.bootstrap, "t", 200)
+        _write_t(old)
         old.stop()  # cleanly, as before an upgrade
         data = {"workdir": old.workdir, "home": home, "scratch": lab["scratch"]}
         dest = _copy(data, "upgrade")
@@ -1533,7 +1533,6 @@ def test_a_broker_only_node_of_a_kip853_quorum_rehearses_as_a_combined_single_vo
     """A broker-only node 2 of a KIP-853 quorum whose only voter is the dedicated controller 1 (formatted with
     --standalone): its metadata log stores the voter set {1}. In the sandbox it becomes a combined node whose
     only voter is itself (the VotersRecord {2} appended in the overlay) and loads its own logs."""
-    from kafka_lab import produce
     from kafka_lab.broker import LabBroker
 
     home = _home(version)
@@ -1556,9 +1555,7 @@ def test_a_broker_only_node_of_a_kip853_quorum_rehearses_as_a_combined_single_vo
         ctrl.start()
         assert _active(ctrl)
         broker.start()
-        produce.create_topics(broker.bootstrap, [produce.TopicSpec("t", partitions=2)])
-        produce.await_topics(broker.bootstrap, ["t"])
-        produce.produce(broker.bootstrap, "t", 200)
+        _write_t(broker)
         broker.stop()
         ctrl.stop()
         data = {"workdir": broker.workdir, "home": home, "scratch": lab["scratch"]}
@@ -1648,16 +1645,13 @@ def test_a_broker_naming_a_static_quorum_by_bootstrap_servers_rehearses_by_the_s
 ) -> None:
     """3.9.1: a broker-only node may name a static quorum (kraft.version 0, no VotersRecord stored) by
     controller.quorum.bootstrap.servers; its configured voters are then the set, so the static recipe applies."""
-    from kafka_lab import produce
     from kafka_lab.broker import LabBroker
 
     home = _home("3.9.1")
     b = LabBroker("3.9.1", log_dirs=2)
     try:
         b.start()
-        produce.create_topics(b.bootstrap, [produce.TopicSpec("t", partitions=2)])
-        produce.await_topics(b.bootstrap, ["t"])
-        produce.produce(b.bootstrap, "t", 200)
+        _write_t(b)
         b.stop()
         data = {"workdir": b.workdir, "home": home, "scratch": lab["scratch"]}
         dest = _copy(data, "bootstrap-static")
